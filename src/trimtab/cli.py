@@ -1,0 +1,308 @@
+"""The ``trimtab`` command: thin wrappers that read files, call the engines and print.
+
+Every command prints tables for people and, with ``--json``, one JSON document on stdout for
+machines. Errors a user can fix are printed as one ``error:`` line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from trimtab import __version__
+from trimtab._format import human_bps, human_bytes, plural
+from trimtab.cluster import ClusterState, Node, NodeId, NodeState
+from trimtab.config import Config
+from trimtab.errors import TrimtabError
+from trimtab.inventory import Inventory, RejectedRow, read_inventory
+from trimtab.topology.build import default_rack_for, locations_for, topology_of
+from trimtab.topology.resolvers import ScriptResolver
+from trimtab.topology.tree import NetworkTopology
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="trimtab",
+    help="Placement and load balancing for mixed-hardware log-storage clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document for machines.")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="A .toml or Java .properties file (bk_server.conf, broker.conf keys accepted).",
+        dir_okay=False,
+    ),
+]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        out.print(f"trimtab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """trimtab decides where data and load go in clusters whose machines are not alike."""
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """Turn trimtab's own errors into one readable line and exit status 2."""
+    try:
+        yield
+    except TrimtabError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def _load_config(path: Path | None) -> Config:
+    if path is None:
+        return Config()
+    config, _ = Config.load(path)
+    return config
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+
+
+# -- topology ----------------------------------------------------------------------------------
+
+
+@app.command()
+def topology(
+    inventory: Annotated[
+        Path, typer.Option("--inventory", "-i", help="Inventory file or directory (nodes table).")
+    ],
+    resolver_script: Annotated[
+        Path | None,
+        typer.Option(
+            "--resolver-script",
+            help="Executable mapping hosts to /region/rack (networkTopologyScriptFileName).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="Show only this cluster.")
+    ] = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print the network topology: regions, racks and nodes with their state and disk.
+
+    Locations come from the inventory's region and rack columns, or from a DNS-to-switch
+    script when one is given (hosts it cannot place go to the default rack).
+    """
+    with _user_errors():
+        cfg = _load_config(config)
+        inv = read_inventory(inventory)
+        clusters = _select(inv, cluster)
+        script = resolver_script or (
+            Path(cfg.topology.script_file_name) if cfg.topology.script_file_name else None
+        )
+        default_rack = default_rack_for(cfg.placement.ensemble_placement_policy)
+        resolver = (
+            ScriptResolver(
+                script,
+                number_args=cfg.topology.script_number_args,
+                timeout_s=cfg.topology.script_timeout_seconds,
+                default_rack=default_rack,
+            )
+            if script
+            else None
+        )
+        views = []
+        for state in clusters:
+            locations = (
+                locations_for((n.id for n in state), resolver, default_rack=default_rack)
+                if resolver
+                else None
+            )
+            views.append((state, topology_of(state, locations)))
+    if as_json:
+        _print_json(
+            {
+                "clusters": [_topology_json(s, t) for s, t in views],
+                "rejected": [_rejected_json(r) for r in inv.rejected],
+                "warnings": list(inv.warnings),
+            }
+        )
+        return
+    for state, topo in views:
+        out.print(_topology_tree(state, topo))
+        out.print()
+    _report_input_problems(inv)
+
+
+def _select(inv: Inventory, name: str | None) -> list[ClusterState]:
+    if name is None:
+        return list(inv.clusters.values())
+    if name not in inv.clusters:
+        known = ", ".join(inv.clusters) or "none"
+        raise TrimtabError(f"no cluster {name!r} in the inventory; clusters: {known}")
+    return [inv.clusters[name]]
+
+
+def _node_json(node: Node, topo: NetworkTopology) -> dict[str, Any]:
+    cap = node.capacity
+    return {
+        "id": node.id,
+        "location": topo.location_of(node.id),
+        "region": topo.region_of(node.id),
+        "state": node.state.value,
+        "cores": cap.cores,
+        "memory_bytes": cap.memory_bytes,
+        "disk_total_bytes": cap.disk_total_bytes,
+        "disk_free_bytes": cap.disk_free_bytes,
+        "nic_bps": cap.nic_bps,
+    }
+
+
+def _topology_json(state: ClusterState, topo: NetworkTopology) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for node in state:
+        location = topo.location_of(node.id) or node.location
+        branch = tree
+        for part in location.strip("/").split("/"):
+            branch = branch.setdefault(part, {})
+        branch.setdefault("nodes", []).append(node.id)
+    return {
+        "cluster": state.name,
+        "depth": topo.depth,
+        "regions": list(topo.regions()),
+        "racks": list(topo.racks()),
+        "nodes": [_node_json(n, topo) for n in state],
+        "tree": tree,
+    }
+
+
+_STATE_STYLE = {NodeState.WRITABLE: "green", NodeState.READONLY: "yellow", NodeState.DOWN: "red"}
+
+
+def _disk(nodes: list[Node]) -> str:
+    total = sum(n.capacity.disk_total_bytes for n in nodes)
+    frees = [n.capacity.disk_free_bytes for n in nodes]
+    if any(f is None for f in frees) or total == 0:
+        return f"{human_bytes(total)} disk"
+    free = sum(f for f in frees if f is not None)
+    return f"{human_bytes(free)} free of {human_bytes(total)} ({free / total:.0%})"
+
+
+def _topology_tree(state: ClusterState, topo: NetworkTopology) -> Tree:
+    by_id = {n.id: n for n in state}
+    counts = {s: len(state.in_state(s)) for s in NodeState}
+    summary = ", ".join(f"{counts[s]} {s.value}" for s in NodeState if counts[s])
+    root = Tree(
+        f"[bold]{state.name}[/]  {plural(len(state), 'node')} ({summary}); "
+        f"{plural(len(topo.regions()), 'region')}, {plural(len(topo.racks()), 'rack')}; "
+        f"{_disk(list(state))}",
+        highlight=False,
+    )
+
+    def walk(branch: Tree, path: str) -> None:
+        at_rack = len(path.strip("/").split("/")) == topo.depth
+        for child in topo.children(path):
+            if at_rack:  # the children of a rack are its nodes
+                branch.add(_node_line(by_id[NodeId(child)]))
+                continue
+            child_path = f"{path.rstrip('/')}/{child}"
+            members = [by_id[n] for n in topo.leaves(child_path) if n in by_id]
+            label = f"[bold cyan]{child}[/]  {plural(len(members), 'node')}; {_disk(members)}"
+            sub = branch.add(label, highlight=False)
+            walk(sub, child_path)
+
+    walk(root, "/")
+    return root
+
+
+def _node_line(node: Node) -> str:
+    cap = node.capacity
+    style = _STATE_STYLE[node.state]
+    return (
+        f"{node.id}  [{style}]{node.state.value}[/]  {cap.cores} cores, "
+        f"{human_bytes(cap.memory_bytes, binary=True)} RAM, {human_bps(cap.nic_bps)}, "
+        f"{_disk([node])}"
+    )
+
+
+def _rejected_json(row: RejectedRow) -> dict[str, Any]:
+    return {"source": row.source, "line": row.line, "reason": row.reason, "row": dict(row.row)}
+
+
+def _report_input_problems(inv: Inventory) -> None:
+    for warning in inv.warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if not inv.rejected:
+        return
+    table = Table(title=f"{len(inv.rejected)} of {inv.rows_read} inventory rows rejected")
+    table.add_column("where")
+    table.add_column("reason")
+    for row in inv.rejected:
+        table.add_row(f"{row.source}:{row.line}", row.reason)
+    err.print(table)
+
+
+# -- config ------------------------------------------------------------------------------------
+
+
+@app.command("config")
+def config_cmd(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
+    """List every setting: trimtab name, upstream key, value in force and default."""
+    with _user_errors():
+        cfg = _load_config(config)
+    defaults = {spec.key: value for spec, value in Config().items()}
+    rows = [
+        {
+            "key": spec.key,
+            "upstream": list(spec.aliases),
+            "value": value,
+            "default": defaults[spec.key],
+            "doc": spec.doc,
+        }
+        for spec, value in cfg.items()
+    ]
+    if as_json:
+        _print_json({"settings": rows})
+        return
+    table = Table(title="trimtab settings", show_lines=False)
+    for column in ("key", "upstream key", "value", "default"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        changed = row["value"] != row["default"]
+        table.add_row(
+            str(row["key"]),
+            row["upstream"][0] if row["upstream"] else "",
+            f"[bold]{row['value']!r}[/]" if changed else repr(row["value"]),
+            repr(row["default"]),
+        )
+    out.print(table)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``trimtab`` script."""
+    command: Callable[..., Any] = typer.main.get_command(app)
+    command(args=argv, prog_name="trimtab")

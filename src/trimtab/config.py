@@ -1,0 +1,566 @@
+"""One typed, immutable configuration, loadable from TOML, Java ``.properties`` or keywords.
+
+Every setting answers to its trimtab name (``placement.min_num_racks_per_write_quorum``, or the
+bare field name when it is unique) and to the key users of the upstream system already write
+(``minNumRacksPerWriteQuorum`` in ``bk_server.conf``, ``loadBalancerBrokerLoadTargetStd`` in
+``broker.conf``, ``topic_partitions_per_shard`` in Redpanda). Defaults are the upstream ones,
+except where a trimtab default is documented as different and why.
+
+An unknown key is an error that names it and suggests the nearest known key; a bad value names
+the key, the value and what is allowed. Loading a whole upstream file with keys trimtab does not
+model (``journalDirectories``...) is possible with ``strict=False``: those keys are then
+returned as warnings instead of raising.
+
+    >>> Config.of(minNumRacksPerWriteQuorum=3).placement.min_num_racks_per_write_quorum
+    3
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trimtab._settings import Setting, at_least, between, nearest, setting, settings_of
+from trimtab.errors import ConfigError, UnknownConfigKeyError
+
+__all__ = [
+    "AllocationConfig",
+    "BookieInfoConfig",
+    "Config",
+    "PlacementConfig",
+    "SheddingConfig",
+    "TopologyConfig",
+]
+
+_BK = "org.apache.bookkeeper"
+_PULSAR_LB = "org.apache.pulsar.broker.loadbalance"
+
+PLACEMENT_POLICIES = {
+    "default": "default",
+    "rackaware": "rackaware",
+    "rack-aware": "rackaware",
+    "regionaware": "regionaware",
+    "region-aware": "regionaware",
+    f"{_BK}.client.defaultensembleplacementpolicy": "default",
+    f"{_BK}.client.rackawareensembleplacementpolicy": "rackaware",
+    f"{_BK}.client.regionawareensembleplacementpolicy": "regionaware",
+}
+
+RESOLVERS = {
+    "script": "script",
+    "table": "table",
+    "default": "default",
+    f"{_BK}.net.scriptbasedmapping": "script",
+    f"{_BK}.client.rackawareensembleplacementpolicyimpl$defaultresolver": "default",
+    "import": "<import path>",
+}
+
+SHEDDERS = {
+    "transfer": "transfer",
+    "balanced": "balanced",
+    "threshold": "threshold",
+    "overload": "overload",
+    "uniform": "uniform",
+    f"{_PULSAR_LB}.extensions.scheduler.transfershedder": "transfer",
+    f"{_PULSAR_LB}.impl.thresholdshedder": "threshold",
+    f"{_PULSAR_LB}.impl.overloadshedder": "overload",
+    f"{_PULSAR_LB}.impl.uniformloadshedder": "uniform",
+}
+
+SAMPLING = {"successive": "successive", "proportional": "proportional"}
+WEIGHT_CAPS = {"median": "median", "minimum": "minimum"}
+LOAD_NORMALISATION = {"capacity": "capacity", "absolute": "absolute"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyConfig:
+    """How node network locations are found and how membership flaps are absorbed."""
+
+    dns_resolver_class: str = setting(
+        "script",
+        "resolver: script, table, default, or an import path module:Class",
+        aliases=("reppDnsResolverClass", "bkEnsemblePlacementDnsResolverClass"),
+        choices=RESOLVERS,
+    )
+    script_file_name: str | None = setting(
+        None, "executable mapping hosts to racks", aliases=("networkTopologyScriptFileName",)
+    )
+    script_number_args: int = setting(
+        100,
+        "hosts passed per script call",
+        aliases=("networkTopologyScriptNumberArgs",),
+        check=at_least(1),
+    )
+    script_timeout_seconds: float = setting(
+        10.0, "time-out of one script call (trimtab)", check=at_least(0.001)
+    )
+    table_file: str | None = setting(None, "host-to-location table for the table resolver")
+    stabilize_period_seconds: int = setting(
+        0,
+        "delay before a departed node leaves the topology; 0 = off",
+        aliases=("networkTopologyStabilizePeriodSeconds",),
+        check=at_least(0),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlacementConfig:
+    """BookKeeper's ensemble placement settings (``ClientConfiguration`` names and defaults)."""
+
+    ensemble_placement_policy: str = setting(
+        "rackaware",
+        "default, rackaware or regionaware (Java class names accepted)",
+        aliases=("ensemblePlacementPolicy",),
+        choices=PLACEMENT_POLICIES,
+    )
+    min_num_racks_per_write_quorum: int = setting(
+        2,
+        "racks each write quorum should span",
+        aliases=("minNumRacksPerWriteQuorum",),
+        check=at_least(1),
+    )
+    enforce_min_num_racks_per_write_quorum: bool = setting(
+        False,
+        "error instead of falling back; never use the default rack",
+        aliases=("enforceMinNumRacksPerWriteQuorum",),
+    )
+    enforce_min_num_fault_domains_for_write: bool = setting(
+        False,
+        "hold acks until acked bookies span the minimum racks",
+        aliases=("enforceMinNumFaultDomainsForWrite",),
+    )
+    ignore_local_node_in_placement_policy: bool = setting(
+        False,
+        "do not start ensembles in the client's own rack",
+        aliases=("ignoreLocalNodeInPlacementPolicy",),
+    )
+    use_hostname_resolve_local_node_placement_policy: bool = setting(
+        False,
+        "resolve the client's own rack by host name, not address",
+        aliases=("useHostnameResolveLocalNodePlacementPolicy",),
+    )
+    reorder_read_sequence_enabled: bool = setting(
+        True, "reorder reads by node health", aliases=("reorderReadSequenceEnabled",)
+    )
+    ensemble_random_read_reordering: bool = setting(
+        False, "shuffle reads instead", aliases=("ensembleRandomReadReordering",)
+    )
+    read_reorder_threshold_pending_requests: int = setting(
+        0,
+        "pending-request gap that moves the least busy node first; 0 = off",
+        aliases=("readReorderThresholdPendingRequests",),
+        check=at_least(0),
+    )
+    bookie_failure_history_expiration_ms: int = setting(
+        60_000,
+        "how long a failure or slowness is remembered",
+        aliases=("bookieFailureHistoryExpirationMSec",),
+        check=at_least(0),
+    )
+    regions_to_write: tuple[str, ...] = setting(
+        (), "regions the region-aware policy writes to, 'R1;R2'", aliases=("reppRegionsToWrite",)
+    )
+    minimum_regions_for_durability: int = setting(
+        2,
+        "regions an ack quorum must span (used when regions are configured)",
+        aliases=("reppMinimumRegionsForDurability",),
+        check=at_least(0),
+    )
+    enable_durability_enforcement_in_replace: bool = setting(
+        True,
+        "keep durability coverage when replacing",
+        aliases=("reppEnableDurabilityEnforcementInReplace",),
+    )
+    enable_validation: bool = setting(
+        True, "validate region-aware ensembles", aliases=("reppEnableValidation",)
+    )
+    disk_weight_based_placement_enabled: bool = setting(
+        False, "weight node choice by free disk", aliases=("diskWeightBasedPlacementEnabled",)
+    )
+    bookie_max_multiple_for_weight_based_placement: int = setting(
+        3,
+        "cap a weight at this multiple of the candidates' median; <= 0 = no cap",
+        aliases=("bookieMaxMultipleForWeightBasedPlacement",),
+    )
+    weight_cap_basis: str = setting(
+        "median",
+        "cap relative to the candidates' median or minimum (trimtab)",
+        choices=WEIGHT_CAPS,
+    )
+    weighted_sampling: str = setting(
+        "proportional",
+        "successive (upstream) or proportional inclusion (trimtab)",
+        choices=SAMPLING,
+    )
+    io_utilization_threshold: float = setting(
+        0.7,
+        "disk I/O utilisation above which a node is weighted down (trimtab)",
+        check=between(0.0, 1.0),
+    )
+    load_aware_weighting_enabled: bool = setting(
+        False, "weight down busy disks even with free space (trimtab)"
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BookieInfoConfig:
+    """How often and how patiently clients ask nodes for their disk space (GET_BOOKIE_INFO)."""
+
+    interval_seconds: int = setting(
+        86_400, "full scan period", aliases=("getBookieInfoIntervalSeconds",), check=at_least(1)
+    )
+    retry_interval_seconds: int = setting(
+        60,
+        "retry period for nodes that failed",
+        aliases=("getBookieInfoRetryIntervalSeconds",),
+        check=at_least(1),
+    )
+    timeout_seconds: int = setting(
+        5, "deadline of one request", aliases=("getBookieInfoTimeoutSecs",), check=at_least(1)
+    )
+    disk_usage_threshold: float = setting(
+        0.95,
+        "used fraction at which a node turns read-only",
+        aliases=("diskUsageThreshold",),
+        check=between(0.0, 1.0),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SheddingConfig:
+    """Pulsar's load-balancer settings (``ServiceConfiguration`` names and defaults)."""
+
+    strategy: str = setting(
+        "transfer",
+        "transfer, balanced, threshold, overload or uniform (Java names accepted)",
+        aliases=("loadBalancerLoadSheddingStrategy",),
+        choices=SHEDDERS,
+    )
+    load_normalisation: str = setting(
+        "capacity",
+        "usage relative to each broker's own limits, or absolute (trimtab)",
+        choices=LOAD_NORMALISATION,
+    )
+    target_std: float = setting(
+        0.25,
+        "std of loads to reach",
+        aliases=("loadBalancerBrokerLoadTargetStd",),
+        check=at_least(0.0),
+    )
+    hit_count_threshold: int = setting(
+        3,
+        "consecutive qualifying cycles needed, exclusive",
+        aliases=("loadBalancerSheddingConditionHitCountThreshold",),
+        check=at_least(0),
+    )
+    max_broker_shedding_per_cycle: int = setting(
+        3,
+        "most-to-least pairs per cycle",
+        aliases=(
+            "loadBalancerMaxNumberOfBrokerSheddingPerCycle",
+            "loadBalancerMaxNumberOfBrokerTransfersPerCycle",
+        ),
+        check=at_least(1),
+    )
+    shedding_delay_seconds: int = setting(
+        180,
+        "cooldown after a broker unloads",
+        aliases=("loadBalanceSheddingDelayInSeconds", "loadBalanceUnloadDelayInSeconds"),
+        check=at_least(0),
+    )
+    load_data_ttl_seconds: int = setting(
+        1800,
+        "load older than this is skipped",
+        aliases=("loadBalancerBrokerLoadDataTTLInSeconds",),
+        check=at_least(0),
+    )
+    transfer_enabled: bool = setting(
+        True, "name the destination (and allow swaps)", aliases=("loadBalancerTransferEnabled",)
+    )
+    shed_bundles_with_policies: bool = setting(
+        False,
+        "also move isolation/anti-affinity bundles",
+        aliases=("loadBalancerSheddingBundlesWithPoliciesEnabled",),
+    )
+    max_bundles_in_load_report: int = setting(
+        10,
+        "top-K bundles per broker",
+        aliases=("loadBalancerMaxNumberOfBundlesInBundleLoadReport",),
+        check=at_least(1),
+    )
+    interval_minutes: float = setting(
+        1, "cycle period", aliases=("loadBalancerSheddingIntervalMinutes",), check=at_least(0)
+    )
+    grace_period_minutes: float = setting(
+        30,
+        "a moved bundle is not moved again for this long",
+        aliases=("loadBalancerSheddingGracePeriodMinutes",),
+        check=at_least(0),
+    )
+    overloaded_threshold_percentage: float = setting(
+        85,
+        "overload rule",
+        aliases=("loadBalancerBrokerOverloadedThresholdPercentage",),
+        check=between(0, 1000),
+    )
+    history_resource_percentage: float = setting(
+        0.9,
+        "weight of history in the moving average",
+        aliases=("loadBalancerHistoryResourcePercentage",),
+        check=between(0.0, 1.0),
+    )
+    cpu_weight: float = setting(
+        1.0, "", aliases=("loadBalancerCPUResourceWeight",), check=at_least(0)
+    )
+    memory_weight: float = setting(
+        0.0, "", aliases=("loadBalancerMemoryResourceWeight",), check=at_least(0)
+    )
+    direct_memory_weight: float = setting(
+        0.0, "", aliases=("loadBalancerDirectMemoryResourceWeight",), check=at_least(0)
+    )
+    bandwidth_in_weight: float = setting(
+        1.0,
+        "",
+        aliases=("loadBalancerBandwidthInResourceWeight", "loadBalancerBandwithInResourceWeight"),
+        check=at_least(0),
+    )
+    bandwidth_out_weight: float = setting(
+        1.0,
+        "",
+        aliases=("loadBalancerBandwidthOutResourceWeight", "loadBalancerBandwithOutResourceWeight"),
+        check=at_least(0),
+    )
+    threshold_shedder_percentage: float = setting(
+        10,
+        "ThresholdShedder: shed above average + this",
+        aliases=("loadBalancerBrokerThresholdShedderPercentage",),
+        check=between(0, 100),
+    )
+    bundle_unload_min_throughput_mb: float = setting(
+        10,
+        "ThresholdShedder: smallest worthwhile unload, MB/s",
+        aliases=("loadBalancerBundleUnloadMinThroughputThreshold",),
+        check=at_least(0),
+    )
+    lower_boundary_shedding_enabled: bool = setting(
+        False,
+        "ThresholdShedder: also shed toward underloaded brokers",
+        aliases=("lowerBoundarySheddingEnabled",),
+    )
+    msg_rate_difference_threshold: float = setting(
+        50,
+        "UniformLoadShedder: msg-rate gap, percent",
+        aliases=("loadBalancerMsgRateDifferenceShedderThreshold",),
+        check=at_least(0),
+    )
+    throughput_multiplier_threshold: float = setting(
+        4,
+        "UniformLoadShedder: throughput ratio",
+        aliases=("loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold",),
+        check=at_least(1),
+    )
+    max_unload_percentage: float = setting(
+        0.2,
+        "UniformLoadShedder: share of the gap moved",
+        aliases=("maxUnloadPercentage",),
+        check=between(0.0, 1.0),
+    )
+    min_unload_message: int = setting(
+        1000,
+        "UniformLoadShedder: smallest msg/s worth moving",
+        aliases=("minUnloadMessage",),
+        check=at_least(0),
+    )
+    min_unload_message_throughput: int = setting(
+        1024 * 1024,
+        "UniformLoadShedder: smallest bytes/s worth moving",
+        aliases=("minUnloadMessageThroughput",),
+        check=at_least(0),
+    )
+    max_unload_bundle_num_per_shedding: int = setting(
+        -1,
+        "UniformLoadShedder: bundles per cycle; -1 = no limit",
+        aliases=("maxUnloadBundleNumPerShedding",),
+    )
+    debug_mode_enabled: bool = setting(
+        False, "log every step", aliases=("loadBalancerDebugModeEnabled",)
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocationConfig:
+    """Redpanda's allocator settings. Defaults are the 2019 RFC's; ``profile`` switches."""
+
+    topic_partitions_per_shard: int = setting(
+        7000,
+        "partition capacity per core (RFC 7000; Redpanda today 1000)",
+        check=between(16, 131_072),
+    )
+    topic_partitions_reserve_shard0: int = setting(
+        2, "partitions core 0 starts with (RFC 2; Redpanda today 0)", check=at_least(0)
+    )
+    enable_rack_awareness: bool = setting(False, "prefer distinct racks for replicas")
+    max_disk_usage_percent: int = setting(
+        80,
+        "soft disk fill limit",
+        aliases=("partition_autobalancing_max_disk_usage_percent",),
+        check=between(0, 100),
+    )
+    storage_space_alert_free_threshold_percent: int = setting(
+        5, "hard limit = 100 minus this", check=between(0, 100)
+    )
+
+
+_SECTIONS: dict[str, type] = {
+    "topology": TopologyConfig,
+    "placement": PlacementConfig,
+    "bookie_info": BookieInfoConfig,
+    "shedding": SheddingConfig,
+    "allocation": AllocationConfig,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The whole configuration: one immutable section per part of trimtab."""
+
+    topology: TopologyConfig = field(default_factory=TopologyConfig)
+    placement: PlacementConfig = field(default_factory=PlacementConfig)
+    bookie_info: BookieInfoConfig = field(default_factory=BookieInfoConfig)
+    shedding: SheddingConfig = field(default_factory=SheddingConfig)
+    allocation: AllocationConfig = field(default_factory=AllocationConfig)
+
+    # -- loading ---------------------------------------------------------------------------
+
+    @classmethod
+    def of(cls, **keys: Any) -> Config:
+        """From keywords, under any accepted name: ``Config.of(minNumRacksPerWriteQuorum=3)``"""
+        return cls.from_mapping(keys, source="keyword arguments")[0]
+
+    @classmethod
+    def load(cls, path: str | Path, *, strict: bool = True) -> tuple[Config, list[str]]:
+        """Load a ``.toml`` or Java ``.properties``/``.conf`` file; returns (config, warnings)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        if path.suffix == ".toml":
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+            return cls.from_mapping(_flatten(data), source=str(path), strict=strict)
+        return cls.from_mapping(_read_properties(path), source=str(path), strict=strict)
+
+    @classmethod
+    def from_mapping(
+        cls, data: Mapping[str, Any], *, source: str | None = None, strict: bool = True
+    ) -> tuple[Config, list[str]]:
+        """Apply ``data`` (any accepted key names) over the defaults; returns (config, warnings)."""
+        updates: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
+        seen: dict[str, str] = {}
+        warnings: list[str] = []
+        for raw_key, value in data.items():
+            key = raw_key.strip()
+            spec = _lookup(key)
+            if spec is None:
+                error = UnknownConfigKeyError(key, nearest(key, _known_names()), source)
+                if strict:
+                    raise error
+                warnings.append(f"ignored {error}")
+                continue
+            if spec.key in seen:
+                raise ConfigError(
+                    f"config key '{key}' sets {spec.key}, already set by '{seen[spec.key]}'"
+                    + (f" in {source}" if source else "")
+                )
+            seen[spec.key] = key
+            updates[spec.section][spec.name] = spec.coerce(value, key=key, source=source)
+        sections = {name: section_cls(**updates[name]) for name, section_cls in _SECTIONS.items()}
+        return cls(**sections), warnings
+
+    # -- introspection ---------------------------------------------------------------------
+
+    @staticmethod
+    def settings() -> list[Setting]:
+        """Every setting, for documentation and ``trimtab config``."""
+        return [s for name, c in _SECTIONS.items() for s in settings_of(c, name)]
+
+    def items(self) -> Iterator[tuple[Setting, Any]]:
+        for spec in self.settings():
+            yield spec, getattr(getattr(self, spec.section), spec.name)
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return dataclasses.asdict(self)
+
+
+def _index() -> dict[str, Setting]:
+    global _INDEX
+    if _INDEX is None:
+        specs = Config.settings()
+        bare_counts: dict[str, int] = {}
+        for spec in specs:
+            bare_counts[spec.name] = bare_counts.get(spec.name, 0) + 1
+        index: dict[str, Setting] = {}
+        for spec in specs:
+            index[spec.key] = spec
+            if bare_counts[spec.name] == 1:
+                index[spec.name] = spec
+            for alias in spec.aliases:
+                index[alias] = spec
+        _INDEX = index
+    return _INDEX
+
+
+_INDEX: dict[str, Setting] | None = None
+
+# distributedlog and Pulsar's bookkeeper passthrough prefix client keys this way.
+_PREFIXES = ("bkc.", "bookkeeper_", "bookkeeperClient.")
+
+
+def _lookup(key: str) -> Setting | None:
+    index = _index()
+    if key in index:
+        return index[key]
+    for prefix in _PREFIXES:
+        if key.startswith(prefix) and key[len(prefix) :] in index:
+            return index[key[len(prefix) :]]
+    return None
+
+
+def _known_names() -> list[str]:
+    return sorted(_index())
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """TOML tables become dotted keys; a table named after a section keeps its prefix."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        elif prefix and _lookup(f"{prefix}{key}") is None and key in _upstream_in(prefix):
+            flat[key] = value  # an upstream name written inside its section's table
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _upstream_in(prefix: str) -> set[str]:
+    """Upstream key names that belong to the section table ``prefix`` (e.g. ``'placement.'``)."""
+    section = prefix.rstrip(".")
+    return {a for s in Config.settings() if s.section == section for a in s.aliases}
+
+
+def _read_properties(path: Path) -> dict[str, str]:
+    from jproperties import Properties
+
+    props = Properties()
+    try:
+        with path.open("rb") as handle:
+            props.load(handle, "utf-8")
+    except Exception as exc:  # jproperties raises its own parse errors
+        raise ConfigError(f"config file {path} is not a valid properties file: {exc}") from None
+    return {key: value for key, (value, _meta) in props.items()}

@@ -1,0 +1,26 @@
+"""Small pieces the resolvers share: the logger and location checks with errors that say where."""
+
+from __future__ import annotations
+
+import logging
+
+from trimtab.cluster import validate_location
+from trimtab.errors import InvalidTopologyError
+
+__all__ = ["LOG", "checked_default_rack", "checked_location"]
+
+#: One logger for the whole topology package, so operators can raise or silence it in one place.
+LOG = logging.getLogger("trimtab.topology")
+
+
+def checked_location(location: str, *, what: str) -> str:
+    """``location`` normalised, or :class:`InvalidTopologyError` saying ``what`` it belonged to."""
+    try:
+        return validate_location(location)
+    except ValueError as exc:
+        raise InvalidTopologyError(f"{what}: {exc}") from None
+
+
+def checked_default_rack(default_rack: str) -> str:
+    """A resolver's default rack, checked when the resolver is built rather than on first miss."""
+    return checked_location(default_rack, what="bad default rack")
