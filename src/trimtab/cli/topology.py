@@ -1,94 +1,37 @@
-"""The ``trimtab`` command: thin wrappers that read files, call the engines and print.
-
-Every command prints tables for people and, with ``--json``, one JSON document on stdout for
-machines. Errors a user can fix are printed as one ``error:`` line and exit with status 2.
-"""
+"""``trimtab topology``: the network tree placement works on, for people and machines."""
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
-from trimtab import __version__
 from trimtab._format import human_bps, human_bytes, plural
+from trimtab.cli._common import (
+    ConfigOption,
+    JsonFlag,
+    app,
+    err,
+    load_config,
+    out,
+    print_json,
+    user_errors,
+)
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
-from trimtab.config import Config
 from trimtab.errors import TrimtabError
 from trimtab.inventory import Inventory, RejectedRow, read_inventory
-from trimtab.topology.build import default_rack_for, locations_for, topology_of
-from trimtab.topology.resolvers import ScriptResolver
-from trimtab.topology.tree import NetworkTopology
-
-__all__ = ["app", "main"]
-
-app = typer.Typer(
-    name="trimtab",
-    help="Placement and load balancing for mixed-hardware log-storage clusters.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+from trimtab.topology import (
+    NetworkTopology,
+    ScriptResolver,
+    default_rack_for,
+    locations_for,
+    topology_of,
 )
-out = Console()
-err = Console(stderr=True)
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document for machines.")]
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        "-c",
-        help="A .toml or Java .properties file (bk_server.conf, broker.conf keys accepted).",
-        dir_okay=False,
-    ),
-]
-
-
-def _show_version(value: bool) -> None:
-    if value:
-        out.print(f"trimtab {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """trimtab decides where data and load go in clusters whose machines are not alike."""
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    """Turn trimtab's own errors into one readable line and exit status 2."""
-    try:
-        yield
-    except TrimtabError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
-
-
-def _load_config(path: Path | None) -> Config:
-    if path is None:
-        return Config()
-    config, _ = Config.load(path)
-    return config
-
-
-def _print_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+__all__ = ["rejected_json", "report_input_problems", "select_clusters", "topology"]
 
 
 # -- topology ----------------------------------------------------------------------------------
@@ -117,10 +60,10 @@ def topology(
     Locations come from the inventory's region and rack columns, or from a DNS-to-switch
     script when one is given (hosts it cannot place go to the default rack).
     """
-    with _user_errors():
-        cfg = _load_config(config)
+    with user_errors():
+        cfg = load_config(config)
         inv = read_inventory(inventory)
-        clusters = _select(inv, cluster)
+        clusters = select_clusters(inv, cluster)
         script = resolver_script or (
             Path(cfg.topology.script_file_name) if cfg.topology.script_file_name else None
         )
@@ -144,10 +87,10 @@ def topology(
             )
             views.append((state, topology_of(state, locations)))
     if as_json:
-        _print_json(
+        print_json(
             {
                 "clusters": [_topology_json(s, t) for s, t in views],
-                "rejected": [_rejected_json(r) for r in inv.rejected],
+                "rejected": [rejected_json(r) for r in inv.rejected],
                 "warnings": list(inv.warnings),
             }
         )
@@ -155,10 +98,10 @@ def topology(
     for state, topo in views:
         out.print(_topology_tree(state, topo))
         out.print()
-    _report_input_problems(inv)
+    report_input_problems(inv)
 
 
-def _select(inv: Inventory, name: str | None) -> list[ClusterState]:
+def select_clusters(inv: Inventory, name: str | None) -> list[ClusterState]:
     if name is None:
         return list(inv.clusters.values())
     if name not in inv.clusters:
@@ -249,11 +192,11 @@ def _node_line(node: Node) -> str:
     )
 
 
-def _rejected_json(row: RejectedRow) -> dict[str, Any]:
+def rejected_json(row: RejectedRow) -> dict[str, Any]:
     return {"source": row.source, "line": row.line, "reason": row.reason, "row": dict(row.row)}
 
 
-def _report_input_problems(inv: Inventory) -> None:
+def report_input_problems(inv: Inventory) -> None:
     for warning in inv.warnings:
         err.print(f"[yellow]warning:[/] {warning}", highlight=False)
     if not inv.rejected:
@@ -264,45 +207,3 @@ def _report_input_problems(inv: Inventory) -> None:
     for row in inv.rejected:
         table.add_row(f"{row.source}:{row.line}", row.reason)
     err.print(table)
-
-
-# -- config ------------------------------------------------------------------------------------
-
-
-@app.command("config")
-def config_cmd(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
-    """List every setting: trimtab name, upstream key, value in force and default."""
-    with _user_errors():
-        cfg = _load_config(config)
-    defaults = {spec.key: value for spec, value in Config().items()}
-    rows = [
-        {
-            "key": spec.key,
-            "upstream": list(spec.aliases),
-            "value": value,
-            "default": defaults[spec.key],
-            "doc": spec.doc,
-        }
-        for spec, value in cfg.items()
-    ]
-    if as_json:
-        _print_json({"settings": rows})
-        return
-    table = Table(title="trimtab settings", show_lines=False)
-    for column in ("key", "upstream key", "value", "default"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        changed = row["value"] != row["default"]
-        table.add_row(
-            str(row["key"]),
-            row["upstream"][0] if row["upstream"] else "",
-            f"[bold]{row['value']!r}[/]" if changed else repr(row["value"]),
-            repr(row["default"]),
-        )
-    out.print(table)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``trimtab`` script."""
-    command: Callable[..., Any] = typer.main.get_command(app)
-    command(args=argv, prog_name="trimtab")

@@ -1,0 +1,24 @@
+"""The ``trimtab`` command: thin wrappers that read files, call the engines and print.
+
+One module per command; importing it registers the command on the shared Typer ``app``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from trimtab.cli import config, topology
+from trimtab.cli._common import app
+
+__all__ = ["app", "main"]
+
+_COMMANDS = (config, topology)  # imported for their registration side effect
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``trimtab`` script."""
+    command: Callable[..., Any] = typer.main.get_command(app)
+    command(args=argv, prog_name="trimtab")

@@ -1,0 +1,93 @@
+"""Shared pieces of the ``trimtab`` command: the app, consoles, error handling, common options.
+
+Every command prints tables for people and, with ``--json``, one JSON document on stdout for
+machines. Errors a user can fix are printed as one ``error:`` line and exit with status 2.
+Each command lives in its own module of this package and registers itself on :data:`app`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from trimtab import __version__
+from trimtab.config import Config
+from trimtab.errors import TrimtabError
+
+__all__ = [
+    "ConfigOption",
+    "JsonFlag",
+    "app",
+    "err",
+    "load_config",
+    "out",
+    "print_json",
+    "user_errors",
+]
+
+app = typer.Typer(
+    name="trimtab",
+    help="Placement and load balancing for mixed-hardware log-storage clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document for machines.")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="A .toml or Java .properties file (bk_server.conf, broker.conf keys accepted).",
+        dir_okay=False,
+    ),
+]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        out.print(f"trimtab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """trimtab decides where data and load go in clusters whose machines are not alike."""
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn trimtab's own errors into one readable line and exit status 2."""
+    try:
+        yield
+    except TrimtabError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def load_config(path: Path | None) -> Config:
+    if path is None:
+        return Config()
+    config, _ = Config.load(path)
+    return config
+
+
+def print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
