@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from trimtab.cluster import NodeState
-from trimtab.errors import InventoryError
+from trimtab.errors import InputError
 from trimtab.inventory import REQUIRED_COLUMNS, read_inventory
 
 HEADER = (
@@ -147,7 +147,7 @@ def test_directory_reads_every_file_in_name_order(tmp_path: Path) -> None:
 def test_missing_required_column_stops_with_the_fix(tmp_path: Path) -> None:
     """A file without a required column cannot be used; the error names column and file."""
     path = write_csv(tmp_path, "c1,bk1:3181,8", header="cluster,node,cores")
-    with pytest.raises(InventoryError) as info:
+    with pytest.raises(InputError) as info:
         read_inventory(path)
     message = str(info.value)
     assert str(path) in message and "memory_bytes" in message and "Required:" in message
@@ -175,7 +175,7 @@ def test_unknown_column_is_a_warning_with_a_suggestion(tmp_path: Path) -> None:
 )
 def test_unusable_inventory_raises(tmp_path: Path, make, message: str) -> None:
     """An inventory that cannot be used at all raises one error saying what to do."""
-    with pytest.raises(InventoryError, match=message):
+    with pytest.raises(InputError, match=message):
         read_inventory(make(tmp_path))
 
 

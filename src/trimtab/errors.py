@@ -6,13 +6,13 @@
      ├── ConfigError                      (also a ValueError)
      │    ├── UnknownConfigKeyError        a key no setting answers to; carries a suggestion
      │    └── ConfigValueError             a known key with a value outside what it allows
-     ├── InventoryError                   an inventory file that cannot be used at all
+     ├── InputError                       an input table that cannot be used at all
      ├── InvalidTopologyError             (also a ValueError) mixed depths, bad rack names
      ├── ResolverError                    a DNS-to-switch resolver that cannot start
      └── NotEnoughNodesError              a placement the cluster cannot satisfy, with the numbers
 
 Row-level problems in input files are not exceptions: they are reported as rejected rows
-(see :mod:`trimtab.inventory`) so that one bad line never hides the good ones.
+(see :mod:`trimtab.tables`) so that one bad line never hides the good ones.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ConfigValueError",
+    "InputError",
     "InvalidTopologyError",
-    "InventoryError",
     "NotEnoughNodesError",
     "ResolverError",
     "TrimtabError",
@@ -61,8 +61,8 @@ class ConfigValueError(ConfigError):
         super().__init__(f"bad value {value!r} for config key '{key}'{where}: {allowed}")
 
 
-class InventoryError(TrimtabError):
-    """An inventory that cannot be read at all (missing file, missing column, no rows)."""
+class InputError(TrimtabError):
+    """An input table that cannot be read at all (missing file, missing column, no rows)."""
 
 
 class InvalidTopologyError(TrimtabError, ValueError):

@@ -8,21 +8,18 @@ mean ``/default-region/default-rack``.
 A row that breaks a rule is never dropped silently: it comes back in ``Inventory.rejected``
 with its file, line and a reason, and ``rows_read == accepted + len(rejected)`` always holds.
 A file that cannot be used at all (missing, no required column, no rows) raises
-:class:`~trimtab.errors.InventoryError` naming the file and the fix.
+:class:`~trimtab.errors.InputError` naming the file and the fix.
 """
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trimtab._settings import nearest
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, location_of
-from trimtab.errors import InventoryError
+from trimtab.tables import RejectedRow, TableSpec, parse_table
 
 __all__ = [
     "OPTIONAL_COLUMNS",
@@ -42,21 +39,7 @@ REQUIRED_COLUMNS = (
     "state",
 )
 OPTIONAL_COLUMNS = ("region", "rack", "disk_free_bytes")
-_SUFFIXES = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json"}
-_SUFFIXES |= {".parquet": "parquet", ".pq": "parquet"}
-
-
-@dataclass(frozen=True, slots=True)
-class RejectedRow:
-    """An input row that was not accepted, whole, with where it came from and why."""
-
-    source: str
-    line: int
-    reason: str
-    row: Mapping[str, Any]
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.reason}"
+NODES = TableSpec("inventory", REQUIRED_COLUMNS, OPTIONAL_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,131 +58,23 @@ class Inventory:
 
 def read_inventory(path: str | Path) -> Inventory:
     """Read an inventory file or directory; see the module docstring for the rules."""
-    files = _files(Path(path))
+    parsed = parse_table(path, NODES, _parse_row)
+    rejected = list(parsed.rejected)
     nodes: dict[str, dict[NodeId, tuple[Node, str]]] = {}
-    rejected: list[RejectedRow] = []
-    warnings: list[str] = []
-    rows_read = 0
-    for file in files:
-        rows, columns = _read_rows(file)
-        _check_columns(file, columns, warnings)
-        for line, raw in rows:
-            rows_read += 1
-            if isinstance(raw, str):  # a line that is not even a JSON object
-                rejected.append(RejectedRow(str(file), line, "not a JSON object", {"_raw": raw}))
-                continue
-            try:
-                cluster, node = _parse_row(raw)
-            except ValueError as exc:
-                rejected.append(RejectedRow(str(file), line, str(exc), raw))
-                continue
-            seen = nodes.setdefault(cluster, {})
-            if node.id in seen:
-                first = seen[node.id][1]
-                reason = f"duplicate node {node.id} in cluster {cluster!r} (first at {first})"
-                rejected.append(RejectedRow(str(file), line, reason, raw))
-                continue
-            seen[node.id] = (node, f"{file}:{line}")
-    if rows_read == 0:
-        raise InventoryError(
-            f"inventory {path} has no rows: add one row per node with columns "
-            + ", ".join(REQUIRED_COLUMNS)
-        )
+    for (cluster, node), raw in parsed.accepted:
+        seen = nodes.setdefault(cluster, {})
+        if node.id in seen:
+            first = seen[node.id][1]
+            reason = f"duplicate node {node.id} in cluster {cluster!r} (first at {first})"
+            rejected.append(RejectedRow(raw.source, raw.line, reason, raw.data or {}))
+            continue
+        seen[node.id] = (node, f"{raw.source}:{raw.line}")
     clusters = {
         name: ClusterState.of(name, (n for n, _ in by_id.values()))
         for name, by_id in sorted(nodes.items())
     }
-    return Inventory(clusters, tuple(rejected), rows_read, tuple(warnings))
-
-
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES)
-        if not files:
-            raise InventoryError(
-                f"inventory directory {path} holds no .csv, .jsonl or .parquet files"
-            )
-        return files
-    if not path.exists():
-        raise InventoryError(f"inventory {path} does not exist: give a file or a directory")
-    if path.suffix.lower() not in _SUFFIXES:
-        raise InventoryError(
-            f"inventory {path}: unknown format {path.suffix!r}; use .csv, .jsonl or .parquet"
-        )
-    return [path]
-
-
-def _read_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
-    kind = _SUFFIXES[file.suffix.lower()]
-    if kind == "csv":
-        return _csv_rows(file)
-    if kind == "json":
-        return _json_rows(file)
-    return _parquet_rows(file)
-
-
-def _csv_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
-    # Inventories are small (one row per machine): read eagerly so no handle outlives a raise.
-    rows: list[tuple[int, Any]] = []
-    with file.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        columns = [c.strip() for c in (reader.fieldnames or [])]
-        start = 2  # line 1 is the header
-        for record in reader:
-            row: dict[str, Any] = {k.strip(): v for k, v in record.items() if k is not None}
-            if None in record:
-                row["_extra"] = record[None]
-            rows.append((start, row))
-            start = reader.line_num + 1
-    return iter(rows), columns
-
-
-def _json_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
-    lines = file.read_text(encoding="utf-8").splitlines()
-    parsed: list[tuple[int, Any]] = []
-    columns: set[str] = set()
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError:
-            obj = text
-        if isinstance(obj, dict):
-            columns.update(obj)
-        else:
-            obj = text
-        parsed.append((number, obj))
-    # A JSON-lines file's "columns" are those any row has; rows lacking one are rejected per row.
-    return iter(parsed), sorted(columns) if parsed else []
-
-
-def _parquet_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(file)
-    except Exception as exc:  # pyarrow raises several types for corrupt files
-        raise InventoryError(f"inventory {file} is not a readable Parquet file: {exc}") from None
-    rows = table.to_pylist()
-    return iter(enumerate(rows, start=1)), list(table.column_names)
-
-
-def _check_columns(file: Path, columns: list[str], warnings: list[str]) -> None:
-    if not columns:
-        return  # an empty file: counted as zero rows
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-    if missing:
-        raise InventoryError(
-            f"inventory {file} lacks required column(s) {', '.join(missing)}; "
-            f"it has {', '.join(columns)}. Required: {', '.join(REQUIRED_COLUMNS)}"
-        )
-    known = list(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)
-    for column in columns:
-        if column not in known:
-            hint = nearest(column, known)
-            suffix = f" (did you mean '{hint}'?)" if hint else ""
-            warnings.append(f"{file}: column '{column}' is not used{suffix}")
+    rejected.sort(key=lambda r: (r.source, r.line))
+    return Inventory(clusters, tuple(rejected), parsed.rows_read, tuple(parsed.warnings))
 
 
 def _parse_row(raw: Mapping[str, Any]) -> tuple[str, Node]:
