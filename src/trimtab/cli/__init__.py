@@ -10,12 +10,12 @@ from typing import Any
 
 import typer
 
-from trimtab.cli import config, topology
+from trimtab.cli import config, pipeline, topology
 from trimtab.cli._common import app
 
 __all__ = ["app", "main"]
 
-_COMMANDS = (config, topology)  # imported for their registration side effect
+_COMMANDS = (config, pipeline, topology)  # imported for their registration side effect
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,151 @@
+"""``trimtab generate-fleet`` and ``trimtab pipeline run``: the fleet job and its sample data."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from trimtab._format import plural
+from trimtab.cli._common import JsonFlag, app, err, out, print_json, user_errors
+
+__all__ = ["generate_fleet_cmd", "pipeline_app", "run_cmd"]
+
+pipeline_app = typer.Typer(help="The fleet pipeline on Spark.", no_args_is_help=True)
+app.add_typer(pipeline_app, name="pipeline")
+
+
+@app.command("generate-fleet")
+def generate_fleet_cmd(
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory to write the tables into.")],
+    clusters: Annotated[int, typer.Option(help="Clusters in the fleet.")] = 3,
+    brokers: Annotated[int, typer.Option(help="Brokers per cluster.")] = 8,
+    bookies: Annotated[int, typer.Option(help="Bookies per cluster.")] = 9,
+    bundles: Annotated[int, typer.Option(help="Bundles per cluster.")] = 64,
+    minutes: Annotated[int, typer.Option(help="Minutes of telemetry, one sample a minute.")] = 30,
+    seed: Annotated[
+        int, typer.Option(help="Random seed; the same seed writes the same fleet.")
+    ] = 7,
+    bad_rows: Annotated[
+        float, typer.Option("--bad-rows", help="Fraction of telemetry rows to write malformed.")
+    ] = 0.0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write a realistic sample fleet: inventory, node and bundle metrics, requests."""
+    from trimtab.pipeline.generate import FleetSpec, generate_fleet
+
+    with user_errors():
+        try:
+            spec = FleetSpec(
+                clusters=clusters,
+                brokers=brokers,
+                bookies=bookies,
+                bundles=bundles,
+                minutes=minutes,
+                seed=seed,
+                bad_rows=bad_rows,
+            )
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        with _bar(quiet=as_json) as bar:
+            task = bar.add_task("generating clusters", total=clusters)
+            fleet = generate_fleet(
+                spec, out_dir, progress=lambda done, _: bar.update(task, completed=done)
+            )
+    if as_json:
+        print_json({"out": str(fleet.out), "rows": fleet.rows, "bad": fleet.bad})
+        return
+    table = Table(title=f"fleet written to {fleet.out}")
+    table.add_column("table")
+    table.add_column("rows", justify="right")
+    table.add_column("malformed", justify="right")
+    for name, count in fleet.rows.items():
+        table.add_row(name, f"{count:,}", f"{sum(fleet.bad.get(name, {}).values()):,}")
+    out.print(table)
+
+
+@pipeline_app.command("run")
+def run_cmd(
+    input_dir: Annotated[
+        str,
+        typer.Option(
+            "--input",
+            help="Directory with nodes/, node_metrics/, bundle_metrics/ (allocation_requests/).",
+        ),
+    ],
+    output_dir: Annotated[
+        str, typer.Option("--output", help="Directory the outputs are published to (atomically).")
+    ],
+    master: Annotated[
+        str | None,
+        typer.Option(
+            "--master",
+            help="Spark master URL; default TRIMTAB_SPARK_MASTER, spark-submit's, or local[*].",
+        ),
+    ] = None,
+    conf: Annotated[
+        list[str] | None, typer.Option("--conf", help="Spark setting key=value; repeatable.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice of the engines.")] = 0,
+    now: Annotated[
+        datetime | None,
+        typer.Option(help="Reference time (UTC) for the future-timestamp rule; default: now."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Read the fleet's tables, check every row, decide, and publish the outputs."""
+    from trimtab.pipeline.job import JobOptions, run_job
+    from trimtab.pipeline.session import parse_conf, spark_session
+
+    with user_errors():
+        try:
+            settings = parse_conf(conf or [])
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        reference = now.replace(tzinfo=UTC) if now is not None and now.tzinfo is None else now
+        options = JobOptions(input=input_dir, output=output_dir, seed=seed, now=reference)
+        with _bar(quiet=as_json) as bar:
+            task = bar.add_task("starting Spark", total=None)
+            spark = spark_session(master=master, conf=settings)
+            summary = run_job(
+                spark, options, progress=lambda name: bar.update(task, description=name)
+            )
+    if as_json:
+        print_json(
+            {
+                "output": summary.output,
+                "tables": summary.tables,
+                "quarantine_by_rule": summary.quarantine_by_rule,
+                "clusters": summary.clusters,
+                "timings_s": summary.timings_s,
+            }
+        )
+        return
+    table = Table(title="rows per input table")
+    for column in ("table", "read", "accepted", "quarantined"):
+        table.add_column(column, justify="left" if column == "table" else "right")
+    for name, counts in summary.tables.items():
+        table.add_row(name, *(f"{counts[k]:,}" for k in ("read", "accepted", "quarantined")))
+    out.print(table)
+    nodes = sum(c["nodes"] for c in summary.clusters.values())
+    out.print(
+        f"{plural(len(summary.clusters), 'cluster')}, {plural(nodes, 'node')}; "
+        f"outputs in [bold]{summary.output}[/]",
+        highlight=False,
+    )
+
+
+def _bar(*, quiet: bool) -> Progress:
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=quiet,
+    )

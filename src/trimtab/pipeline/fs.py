@@ -1,0 +1,95 @@
+"""File operations through Hadoop's FileSystem API, so paths may be local, HDFS or S3.
+
+The job must not assume a local filesystem beyond the paths it is given, so listing input
+files, reading CSV headers, writing ``run.json`` and switching the output directory all go
+through the JVM's ``org.apache.hadoop.fs.FileSystem`` of the running session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["HadoopFS"]
+
+
+class HadoopFS:
+    """A thin wrapper over the session's Hadoop FileSystem for one path's scheme."""
+
+    def __init__(self, spark: SparkSession, path: str) -> None:
+        jvm: Any = spark.sparkContext._jvm
+        self._jvm = jvm
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+        self._fs = jvm.org.apache.hadoop.fs.Path(path).getFileSystem(self._conf)
+
+    def _path(self, path: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(path)
+
+    def qualify(self, path: str) -> str:
+        """The absolute URI of ``path`` (``file:/...``, ``hdfs://...``)."""
+        return str(self._fs.makeQualified(self._path(path)).toString())
+
+    def exists(self, path: str) -> bool:
+        return bool(self._fs.exists(self._path(path)))
+
+    def is_dir(self, path: str) -> bool:
+        return bool(self._fs.getFileStatus(self._path(path)).isDirectory())
+
+    def list_files(self, path: str) -> list[str]:
+        """Data files directly under ``path`` (or ``path`` itself), skipping hidden/marker files."""
+        if not self.is_dir(path):
+            return [self.qualify(path)]
+        names = []
+        for status in self._fs.listStatus(self._path(path)):
+            name = str(status.getPath().getName())
+            if status.isFile() and not name.startswith(("_", ".")):
+                names.append(str(status.getPath().toString()))
+        return sorted(names)
+
+    def list_dirs(self, path: str) -> list[str]:
+        """Directories directly under ``path`` (empty if ``path`` does not exist)."""
+        if not self.exists(path):
+            return []
+        return sorted(
+            str(status.getPath().toString())
+            for status in self._fs.listStatus(self._path(path))
+            if status.isDirectory()
+        )
+
+    def first_line(self, path: str) -> str:
+        """The first line of a text file (a CSV header), read without scanning the file."""
+        stream = self._fs.open(self._path(path))
+        try:
+            reader = self._jvm.java.io.BufferedReader(
+                self._jvm.java.io.InputStreamReader(stream, "UTF-8")
+            )
+            line = reader.readLine()
+            return "" if line is None else str(line)
+        finally:
+            stream.close()
+
+    def write_text(self, path: str, text: str) -> None:
+        stream = self._fs.create(self._path(path), True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+    def read_text(self, path: str) -> str:
+        stream = self._fs.open(self._path(path))
+        try:
+            data = self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+            return bytes(data).decode("utf-8")
+        finally:
+            stream.close()
+
+    def mkdirs(self, path: str) -> None:
+        self._fs.mkdirs(self._path(path))
+
+    def rename(self, source: str, target: str) -> bool:
+        return bool(self._fs.rename(self._path(source), self._path(target)))
+
+    def delete(self, path: str) -> None:
+        self._fs.delete(self._path(path), True)

@@ -1,0 +1,378 @@
+"""Read the input tables with explicit schemas and split every row into accepted or quarantined.
+
+Goals
+    A bad row is never silently dropped: it goes to ``quarantine`` whole (as JSON text), with
+    its source file, the rule it broke and a readable reason, and per table
+    ``read = accepted + quarantined``. An input that cannot be used at all (missing directory,
+    missing required column, no rows) stops the job before any output with one message
+    naming the table, the path and the fix.
+
+Algorithm
+    1. List the table's files through Hadoop's FileSystem; group them by format (suffix).
+       CSV files are grouped by header too, so columns are matched by name, never position.
+    2. Read each group with an explicit schema (CSV and JSON as strings, so nothing is lost to
+       a failed parse; Parquet with its own types), keep the source file and the raw row, and
+       convert to the canonical types with ``try_cast`` (a value that does not convert is a
+       ``wrong_type`` row, not a job failure).
+    3. Row-local rules, first broken rule wins: malformed, missing_key, bad_timestamp,
+       wrong_type, out_of_range, negative, free_above_total, bad_state, future_timestamp.
+    4. Rules needing other rows: unknown_cluster / unknown_node (against the accepted
+       inventory) and duplicate (an exact copy of an earlier row; the first copy is kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from trimtab.errors import InputError
+from trimtab.pipeline.fs import HadoopFS
+from trimtab.pipeline.schemas import INPUT_TABLES, InputTable
+
+__all__ = ["QUARANTINE_COLUMNS", "Ingested", "ingest", "read_table", "validate"]
+
+QUARANTINE_COLUMNS = ("table", "source_file", "rule", "reason", "row")
+_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json"}
+_FORMATS |= {".jsonl": "json", ".ndjson": "json"}
+_SPARK_TYPES = {
+    "string": T.StringType(),
+    "double": T.DoubleType(),
+    "long": T.LongType(),
+    "timestamp": T.TimestampType(),
+}
+_STATES = ("writable", "readonly", "read-only", "read_only", "down")
+# host[:port] as trimtab.cluster.NodeId accepts it (bracketed IPv6 allowed).
+_NODE_ID = r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(:([1-9][0-9]{0,4}))?$"
+_CORRUPT = "_corrupt_record"
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    """Per table: the checked rows (``_rule`` null = accepted) as one DataFrame each."""
+
+    checked: dict[str, DataFrame]
+
+    def accepted(self, table: str) -> DataFrame:
+        frame = self.checked[table].where(F.col("_rule").isNull())
+        return frame.drop("_rule", "_reason", "_raw", "_source_file", "_pos")
+
+    def quarantine(self) -> DataFrame:
+        parts = [
+            frame.where(F.col("_rule").isNotNull()).select(
+                F.lit(name).alias("table"),
+                F.col("_source_file").alias("source_file"),
+                F.col("_rule").alias("rule"),
+                F.col("_reason").alias("reason"),
+                F.col("_raw").alias("row"),
+            )
+            for name, frame in self.checked.items()
+        ]
+        result = parts[0]
+        for part in parts[1:]:
+            result = result.unionByName(part)
+        return result
+
+
+def ingest(
+    spark: SparkSession,
+    input_dir: str,
+    *,
+    now: datetime,
+    future_tolerance_s: float = 300.0,
+) -> Ingested:
+    """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...)."""
+    fs = HadoopFS(spark, input_dir)
+    if not fs.exists(input_dir):
+        raise InputError(f"input directory {input_dir} does not exist: give --input DIR")
+    checked: dict[str, DataFrame] = {}
+    nodes = validate(
+        read_table(spark, fs, input_dir, INPUT_TABLES["nodes"]),
+        "nodes",
+        now=now,
+        future_tolerance_s=future_tolerance_s,
+    )
+    checked["nodes"] = nodes
+    good_nodes = nodes.where(F.col("_rule").isNull()).select("cluster", "node")
+    for name in ("node_metrics", "bundle_metrics", "allocation_requests"):
+        table = INPUT_TABLES[name]
+        if table.optional and not fs.exists(f"{input_dir}/{name}"):
+            continue
+        raw = read_table(spark, fs, input_dir, table)
+        checked[name] = validate(
+            raw, name, now=now, future_tolerance_s=future_tolerance_s, nodes=good_nodes
+        )
+    return Ingested(checked)
+
+
+def read_table(spark: SparkSession, fs: HadoopFS, input_dir: str, table: InputTable) -> DataFrame:
+    """All files of one table as canonical typed columns plus ``_source_file``, ``_raw``,
+    ``_corrupt`` and ``_type_errors`` (names of present values that did not convert)."""
+    path = f"{input_dir}/{table.name}"
+    fix = f"put {table.name} files (.parquet, .csv or .jsonl) with columns " + ", ".join(
+        table.required
+    )
+    if not fs.exists(path):
+        raise InputError(f"table {table.name}: {path} does not exist; {fix} there")
+    files = fs.list_files(path)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for file in files:
+        suffix = "." + file.rsplit(".", 1)[-1].lower() if "." in file.rsplit("/", 1)[-1] else ""
+        fmt = _FORMATS.get(suffix)
+        if fmt is None:
+            continue
+        header = fs.first_line(file) if fmt == "csv" else ""
+        groups.setdefault((fmt, header), []).append(file)
+    if not groups:
+        raise InputError(f"table {table.name}: {path} holds no data files; {fix}")
+    frames = [
+        _read_group(spark, fmt, header, group, table) for (fmt, header), group in groups.items()
+    ]
+    frame = frames[0]
+    for other in frames[1:]:
+        frame = frame.unionByName(other)
+    if frame.isEmpty():
+        raise InputError(f"table {table.name}: {path} has no rows; {fix}")
+    return frame.withColumn("_pos", F.monotonically_increasing_id())
+
+
+def _read_group(
+    spark: SparkSession, fmt: str, header: str, files: list[str], table: InputTable
+) -> DataFrame:
+    reader = spark.read
+    if fmt == "parquet":
+        frame = reader.parquet(*files)
+        present = frame.columns
+    else:
+        if fmt == "csv":
+            present = [c.strip().strip('"') for c in header.split(",")] if header else []
+            strings = T.StructType([T.StructField(c, T.StringType()) for c in present])
+            schema = strings.add(_CORRUPT, T.StringType())
+            frame = reader.csv(
+                files,
+                header=True,
+                schema=schema,
+                mode="PERMISSIVE",
+                columnNameOfCorruptRecord=_CORRUPT,
+                enforceSchema=True,
+            )
+        else:
+            present = [c.name for c in table.columns]
+            schema = T.StructType([T.StructField(c, T.StringType()) for c in present])
+            schema = schema.add(_CORRUPT, T.StringType())
+            frame = reader.json(
+                files, schema=schema, mode="PERMISSIVE", columnNameOfCorruptRecord=_CORRUPT
+            )
+    missing = [c for c in table.required if c not in present]
+    if missing and fmt != "json":
+        raise InputError(
+            f"table {table.name}: {files[0]} lacks required column(s) {', '.join(missing)}; "
+            f"it has {', '.join(present) or 'none'}. Required: {', '.join(table.required)}"
+        )
+    known = [c.name for c in table.columns if c.name in present]
+    typed: list[SparkColumn] = []
+    type_errors: list[SparkColumn] = []
+    for column in table.columns:
+        if column.name not in present:
+            typed.append(F.lit(None).cast(_SPARK_TYPES[column.type]).alias(column.name))
+            continue
+        source = F.col(column.name)
+        if column.type == "timestamp":
+            value = source if fmt == "parquet" else F.try_to_timestamp(source)
+        else:
+            value = source.try_cast(_SPARK_TYPES[column.type])
+        typed.append(value.alias(column.name))
+        if fmt != "parquet" and column.type != "string":
+            failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
+            type_errors.append(F.when(failed, F.lit(column.name)))
+    corrupt = F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")
+    return frame.select(
+        *typed,
+        F.col("_metadata.file_path").alias("_source_file"),
+        F.to_json(F.struct(*[F.col(c) for c in known])).alias("_raw"),
+        corrupt.alias("_corrupt"),
+        (F.concat_ws(",", *type_errors) if type_errors else F.lit("")).alias("_type_errors"),
+    )
+
+
+def _blank(column: str) -> SparkColumn:
+    return F.col(column).isNull() | (F.trim(F.col(column)) == "")
+
+
+def validate(
+    frame: DataFrame,
+    name: str,
+    *,
+    now: datetime,
+    future_tolerance_s: float,
+    nodes: DataFrame | None = None,
+) -> DataFrame:
+    """Add ``_rule`` and ``_reason`` (both null for an accepted row); see the module docstring."""
+    table = INPUT_TABLES[name]
+    rules: list[tuple[str, SparkColumn, SparkColumn]] = [
+        (
+            "malformed",
+            F.col("_corrupt").isNotNull(),
+            F.lit("the line does not parse as a row of this table"),
+        ),
+    ]
+    for key in (c.name for c in table.columns if c.kind == "key"):
+        rules.append(("missing_key", _blank(key), F.lit(f"missing {key}")))
+    for ts in (c.name for c in table.columns if c.kind == "timestamp"):
+        raw_ts = F.get_json_object("_raw", f"$.{ts}")
+        rules.append(
+            ("missing_key", raw_ts.isNull() | (F.trim(raw_ts) == ""), F.lit(f"missing {ts}"))
+        )
+        rules.append(
+            (
+                "bad_timestamp",
+                F.col(ts).isNull(),
+                F.format_string(f"{ts} %s is not a timestamp", raw_ts),
+            )
+        )
+    rules.append(
+        (
+            "wrong_type",
+            F.col("_type_errors") != "",
+            F.format_string("not a number: %s", F.col("_type_errors")),
+        )
+    )
+    for column in table.columns:
+        col = F.col(column.name)
+        if column.kind == "fraction":
+            rules.append(
+                (
+                    "out_of_range",
+                    (col < 0) | (col > 1),
+                    F.format_string(f"{column.name} %s is outside 0..1", col),
+                )
+            )
+        elif column.kind in ("count", "rate"):
+            rules.append(
+                (
+                    "negative",
+                    col < 0,
+                    F.format_string(f"{column.name} %s is negative", col.cast("string")),
+                )
+            )
+        elif column.kind == "state":
+            rules.append(
+                (
+                    "bad_state",
+                    ~F.lower(F.trim(col)).isin(*_STATES),
+                    F.format_string("state %s is not writable, readonly or down", col),
+                )
+            )
+    if {"disk_free_bytes", "disk_total_bytes"} <= {c.name for c in table.columns}:
+        free, total = F.col("disk_free_bytes"), F.col("disk_total_bytes")
+        rules.append(
+            (
+                "free_above_total",
+                free > total,
+                F.format_string("disk_free_bytes %d is above disk_total_bytes %d", free, total),
+            )
+        )
+    if name == "nodes":
+        rules.append(
+            (
+                "bad_node_id",
+                ~F.trim(F.col("node")).rlike(_NODE_ID),
+                F.format_string("node %s is not host:port", F.col("node")),
+            )
+        )
+        for part in ("region", "rack"):
+            rules.append(
+                (
+                    "bad_location",
+                    F.col(part).contains("/"),
+                    F.format_string(f"{part} %s must not contain '/'", F.col(part)),
+                )
+            )
+    for ts in (c.name for c in table.columns if c.kind == "timestamp"):
+        limit = F.lit(now).cast("timestamp") + F.expr(f"INTERVAL {int(future_tolerance_s)} SECONDS")
+        rules.append(
+            (
+                "future_timestamp",
+                F.col(ts) > limit,
+                F.format_string(f"{ts} %s is in the future", F.col(ts).cast("string")),
+            )
+        )
+    first = F.coalesce(
+        *[
+            F.when(cond, F.struct(F.lit(rule).alias("r"), reason.alias("m")))
+            for rule, cond, reason in rules
+        ]
+    )
+    checked = frame.withColumn("_first", first)
+    checked = _membership(checked, name, nodes)
+    checked = _duplicates(checked, table)
+    return (
+        checked.withColumn("_rule", F.col("_first.r"))
+        .withColumn("_reason", F.col("_first.m"))
+        .drop("_first", "_corrupt", "_type_errors")
+    )
+
+
+def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFrame:
+    """unknown_cluster / unknown_node against the accepted inventory (small: broadcast)."""
+    if nodes is None or name == "nodes":
+        return frame
+    clusters = nodes.select("cluster").distinct().withColumn("_known_cluster", F.lit(True))
+    frame = frame.join(F.broadcast(clusters), "cluster", "left")
+    node_column = (
+        "node" if "node" in frame.columns else ("broker" if "broker" in frame.columns else None)
+    )
+    ok = F.col("_first").isNull()
+    unknown_cluster = F.struct(
+        F.lit("unknown_cluster").alias("r"),
+        F.format_string("cluster %s is not in the inventory", F.col("cluster")).alias("m"),
+    )
+    frame = frame.withColumn(
+        "_first",
+        F.when(ok & F.col("_known_cluster").isNull(), unknown_cluster).otherwise(F.col("_first")),
+    )
+    if node_column is not None:
+        known = nodes.select("cluster", F.col("node").alias(node_column)).withColumn(
+            "_known_node", F.lit(True)
+        )
+        frame = frame.join(F.broadcast(known), ["cluster", node_column], "left")
+        unknown_node = F.struct(
+            F.lit("unknown_node").alias("r"),
+            F.format_string(
+                f"{node_column} %s is not a node of cluster %s",
+                F.col(node_column),
+                F.col("cluster"),
+            ).alias("m"),
+        )
+        frame = frame.withColumn(
+            "_first",
+            F.when(
+                F.col("_first").isNull() & F.col("_known_node").isNull(), unknown_node
+            ).otherwise(F.col("_first")),
+        )
+        frame = frame.drop("_known_node")
+    return frame.drop("_known_cluster")
+
+
+def _duplicates(frame: DataFrame, table: InputTable) -> DataFrame:
+    """An exact copy of an earlier accepted row is quarantined; the first copy stays."""
+    columns: Sequence[str] = [c.name for c in table.columns]
+    if table.name == "nodes":
+        columns = ["cluster", "node"]  # one row per machine, even if other fields differ
+    ok_rows = F.col("_first").isNull()
+    window = Window.partitionBy(ok_rows, *columns).orderBy("_pos")
+    rank = F.row_number().over(window)
+    reason = (
+        "an exact duplicate of an earlier row"
+        if table.name != "nodes"
+        else "a second row for this node"
+    )
+    duplicate = F.struct(F.lit("duplicate").alias("r"), F.lit(reason).alias("m"))
+    return frame.withColumn(
+        "_first", F.when(ok_rows & (rank > 1), duplicate).otherwise(F.col("_first"))
+    )

@@ -1,0 +1,122 @@
+"""The main job: read and check the fleet's tables, compute, and publish the outputs atomically.
+
+Stages (each timed into ``run.json``): validate → quarantine → (engine stages) → publish.
+Spark does the data work; the engines are called per cluster from ``applyInPandas`` so that
+clusters are decided in parallel across executors, never in a driver loop.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from trimtab import __version__
+from trimtab.pipeline.ingest import Ingested, ingest
+from trimtab.pipeline.output import StagedOutput
+
+__all__ = ["JobOptions", "RunSummary", "run_job"]
+
+ProgressHook = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobOptions:
+    """What one run reads, writes and decides with."""
+
+    input: str
+    output: str
+    seed: int = 0
+    now: datetime | None = None  # reference time for the future-timestamp rule; default: now
+    future_tolerance_s: float = 300.0
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What ``run.json`` holds, also returned to the caller for the printed summary."""
+
+    output: str
+    run_id: str
+    tables: dict[str, dict[str, int]] = field(default_factory=dict)
+    quarantine_by_rule: dict[str, dict[str, int]] = field(default_factory=dict)
+    clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self, options: JobOptions, started: datetime) -> dict[str, Any]:
+        return {
+            "trimtab_version": __version__,
+            "run_id": self.run_id,
+            "started": started.isoformat(),
+            "inputs": {"path": options.input, "seed": options.seed},
+            "tables": self.tables,
+            "quarantine_by_rule": self.quarantine_by_rule,
+            "clusters": self.clusters,
+            "timings_s": self.timings_s,
+        }
+
+
+def run_job(
+    spark: SparkSession, options: JobOptions, *, progress: ProgressHook | None = None
+) -> RunSummary:
+    """Run the whole job; on any failure the previous output is left as it was."""
+    started = datetime.now(UTC)
+    now = options.now or started
+    run_id = started.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    summary = RunSummary(output=options.output, run_id=run_id)
+
+    @contextmanager
+    def stage(name: str) -> Iterator[None]:
+        if progress is not None:
+            progress(name)
+        began = time.perf_counter()
+        yield
+        summary.timings_s[name] = round(time.perf_counter() - began, 3)
+
+    with stage("read and validate"):
+        ingested = ingest(
+            spark, options.input, now=now, future_tolerance_s=options.future_tolerance_s
+        )
+        for frame in ingested.checked.values():
+            frame.persist(StorageLevel.MEMORY_AND_DISK)
+        _count(ingested, summary)
+    out = StagedOutput(spark, options.output, run_id)
+    try:
+        with stage("write quarantine"):
+            out.write_table(
+                "quarantine", ingested.quarantine().orderBy("table", "source_file", "rule", "row")
+            )
+        with stage("publish"):
+            out.write_json("run.json", summary.as_json(options, started))
+            summary.output = out.commit()
+    except BaseException:
+        out.abandon()
+        raise
+    finally:
+        for frame in ingested.checked.values():
+            frame.unpersist()
+    return summary
+
+
+def _count(ingested: Ingested, summary: RunSummary) -> None:
+    """Rows read, accepted and quarantined per table, and quarantined rows per rule."""
+    for name, frame in ingested.checked.items():
+        by_rule = {row["_rule"]: row["count"] for row in frame.groupBy("_rule").count().collect()}
+        accepted = by_rule.pop(None, 0)
+        quarantined = sum(by_rule.values())
+        summary.tables[name] = {
+            "read": accepted + quarantined,
+            "accepted": accepted,
+            "quarantined": quarantined,
+        }
+        summary.quarantine_by_rule[name] = dict(sorted(by_rule.items()))
+    nodes = ingested.accepted("nodes")
+    for row in nodes.groupBy("cluster").agg(F.count("*").alias("nodes")).collect():
+        summary.clusters[row["cluster"]] = {"nodes": row["nodes"]}

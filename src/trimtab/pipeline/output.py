@@ -1,0 +1,74 @@
+"""Write a run's outputs so that a crash or kill never damages the previous complete output.
+
+Everything goes to a staging directory beside the target (``OUT.staging-<run id>``). Only when
+the run has written all of it does :meth:`StagedOutput.commit` switch: the old output is
+renamed aside, the staging directory renamed into place, and the old one deleted. The window
+between the two renames is one metadata operation; if a run dies inside it, the next run finds
+``OUT`` missing and ``OUT.previous-*`` present and restores it before doing anything else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from trimtab.pipeline.fs import HadoopFS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["StagedOutput"]
+
+
+class StagedOutput:
+    """A staging directory for one run and the switch that publishes it."""
+
+    def __init__(self, spark: SparkSession, target: str, run_id: str) -> None:
+        self.fs = HadoopFS(spark, target)
+        self.target = self.fs.qualify(target.rstrip("/"))
+        self.staging = f"{self.target}.staging-{run_id}"
+        self._previous = f"{self.target}.previous-{run_id}"
+        self.recover()
+        self.fs.mkdirs(self.staging)
+
+    def recover(self) -> None:
+        """Undo a switch interrupted between its two renames; drop dead staging directories."""
+        parent, _, name = self.target.rpartition("/")
+        leftovers = [
+            p for p in self.fs.list_dirs(parent) if p.rpartition("/")[2].startswith(name + ".")
+        ]
+        previous = sorted(p for p in leftovers if ".previous-" in p.rpartition("/")[2])
+        if previous and not self.fs.exists(self.target):
+            self.fs.rename(previous[-1], self.target)
+            previous = previous[:-1]
+        for path in previous + [p for p in leftovers if ".staging-" in p.rpartition("/")[2]]:
+            self.fs.delete(path)
+
+    def path(self, name: str) -> str:
+        return f"{self.staging}/{name}"
+
+    def write_table(self, name: str, frame: DataFrame) -> None:
+        frame.write.mode("overwrite").parquet(self.path(name))
+
+    def write_json(self, name: str, doc: Any) -> None:
+        self.fs.write_text(self.path(name), json.dumps(doc, indent=2, default=str) + "\n")
+
+    def write_text(self, name: str, text: str) -> None:
+        self.fs.write_text(self.path(name), text)
+
+    def commit(self) -> str:
+        """Publish the staging directory as the output; returns the output's URI."""
+        had_previous = self.fs.exists(self.target)
+        if had_previous and not self.fs.rename(self.target, self._previous):
+            raise OSError(f"could not move the previous output {self.target} aside")
+        if not self.fs.rename(self.staging, self.target):
+            if had_previous:
+                self.fs.rename(self._previous, self.target)
+            raise OSError(f"could not move {self.staging} to {self.target}")
+        if had_previous:
+            self.fs.delete(self._previous)
+        return self.target
+
+    def abandon(self) -> None:
+        """Remove the staging directory of a failed run; the previous output stays as it was."""
+        self.fs.delete(self.staging)

@@ -1,0 +1,77 @@
+"""The one place a SparkSession is made.
+
+Which master runs the job, first match wins:
+
+1. ``master=`` given by the caller (the CLI's ``--master``);
+2. the ``TRIMTAB_SPARK_MASTER`` environment variable;
+3. whatever ``spark-submit`` configured (it sets ``spark.master`` before Python starts);
+4. ``local[*]``, the embedded default.
+
+The Python workers must run this interpreter, or they fail to import pyarrow and trimtab, so
+``PYSPARK_PYTHON`` is set to ``sys.executable`` unless the user set it. Small-data defaults
+(few shuffle partitions, Arrow on, no UI in tests) are applied only where the user has not set
+the key: ``--conf key=value`` always wins. Local masters bind to loopback (``SPARK_LOCAL_IP``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["DEFAULT_CONF", "MASTER_ENV", "parse_conf", "spark_session"]
+
+MASTER_ENV = "TRIMTAB_SPARK_MASTER"
+
+DEFAULT_CONF: Mapping[str, str] = {
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.adaptive.enabled": "true",
+}
+
+
+def parse_conf(pairs: list[str]) -> dict[str, str]:
+    """``["a=1", "b=x=y"]`` -> ``{"a": "1", "b": "x=y"}``; a pair without ``=`` is an error."""
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--conf takes key=value, got {pair!r}")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def spark_session(
+    *,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    app_name: str = "trimtab",
+) -> SparkSession:
+    """Get or create the session (see the module docstring for how the master is chosen)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    base = SparkConf()  # picks up what spark-submit passed
+    chosen = master or os.environ.get(MASTER_ENV) or base.get("spark.master") or "local[*]"
+    if chosen.startswith("local"):
+        # A local run talks only to itself: keep the driver on loopback, not on whatever
+        # interface the host name resolves to.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.appName(app_name).master(chosen)
+    user = dict(conf or {})
+    for key, value in DEFAULT_CONF.items():
+        if key not in user and not base.contains(key):
+            builder = builder.config(key, value)
+    for key, value in user.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session

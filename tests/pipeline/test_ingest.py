@@ -1,0 +1,223 @@
+"""Ingest and validation on local Spark: every rule, conservation, unusable inputs."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.pipeline.conftest import write
+from trimtab.errors import InputError
+from trimtab.pipeline.generate import GeneratedFleet
+from trimtab.pipeline.ingest import ingest
+
+NOW = datetime(2026, 11, 2, tzinfo=UTC)
+NODES = (
+    "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state\n"
+    "c1,bk1:3181,dc1,r1,8,1,1000,500,10,writable\n"
+    "c1,bk2:3181,dc1,r2,8,1,1000,500,10,readonly\n"
+)
+METRICS_HEADER = (
+    "ts,cluster,node,cpu,memory,direct_memory,net_in_bps,net_out_bps,msg_in_per_s,msg_out_per_s,"
+    "throughput_in_bytes_per_s,throughput_out_bytes_per_s,disk_free_bytes,disk_total_bytes\n"
+)
+GOOD = "2026-11-01T00:00:00Z,c1,bk1:3181,0.5,0.5,0.1,1,1,1,1,1,1,500,1000\n"
+BUNDLES_HEADER = (
+    "ts,cluster,bundle,broker,msg_in_per_s,msg_out_per_s,throughput_in_bytes_per_s,"
+    "throughput_out_bytes_per_s,storage_bytes\n"
+)
+BUNDLE_LINE = "2026-11-01T00:00:00Z,c1,t/n/0x0_0x1,bk1:3181,1,1,1,1,5\n"
+
+
+def by_rule(ingested, table: str) -> dict[str | None, int]:
+    rows = ingested.checked[table].groupBy("_rule").count().collect()
+    return {r["_rule"]: r["count"] for r in rows}
+
+
+def test_generated_bad_rows_are_quarantined_exactly(
+    spark: SparkSession, dirty_fleet: GeneratedFleet
+) -> None:
+    """Each malformed row the generator wrote is quarantined under its rule; no good row is."""
+    ingested = ingest(spark, str(dirty_fleet.out), now=NOW)
+    for table in ("node_metrics", "bundle_metrics"):
+        counts = by_rule(ingested, table)
+        accepted = counts.pop(None)
+        assert counts == dirty_fleet.bad[table]
+        assert accepted + sum(counts.values()) == dirty_fleet.rows[table]
+    assert by_rule(ingested, "nodes") == {None: dirty_fleet.rows["nodes"]}
+
+
+def test_quarantine_rows_keep_source_rule_reason_and_raw_row(
+    spark: SparkSession, dirty_fleet: GeneratedFleet
+) -> None:
+    """A quarantined row names its file, the rule and a reason, and carries the raw row."""
+    ingested = ingest(spark, str(dirty_fleet.out), now=NOW)
+    rows = ingested.quarantine().where("rule = 'out_of_range'").collect()
+    assert rows
+    row = rows[0]
+    assert row["table"] == "node_metrics" and row["source_file"].endswith("bad-rows.csv")
+    assert row["reason"] == "cpu 1.5 is outside 0..1"
+    assert json.loads(row["row"])["cpu"] == "1.5"
+
+
+CASES = [
+    (
+        "malformed",
+        "2026-11-01T00:00:00Z,c1,bk1:3181,0.5,0.5,0.1,1,1,1,1,1,1,500\n",
+        "does not parse",
+    ),
+    ("missing_key", "2026-11-01T00:00:00Z,c1,,0.5,0.5,0.1,1,1,1,1,1,1,500,1000\n", "missing node"),
+    ("missing_key", ",c1,bk1:3181,0.5,0.5,0.1,1,1,1,1,1,1,500,1000\n", "missing ts"),
+    (
+        "bad_timestamp",
+        "2026-13-45T00:00:00Z,c1,bk1:3181,0.5,0.5,0.1,1,1,1,1,1,1,500,1000\n",
+        "is not a timestamp",
+    ),
+    (
+        "wrong_type",
+        "2026-11-01T00:00:00Z,c1,bk1:3181,half,0.5,0.1,1,1,1,1,1,1,500,1000\n",
+        "not a number: cpu",
+    ),
+    (
+        "out_of_range",
+        "2026-11-01T00:00:00Z,c1,bk1:3181,0.5,1.01,0.1,1,1,1,1,1,1,500,1000\n",
+        "memory 1.01 is outside 0..1",
+    ),
+    (
+        "negative",
+        "2026-11-01T00:00:00Z,c1,bk1:3181,0.5,0.5,0.1,-1,1,1,1,1,1,500,1000\n",
+        "net_in_bps -1.0 is negative",
+    ),
+    (
+        "free_above_total",
+        "2026-11-01T00:00:00Z,c1,bk1:3181,0.5,0.5,0.1,1,1,1,1,1,1,1500,1000\n",
+        "disk_free_bytes 1500 is above",
+    ),
+    (
+        "future_timestamp",
+        "2026-11-02T00:10:00Z,c1,bk1:3181,0.5,0.5,0.1,1,1,1,1,1,1,500,1000\n",
+        "in the future",
+    ),
+    (
+        "unknown_cluster",
+        "2026-11-01T00:00:00Z,c9,bk1:3181,0.5,0.5,0.1,1,1,1,1,1,1,500,1000\n",
+        "cluster c9 is not in the inventory",
+    ),
+    (
+        "unknown_node",
+        "2026-11-01T00:00:00Z,c1,bk7:3181,0.5,0.5,0.1,1,1,1,1,1,1,500,1000\n",
+        "node bk7:3181 is not a node of cluster c1",
+    ),
+    ("duplicate", GOOD, "exact duplicate"),
+]
+BUNDLE_ROW = (
+    '{"ts": "2026-11-01T00:00:00Z", "cluster": "c1", "bundle": "t/n/0x0_0x1", "broker": '
+    '"bk1:3181", "msg_in_per_s": 1, "msg_out_per_s": 1, "throughput_in_bytes_per_s": 1, '
+    '"throughput_out_bytes_per_s": 1, "storage_bytes": 5}\n'
+)
+
+
+@pytest.fixture(scope="module")
+def one_bad_line_per_file(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory):
+    """One good line, then each case in a file of its own, all checked by one ingest."""
+    root = tmp_path_factory.mktemp("cases")
+    write(root / "nodes" / "nodes.csv", NODES)
+    write(root / "node_metrics" / "case-good.csv", METRICS_HEADER + GOOD)
+    for i, (_, line, _) in enumerate(CASES):
+        write(root / "node_metrics" / f"case-{i:02d}.csv", METRICS_HEADER + line)
+    write(root / "bundle_metrics" / "b.jsonl", BUNDLE_ROW)
+    ingested = ingest(spark, str(root), now=NOW, future_tolerance_s=300)
+    return by_rule(ingested, "node_metrics"), ingested.quarantine().collect()
+
+
+def test_only_the_bad_lines_are_quarantined(one_bad_line_per_file) -> None:
+    """The good line is accepted; every case line is quarantined, one rule each."""
+    counts, rows = one_bad_line_per_file
+    assert counts.pop(None) == 1
+    expected: dict[str, int] = {}
+    for rule, _, _ in CASES:
+        expected[rule] = expected.get(rule, 0) + 1
+    assert counts == expected and len(rows) == len(CASES)
+
+
+@pytest.mark.parametrize(
+    ("index", "rule", "reason"),
+    [(i, rule, reason) for i, (rule, _, reason) in enumerate(CASES) if rule != "duplicate"],
+    ids=[f"{rule}: {reason}" for rule, _, reason in CASES if rule != "duplicate"],
+)
+def test_each_rule_names_file_and_reason(
+    one_bad_line_per_file, index: int, rule: str, reason: str
+) -> None:
+    """The line of each case is quarantined from its own file, under its rule, with a reason."""
+    _, rows = one_bad_line_per_file
+    (row,) = [r for r in rows if r["source_file"].endswith(f"case-{index:02d}.csv")]
+    assert row["rule"] == rule and reason in row["reason"]
+
+
+def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
+    """Bad inventory rows (state, id, location, duplicate node) are quarantined; others kept."""
+    write(
+        tmp_path / "nodes" / "nodes.csv",
+        NODES
+        + "c1,bk3:3181,dc1,r1,8,1,1000,500,10,draining\n"
+        + "c1,bk 4:3181,dc1,r1,8,1,1000,500,10,writable\n"
+        + "c1,bk5:3181,dc1,r1/x,8,1,1000,500,10,writable\n"
+        + "c1,bk1:3181,dc1,r1,16,1,1000,500,10,writable\n",
+    )
+    write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
+    write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER)
+    with pytest.raises(InputError, match="bundle_metrics"):
+        ingest(spark, str(tmp_path), now=NOW)  # a table with a header but no rows
+    write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
+    ingested = ingest(spark, str(tmp_path), now=NOW)
+    assert by_rule(ingested, "nodes") == {
+        None: 2,
+        "bad_state": 1,
+        "bad_node_id": 1,
+        "bad_location": 1,
+        "duplicate": 1,
+    }
+
+
+def test_columns_are_matched_by_name_not_position(spark: SparkSession, tmp_path: Path) -> None:
+    """A CSV with its columns in another order is read correctly."""
+    write(tmp_path / "nodes" / "nodes.csv", NODES)
+    cols = METRICS_HEADER.strip().split(",")
+    values = GOOD.strip().split(",")
+    order = list(reversed(range(len(cols))))
+    write(
+        tmp_path / "node_metrics" / "m.csv",
+        ",".join(cols[i] for i in order) + "\n" + ",".join(values[i] for i in order) + "\n",
+    )
+    write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
+    ingested = ingest(spark, str(tmp_path), now=NOW)
+    (row,) = ingested.accepted("node_metrics").collect()
+    assert (row["node"], row["cpu"], row["disk_total_bytes"]) == ("bk1:3181", 0.5, 1000)
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda p: None, "does not exist"),
+        (lambda p: write(p / "nodes" / "nodes.csv", NODES), "table node_metrics"),
+        (
+            lambda p: (
+                write(p / "nodes" / "nodes.csv", NODES),
+                write(p / "node_metrics" / "m.csv", "ts,cluster,node\n"),
+            ),
+            r"lacks required column\(s\) cpu",
+        ),
+    ],
+    ids=["missing input directory", "missing table directory", "missing required column"],
+)
+def test_unusable_input_stops_with_one_message(
+    spark: SparkSession, tmp_path: Path, setup, message: str
+) -> None:
+    """An input that cannot be used raises InputError naming the table, path and fix."""
+    root = tmp_path / "in"
+    setup(root)
+    with pytest.raises(InputError, match=message):
+        ingest(spark, str(root), now=NOW)

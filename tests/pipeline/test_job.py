@@ -1,0 +1,118 @@
+"""The job's outputs: counts in run.json, atomic publication, and survival of crashes and kills."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from trimtab.pipeline.generate import GeneratedFleet
+from trimtab.pipeline.job import JobOptions, run_job
+from trimtab.pipeline.output import StagedOutput
+
+NOW = datetime(2026, 11, 2, tzinfo=UTC)
+
+
+def run_json(out: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((out / "run.json").read_text())
+    return doc
+
+
+def test_run_json_counts_are_conserved(
+    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
+) -> None:
+    """Per table read = accepted + quarantined; the quarantine table holds exactly those rows."""
+    out = tmp_path / "out"
+    run_job(spark, JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW))
+    doc = run_json(out)
+    for table, counts in doc["tables"].items():
+        assert counts["read"] == counts["accepted"] + counts["quarantined"]
+        assert counts["read"] == dirty_fleet.rows[table]
+        assert doc["quarantine_by_rule"][table] == dirty_fleet.bad.get(table, {})
+    quarantine = pq.read_table(out / "quarantine").to_pylist()
+    assert len(quarantine) == sum(c["quarantined"] for c in doc["tables"].values())
+    assert set(quarantine[0]) == {"table", "source_file", "rule", "reason", "row"}
+    assert set(doc["timings_s"]) >= {"read and validate", "write quarantine"}
+
+
+def test_failed_run_leaves_previous_output_untouched(
+    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
+) -> None:
+    """A run that fails after it started writing publishes nothing and leaves no staging behind."""
+    out = tmp_path / "out"
+    options = JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW)
+    first = run_job(spark, options)
+
+    def explode(stage: str) -> None:
+        if stage == "publish":
+            raise RuntimeError("crash before publishing")
+
+    with pytest.raises(RuntimeError, match="crash before publishing"):
+        run_job(spark, options, progress=explode)
+    assert run_json(out)["run_id"] == first.run_id
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_interrupted_switch_is_recovered(spark: SparkSession, tmp_path: Path) -> None:
+    """If a run died between its two renames, the next run restores the previous output first."""
+    previous = tmp_path / "out.previous-20260101T000000-dead"
+    previous.mkdir()
+    (previous / "run.json").write_text('{"run_id": "old"}')
+    (tmp_path / "out.staging-20260101T000000-dead").mkdir()
+    staged = StagedOutput(spark, str(tmp_path / "out"), "20260102T000000-next")
+    assert run_json(tmp_path / "out") == {"run_id": "old"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.staging-20260102T000000-next"]
+    staged.abandon()
+
+
+@pytest.mark.slow
+def test_killed_run_leaves_previous_output_readable(
+    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
+) -> None:
+    """SIGKILL in the middle of a real `trimtab pipeline run` leaves the last output intact."""
+    out = tmp_path / "out"
+    first = run_job(spark, JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW))
+    exe = Path(sys.executable).parent / "trimtab"
+    proc = subprocess.Popen(
+        [
+            str(exe),
+            "pipeline",
+            "run",
+            "--input",
+            str(dirty_fleet.out),
+            "--output",
+            str(out),
+            "--master",
+            "local[1]",
+            "--conf",
+            "spark.ui.enabled=false",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not any(p.name.startswith("out.staging-") for p in tmp_path.iterdir()):
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "the run never started writing"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert run_json(out)["run_id"] == first.run_id
+    assert (
+        pq.read_table(out / "quarantine").num_rows
+        == first.tables["node_metrics"]["quarantined"]
+        + first.tables["bundle_metrics"]["quarantined"]
+    )
