@@ -22,7 +22,6 @@ Algorithm
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -91,28 +90,34 @@ def ingest(
     if not fs.exists(input_dir):
         raise InputError(f"input directory {input_dir} does not exist: give --input DIR")
     checked: dict[str, DataFrame] = {}
-    nodes = validate(
-        read_table(spark, fs, input_dir, INPUT_TABLES["nodes"]),
-        "nodes",
-        now=now,
-        future_tolerance_s=future_tolerance_s,
-    )
+
+    def read(table: InputTable) -> DataFrame:
+        return read_table(
+            spark, fs, input_dir, table, now=now, future_tolerance_s=future_tolerance_s
+        )
+
+    nodes = validate(read(INPUT_TABLES["nodes"]), "nodes")
     checked["nodes"] = nodes
     good_nodes = nodes.where(F.col("_rule").isNull()).select("cluster", "node")
     for name in ("node_metrics", "bundle_metrics", "allocation_requests"):
         table = INPUT_TABLES[name]
         if table.optional and not fs.exists(f"{input_dir}/{name}"):
             continue
-        raw = read_table(spark, fs, input_dir, table)
-        checked[name] = validate(
-            raw, name, now=now, future_tolerance_s=future_tolerance_s, nodes=good_nodes
-        )
+        checked[name] = validate(read(table), name, nodes=good_nodes)
     return Ingested(checked)
 
 
-def read_table(spark: SparkSession, fs: HadoopFS, input_dir: str, table: InputTable) -> DataFrame:
-    """All files of one table as canonical typed columns plus ``_source_file``, ``_raw``,
-    ``_corrupt`` and ``_type_errors`` (names of present values that did not convert)."""
+def read_table(
+    spark: SparkSession,
+    fs: HadoopFS,
+    input_dir: str,
+    table: InputTable,
+    *,
+    now: datetime,
+    future_tolerance_s: float,
+) -> DataFrame:
+    """All files of one table as canonical typed columns plus ``_source_file``, ``_pos`` and
+    ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows."""
     path = f"{input_dir}/{table.name}"
     fix = f"put {table.name} files (.parquet, .csv or .jsonl) with columns " + ", ".join(
         table.required
@@ -131,7 +136,8 @@ def read_table(spark: SparkSession, fs: HadoopFS, input_dir: str, table: InputTa
     if not groups:
         raise InputError(f"table {table.name}: {path} holds no data files; {fix}")
     frames = [
-        _read_group(spark, fmt, header, group, table) for (fmt, header), group in groups.items()
+        _read_group(spark, fmt, header, group, table, now, future_tolerance_s)
+        for (fmt, header), group in groups.items()
     ]
     frame = frames[0]
     for other in frames[1:]:
@@ -142,7 +148,13 @@ def read_table(spark: SparkSession, fs: HadoopFS, input_dir: str, table: InputTa
 
 
 def _read_group(
-    spark: SparkSession, fmt: str, header: str, files: list[str], table: InputTable
+    spark: SparkSession,
+    fmt: str,
+    header: str,
+    files: list[str],
+    table: InputTable,
+    now: datetime,
+    future_tolerance_s: float,
 ) -> DataFrame:
     reader = spark.read
     if fmt == "parquet":
@@ -191,29 +203,37 @@ def _read_group(
             failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
             type_errors.append(F.when(failed, F.lit(column.name)))
     corrupt = F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")
-    return frame.select(
+    ts_text = [
+        (F.col(c.name).cast("string") if c.name in present else F.lit(None).cast("string")).alias(
+            f"_text_{c.name}"
+        )
+        for c in table.columns
+        if c.kind == "timestamp"
+    ]
+    checked = frame.select(
         *typed,
         F.col("_metadata.file_path").alias("_source_file"),
-        F.to_json(F.struct(*[F.col(c) for c in known])).alias("_raw"),
+        F.struct(*[F.col(c) for c in known]).alias("_original"),
         corrupt.alias("_corrupt"),
         (F.concat_ws(",", *type_errors) if type_errors else F.lit("")).alias("_type_errors"),
-    )
+        *ts_text,
+    ).withColumn("_first", _row_rules(table, now, future_tolerance_s))
+    # The raw row is rendered only for rows already refused: good rows never pay for JSON.
+    raw = F.when(F.col("_first").isNotNull(), F.to_json("_original"))
+    dropped = ["_original", "_corrupt", "_type_errors", *(f"_text_{c}" for c in _ts(table))]
+    return checked.withColumn("_raw", raw).drop(*dropped)
+
+
+def _ts(table: InputTable) -> list[str]:
+    return [c.name for c in table.columns if c.kind == "timestamp"]
 
 
 def _blank(column: str) -> SparkColumn:
     return F.col(column).isNull() | (F.trim(F.col(column)) == "")
 
 
-def validate(
-    frame: DataFrame,
-    name: str,
-    *,
-    now: datetime,
-    future_tolerance_s: float,
-    nodes: DataFrame | None = None,
-) -> DataFrame:
-    """Add ``_rule`` and ``_reason`` (both null for an accepted row); see the module docstring."""
-    table = INPUT_TABLES[name]
+def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> SparkColumn:
+    """The first row-local rule a row breaks, as ``struct(r: rule, m: reason)``, else null."""
     rules: list[tuple[str, SparkColumn, SparkColumn]] = [
         (
             "malformed",
@@ -223,16 +243,14 @@ def validate(
     ]
     for key in (c.name for c in table.columns if c.kind == "key"):
         rules.append(("missing_key", _blank(key), F.lit(f"missing {key}")))
-    for ts in (c.name for c in table.columns if c.kind == "timestamp"):
-        raw_ts = F.get_json_object("_raw", f"$.{ts}")
-        rules.append(
-            ("missing_key", raw_ts.isNull() | (F.trim(raw_ts) == ""), F.lit(f"missing {ts}"))
-        )
+    for ts in _ts(table):
+        text = F.col(f"_text_{ts}")
+        rules.append(("missing_key", _blank(f"_text_{ts}"), F.lit(f"missing {ts}")))
         rules.append(
             (
                 "bad_timestamp",
                 F.col(ts).isNull(),
-                F.format_string(f"{ts} %s is not a timestamp", raw_ts),
+                F.format_string(f"{ts} %s is not a timestamp", text),
             )
         )
     rules.append(
@@ -245,76 +263,48 @@ def validate(
     for column in table.columns:
         col = F.col(column.name)
         if column.kind == "fraction":
-            rules.append(
-                (
-                    "out_of_range",
-                    (col < 0) | (col > 1),
-                    F.format_string(f"{column.name} %s is outside 0..1", col),
-                )
-            )
+            reason = F.format_string(f"{column.name} %s is outside 0..1", col)
+            rules.append(("out_of_range", (col < 0) | (col > 1), reason))
         elif column.kind in ("count", "rate"):
-            rules.append(
-                (
-                    "negative",
-                    col < 0,
-                    F.format_string(f"{column.name} %s is negative", col.cast("string")),
-                )
-            )
+            reason = F.format_string(f"{column.name} %s is negative", col.cast("string"))
+            rules.append(("negative", col < 0, reason))
         elif column.kind == "state":
-            rules.append(
-                (
-                    "bad_state",
-                    ~F.lower(F.trim(col)).isin(*_STATES),
-                    F.format_string("state %s is not writable, readonly or down", col),
-                )
-            )
+            reason = F.format_string("state %s is not writable, readonly or down", col)
+            rules.append(("bad_state", ~F.lower(F.trim(col)).isin(*_STATES), reason))
     if {"disk_free_bytes", "disk_total_bytes"} <= {c.name for c in table.columns}:
         free, total = F.col("disk_free_bytes"), F.col("disk_total_bytes")
-        rules.append(
-            (
-                "free_above_total",
-                free > total,
-                F.format_string("disk_free_bytes %d is above disk_total_bytes %d", free, total),
-            )
-        )
-    if name == "nodes":
-        rules.append(
-            (
-                "bad_node_id",
-                ~F.trim(F.col("node")).rlike(_NODE_ID),
-                F.format_string("node %s is not host:port", F.col("node")),
-            )
-        )
+        reason = F.format_string("disk_free_bytes %d is above disk_total_bytes %d", free, total)
+        rules.append(("free_above_total", free > total, reason))
+    if table.name == "nodes":
+        reason = F.format_string("node %s is not host:port", F.col("node"))
+        rules.append(("bad_node_id", ~F.trim(F.col("node")).rlike(_NODE_ID), reason))
         for part in ("region", "rack"):
-            rules.append(
-                (
-                    "bad_location",
-                    F.col(part).contains("/"),
-                    F.format_string(f"{part} %s must not contain '/'", F.col(part)),
-                )
-            )
-    for ts in (c.name for c in table.columns if c.kind == "timestamp"):
-        limit = F.lit(now).cast("timestamp") + F.expr(f"INTERVAL {int(future_tolerance_s)} SECONDS")
-        rules.append(
-            (
-                "future_timestamp",
-                F.col(ts) > limit,
-                F.format_string(f"{ts} %s is in the future", F.col(ts).cast("string")),
-            )
-        )
-    first = F.coalesce(
+            reason = F.format_string(f"{part} %s must not contain '/'", F.col(part))
+            rules.append(("bad_location", F.col(part).contains("/"), reason))
+    limit = F.lit(now).cast("timestamp") + F.expr(f"INTERVAL {int(future_tolerance_s)} SECONDS")
+    for ts in _ts(table):
+        reason = F.format_string(f"{ts} %s is in the future", F.col(ts).cast("string"))
+        rules.append(("future_timestamp", F.col(ts) > limit, reason))
+    return F.coalesce(
         *[
-            F.when(cond, F.struct(F.lit(rule).alias("r"), reason.alias("m")))
-            for rule, cond, reason in rules
+            F.when(cond, F.struct(F.lit(rule).alias("r"), why.alias("m")))
+            for rule, cond, why in rules
         ]
     )
-    checked = frame.withColumn("_first", first)
-    checked = _membership(checked, name, nodes)
-    checked = _duplicates(checked, table)
+
+
+def validate(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> DataFrame:
+    """Apply the rules that need other rows, then expose ``_rule`` and ``_reason``."""
+    table = INPUT_TABLES[name]
+    checked = _duplicates(_membership(frame, name, nodes), table)
+    # Rows refused by these later rules parsed cleanly: their typed values are the raw row.
+    typed = F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
+    raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), typed))
     return (
-        checked.withColumn("_rule", F.col("_first.r"))
+        checked.withColumn("_raw", raw)
+        .withColumn("_rule", F.col("_first.r"))
         .withColumn("_reason", F.col("_first.m"))
-        .drop("_first", "_corrupt", "_type_errors")
+        .drop("_first")
     )
 
 
@@ -360,19 +350,26 @@ def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFra
 
 
 def _duplicates(frame: DataFrame, table: InputTable) -> DataFrame:
-    """An exact copy of an earlier accepted row is quarantined; the first copy stays."""
-    columns: Sequence[str] = [c.name for c in table.columns]
-    if table.name == "nodes":
-        columns = ["cluster", "node"]  # one row per machine, even if other fields differ
-    ok_rows = F.col("_first").isNull()
-    window = Window.partitionBy(ok_rows, *columns).orderBy("_pos")
-    rank = F.row_number().over(window)
+    """An exact copy of an earlier accepted row is quarantined; the first copy stays.
+
+    Copies share their sample key (time, cluster, node or bundle), and almost every key is
+    unique, so keys seen more than once are found first with an aggregate over the key
+    columns alone; only rows with such a key are compared whole.
+    """
+    keys = [c.name for c in table.columns if c.kind in ("key", "timestamp")]
+    columns = keys if table.name == "nodes" else [c.name for c in table.columns]
+    ok = frame.where(F.col("_first").isNull())
+    repeated = ok.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
+    candidates = ok.join(repeated, keys, "left_semi")
+    rank = F.row_number().over(Window.partitionBy(*columns).orderBy("_pos"))
+    copies = candidates.withColumn("_rank", rank).where(F.col("_rank") > 1)
+    flagged = copies.select("_pos", F.lit(True).alias("_copy"))
     reason = (
-        "an exact duplicate of an earlier row"
-        if table.name != "nodes"
-        else "a second row for this node"
+        "a second row for this node"
+        if table.name == "nodes"
+        else "an exact duplicate of an earlier row"
     )
     duplicate = F.struct(F.lit("duplicate").alias("r"), F.lit(reason).alias("m"))
-    return frame.withColumn(
-        "_first", F.when(ok_rows & (rank > 1), duplicate).otherwise(F.col("_first"))
-    )
+    marked = frame.join(flagged, "_pos", "left")
+    first = F.when(F.col("_copy").isNotNull(), duplicate).otherwise(F.col("_first"))
+    return marked.withColumn("_first", first).drop("_copy")

@@ -80,19 +80,20 @@ def run_job(
         yield
         summary.timings_s[name] = round(time.perf_counter() - began, 3)
 
-    with stage("read and validate"):
-        ingested = ingest(
-            spark, options.input, now=now, future_tolerance_s=options.future_tolerance_s
-        )
-        for frame in ingested.checked.values():
-            frame.persist(StorageLevel.MEMORY_AND_DISK)
-        _count(ingested, summary)
+    # Staging exists from the start: whatever dies from here on, the target is untouched.
     out = StagedOutput(spark, options.output, run_id)
+    ingested: Ingested | None = None
     try:
-        with stage("write quarantine"):
-            out.write_table(
-                "quarantine", ingested.quarantine().orderBy("table", "source_file", "rule", "row")
+        with stage("read and validate"):
+            ingested = ingest(
+                spark, options.input, now=now, future_tolerance_s=options.future_tolerance_s
             )
+            for frame in ingested.checked.values():
+                frame.persist(StorageLevel.MEMORY_AND_DISK)
+            _count(ingested, summary)
+        with stage("write quarantine"):
+            quarantine = ingested.quarantine().orderBy("table", "source_file", "rule", "row")
+            out.write_table("quarantine", quarantine)
         with stage("publish"):
             out.write_json("run.json", summary.as_json(options, started))
             summary.output = out.commit()
@@ -100,8 +101,9 @@ def run_job(
         out.abandon()
         raise
     finally:
-        for frame in ingested.checked.values():
-            frame.unpersist()
+        if ingested is not None:
+            for frame in ingested.checked.values():
+                frame.unpersist()
     return summary
 
 

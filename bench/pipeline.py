@@ -1,0 +1,87 @@
+"""Pipeline throughput: end-to-end rows per second against the engine's own floor.
+
+For each fleet size (telemetry rows = node_metrics + bundle_metrics), generate the fleet once,
+then in one Spark session time:
+
+* the floor: a bare read of both telemetry tables and a group-by mean per (cluster, node) and
+  per (cluster, bundle), written to a throwaway Parquet directory;
+* the whole job (``run_job``): read, validate, quarantine, the engine stages, publish.
+
+Prints rows/s for both and the job/floor ratio. Goals (issue 7): ratio <= 3 and >= 500,000
+rows/s. Usage: ``python -m bench.pipeline [--rows 1e6,1e7,5e7] [--master local[2]]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from trimtab.pipeline.generate import FleetSpec, generate_fleet
+from trimtab.pipeline.job import JobOptions, run_job
+from trimtab.pipeline.session import spark_session
+
+
+def spec_for(rows: int) -> FleetSpec:
+    """A fleet of about ``rows`` telemetry rows: 20 clusters of 40 nodes and 200 bundles."""
+    clusters, brokers, bookies, bundles = 20, 20, 20, 200
+    per_minute = clusters * (brokers + bookies + bundles)
+    return FleetSpec(
+        clusters=clusters,
+        brokers=brokers,
+        bookies=bookies,
+        bundles=bundles,
+        minutes=max(1, rows // per_minute),
+        seed=1,
+    )
+
+
+def floor(spark: SparkSession, root: Path, scratch: Path) -> float:
+    began = time.perf_counter()
+    nodes = spark.read.parquet(str(root / "node_metrics"))
+    bundles = spark.read.parquet(str(root / "bundle_metrics"))
+    numeric = [c for c, t in nodes.dtypes if t in ("double", "bigint")]
+    nodes.groupBy("cluster", "node").agg(*[F.mean(c) for c in numeric]).write.mode(
+        "overwrite"
+    ).parquet(str(scratch / "floor-nodes"))
+    numeric = [c for c, t in bundles.dtypes if t in ("double", "bigint")]
+    bundles.groupBy("cluster", "bundle").agg(*[F.mean(c) for c in numeric]).write.mode(
+        "overwrite"
+    ).parquet(str(scratch / "floor-bundles"))
+    return time.perf_counter() - began
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1e6,1e7,5e7", help="telemetry rows per fleet")
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    sizes = [int(float(x)) for x in args.rows.split(",")]
+    spark = spark_session(master=args.master, conf={"spark.ui.enabled": "false"})
+    print(f"{'rows':>12} {'floor s':>9} {'job s':>9} {'floor rows/s':>14} {'job rows/s':>12} ratio")
+    for size in sizes:
+        scratch = Path(tempfile.mkdtemp(prefix="trimtab-bench-"))
+        try:
+            fleet = generate_fleet(spec_for(size), scratch / "fleet")
+            rows = fleet.rows["node_metrics"] + fleet.rows["bundle_metrics"]
+            floor(spark, fleet.out, scratch)  # warm the JVM and the file cache
+            floor_s = floor(spark, fleet.out, scratch)
+            began = time.perf_counter()
+            run_job(spark, JobOptions(input=str(fleet.out), output=str(scratch / "out")))
+            job_s = time.perf_counter() - began
+            print(
+                f"{rows:>12,} {floor_s:>9.1f} {job_s:>9.1f} {rows / floor_s:>14,.0f} "
+                f"{rows / job_s:>12,.0f} {job_s / floor_s:5.2f}"
+            )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
