@@ -178,6 +178,16 @@ class PlacementConfig:
     enable_validation: bool = setting(
         True, "validate region-aware ensembles", aliases=("reppEnableValidation",)
     )
+    disallow_placement_in_region_feature_name: str | None = setting(
+        None,
+        "feature switch that, on for a region, keeps new ensembles out of it",
+        aliases=("reppDisallowBookiePlacementInRegionFeatureName",),
+    )
+    disable_durability_feature_name: str = setting(
+        "repp_disable_durability_enforcement",
+        "feature switch that, on, turns region durability enforcement off",
+        aliases=("reppDisableDurabilityFeatureName",),
+    )
     disk_weight_based_placement_enabled: bool = setting(
         False, "weight node choice by free disk", aliases=("diskWeightBasedPlacementEnabled",)
     )
@@ -227,6 +237,32 @@ class BookieInfoConfig:
         "used fraction at which a node turns read-only",
         aliases=("diskUsageThreshold",),
         check=between(0.0, 1.0),
+    )
+    disk_usage_lwm_threshold: float = setting(
+        0.90,
+        "used fraction below which a read-only node turns writable again",
+        aliases=("diskUsageLwmThreshold",),
+        check=between(0.0, 1.0),
+    )
+    disk_check_interval_ms: int = setting(
+        10_000,
+        "how often an agent measures its disks",
+        aliases=("diskCheckInterval",),
+        check=at_least(1),
+    )
+    zk_servers: str | None = setting(
+        None, "ZooKeeper hosts, 'host:port,host:port'", aliases=("zkServers",)
+    )
+    zk_ledgers_root_path: str = setting(
+        "/ledgers", "ZooKeeper root of the node registry", aliases=("zkLedgersRootPath",)
+    )
+    metadata_service_uri: str | None = setting(
+        None,
+        "zk+hierarchical://h1:2181;h2:2181/ledgers; overrides zkServers and zkLedgersRootPath",
+        aliases=("metadataServiceUri",),
+    )
+    zk_timeout_ms: int = setting(
+        10_000, "ZooKeeper session timeout", aliases=("zkTimeout",), check=at_least(1)
     )
 
 
@@ -314,23 +350,32 @@ class SheddingConfig:
         check=between(0.0, 1.0),
     )
     cpu_weight: float = setting(
-        1.0, "", aliases=("loadBalancerCPUResourceWeight",), check=at_least(0)
+        1.0,
+        "weight of cpu in the max",
+        aliases=("loadBalancerCPUResourceWeight",),
+        check=at_least(0),
     )
     memory_weight: float = setting(
-        0.0, "", aliases=("loadBalancerMemoryResourceWeight",), check=at_least(0)
+        0.0,
+        "weight of memory (deprecated)",
+        aliases=("loadBalancerMemoryResourceWeight",),
+        check=at_least(0),
     )
     direct_memory_weight: float = setting(
-        0.0, "", aliases=("loadBalancerDirectMemoryResourceWeight",), check=at_least(0)
+        0.0,
+        "weight of direct memory",
+        aliases=("loadBalancerDirectMemoryResourceWeight",),
+        check=at_least(0),
     )
     bandwidth_in_weight: float = setting(
         1.0,
-        "",
+        "weight of bandwidth in",
         aliases=("loadBalancerBandwidthInResourceWeight", "loadBalancerBandwithInResourceWeight"),
         check=at_least(0),
     )
     bandwidth_out_weight: float = setting(
         1.0,
-        "",
+        "weight of bandwidth out",
         aliases=("loadBalancerBandwidthOutResourceWeight", "loadBalancerBandwithOutResourceWeight"),
         check=at_least(0),
     )
@@ -389,21 +434,95 @@ class SheddingConfig:
     debug_mode_enabled: bool = setting(
         False, "log every step", aliases=("loadBalancerDebugModeEnabled",)
     )
+    throughput_signal: bool = setting(
+        True, "also weigh message throughput against NIC speed, as PIP-220 lists (trimtab)"
+    )
+    excluded_namespaces: tuple[str, ...] = setting(
+        (),
+        "namespaces whose bundles are never shed (PIP-380)",
+        aliases=("loadBalancerSheddingExcludedNamespaces",),
+    )
+    average_resource_usage_difference_threshold_percentage: float = setting(
+        10,
+        "placement for unload-only shedders: candidates this far below the average",
+        aliases=("loadBalancerAverageResourceUsageDifferenceThresholdPercentage",),
+        check=between(0, 100),
+    )
+    report_update_threshold_percentage: float = setting(
+        10,
+        "a broker re-reports its load after a change this large (simulator)",
+        aliases=("loadBalancerReportUpdateThresholdPercentage",),
+        check=at_least(0),
+    )
+    report_update_max_interval_minutes: float = setting(
+        15,
+        "a broker re-reports at least this often (simulator)",
+        aliases=("loadBalancerReportUpdateMaxIntervalMinutes",),
+        check=at_least(0),
+    )
+
+
+ALLOCATORS = {
+    "constraints": "constraints",
+    "rfc": "rfc",
+    "rendezvous": "rendezvous",
+}
+ALLOCATION_PROFILES = {"rfc": "rfc", "redpanda": "redpanda"}
+# (topic_partitions_per_shard, topic_partitions_reserve_shard0) of each profile.
+_PROFILE_DEFAULTS = {"rfc": (7000, 2), "redpanda": (1000, 0)}
+
+
+class _ProfileDefault(int):
+    """A per-shard default nobody set, so ``profile`` may replace it; equal to the plain int."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AllocationConfig:
-    """Redpanda's allocator settings. Defaults are the 2019 RFC's; ``profile`` switches."""
+    """Redpanda's allocator settings. Defaults are the 2019 RFC's; ``profile`` switches.
 
+    ``profile = "redpanda"`` gives today's Redpanda defaults (1000 partitions per core, no
+    core-0 reserve; lowered from 7000 in 2023) to ``topic_partitions_per_shard`` and
+    ``topic_partitions_reserve_shard0`` unless those keys are set explicitly.
+
+        >>> cfg = Config.of(profile="redpanda").allocation
+        >>> cfg.topic_partitions_per_shard, cfg.topic_partitions_reserve_shard0
+        (1000, 0)
+    """
+
+    profile: str = setting(
+        "rfc",
+        "defaults of the two keys below: rfc (7000, 2) or redpanda (1000, 0, Redpanda since 2023)",
+        choices=ALLOCATION_PROFILES,
+    )
     topic_partitions_per_shard: int = setting(
-        7000,
+        _ProfileDefault(7000),
         "partition capacity per core (RFC 7000; Redpanda today 1000)",
         check=between(16, 131_072),
     )
     topic_partitions_reserve_shard0: int = setting(
-        2, "partitions core 0 starts with (RFC 2; Redpanda today 0)", check=at_least(0)
+        _ProfileDefault(2),
+        "partitions core 0 starts with (RFC 2; Redpanda today 0)",
+        check=at_least(0),
+    )
+    allocator: str = setting(
+        "constraints",
+        "rfc (round-robin, 2019 RFC), constraints (Redpanda today) or rendezvous (weighted HRW)",
+        choices=ALLOCATORS,
     )
     enable_rack_awareness: bool = setting(False, "prefer distinct racks for replicas")
+    topic_aware: bool = setting(
+        True,
+        "spread each topic's replicas in proportion to capacity before total counts",
+        aliases=("partition_autobalancing_topic_aware",),
+    )
+    rendezvous_bias_correction: bool = setting(
+        True, "reweight rendezvous hashing so replication factors > 1 stay capacity-proportional"
+    )
+    even_out_batch: bool = setting(
+        True, "constraints mode: move a batch's own new replicas towards capacity shares"
+    )
     max_disk_usage_percent: int = setting(
         80,
         "soft disk fill limit",
@@ -413,6 +532,15 @@ class AllocationConfig:
     storage_space_alert_free_threshold_percent: int = setting(
         5, "hard limit = 100 minus this", check=between(0, 100)
     )
+
+    def __post_init__(self) -> None:
+        per_shard, reserve = _PROFILE_DEFAULTS[self.profile]
+        for name, value in (
+            ("topic_partitions_per_shard", per_shard),
+            ("topic_partitions_reserve_shard0", reserve),
+        ):
+            if type(getattr(self, name)) is _ProfileDefault:
+                object.__setattr__(self, name, _ProfileDefault(value))
 
 
 _SECTIONS: dict[str, type] = {

@@ -1,0 +1,335 @@
+"""``trimtab shed``: what a Pulsar load shedder would move now, and where it leaves the loads.
+
+Inputs are the inventory (each broker's cores and NIC), ``node_metrics`` (each broker's usage
+history, folded into its load data) and ``bundle_metrics`` (each bundle's latest owner and
+rates). The time of the snapshot is the latest row's ``ts`` unless ``--now`` says otherwise.
+Output: the decisions of each cycle, the transfers, and per broker the load before and the
+settled load after (see :mod:`trimtab.shedding.plan`); ``--json`` for machines,
+``--format pulsar-admin`` for the commands that make the moves.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from trimtab._format import human_bps, plural
+from trimtab.cli._common import (
+    ConfigOption,
+    JsonFlag,
+    app,
+    err,
+    load_config,
+    out,
+    print_json,
+    user_errors,
+)
+from trimtab.cli.topology import rejected_json, report_input_problems, select_clusters
+from trimtab.cluster import ClusterState
+from trimtab.config import Config
+from trimtab.errors import TrimtabError
+from trimtab.export.pulsar_admin import unload_command
+from trimtab.inventory import read_inventory
+from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
+from trimtab.shedding.inputs import Built, build_snapshot, read_bundle_metrics, read_node_metrics
+from trimtab.tables import Parsed, RejectedRow
+
+__all__ = ["Format", "Strategy", "plan_json", "shed"]
+
+
+class Strategy(StrEnum):
+    TRANSFER = "transfer"
+    THRESHOLD = "threshold"
+    OVERLOAD = "overload"
+    UNIFORM = "uniform"
+    BALANCED = "balanced"
+
+
+class Format(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    PULSAR_ADMIN = "pulsar-admin"
+
+
+@app.command()
+def shed(
+    inventory: Annotated[
+        Path, typer.Option("--inventory", "-i", help="Inventory file or directory.")
+    ],
+    brokers: Annotated[
+        Path, typer.Option("--brokers", help="node_metrics rows: each broker's usage history.")
+    ],
+    bundles: Annotated[
+        Path, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
+    ],
+    strategy: Annotated[
+        Strategy | None, typer.Option("--strategy", help="Shedder (default: the config's).")
+    ] = None,
+    cycles: Annotated[int, typer.Option("--cycles", help="Cycles to run.", min=1)] = 1,
+    until_balanced: Annotated[
+        bool,
+        typer.Option("--until-balanced", help="Run until the strategy has nothing left to do."),
+    ] = False,
+    max_cycles: Annotated[
+        int, typer.Option("--max-cycles", help="Cap for --until-balanced.", min=1)
+    ] = 500,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="The cluster, if there are several.")
+    ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option("--now", help="Snapshot time (ISO 8601 or epoch s; default: latest ts)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for placing unload-only moves.")] = 0,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="table, json or pulsar-admin.")
+    ] = Format.TABLE,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
+    with user_errors():
+        cfg = load_config(config)
+        if strategy is not None:
+            cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy.value))
+        inv = read_inventory(inventory)
+        nodes = read_node_metrics(brokers)
+        rows = read_bundle_metrics(bundles)
+        state = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
+        built = build_snapshot(
+            state, _with_origin(nodes), _with_origin(rows), LoadModel.of(cfg.shedding)
+        )
+        at = _parse_now(now) if now is not None else built.now
+        result = plan(
+            built.snapshot,
+            shedder_for(cfg.shedding),
+            now=at,
+            cycles=cycles,
+            until_balanced=until_balanced,
+            max_cycles=max_cycles,
+            rng=random.Random(seed),
+        )
+        commands = [unload_command(m) for _, m, _ in result.transfers]
+    rejected = [*nodes.rejected, *rows.rejected, *built.rejected]
+    if as_json or fmt is Format.JSON:
+        doc = plan_json(result, state, built, at)
+        doc["rejected"] = [rejected_json(r) for r in [*inv.rejected, *rejected]]
+        doc["warnings"] = [*inv.warnings, *nodes.warnings, *rows.warnings]
+        print_json(doc)
+        return
+    if fmt is Format.PULSAR_ADMIN:
+        for line in commands:
+            out.print(line, highlight=False, soft_wrap=True, markup=False)
+    else:
+        _print_plan(result, state, built, at, cfg)
+    report_input_problems(inv)
+    _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
+
+
+def _with_origin(parsed: Parsed[Any]) -> list[tuple[Any, RejectedRow]]:
+    return [
+        (row, RejectedRow(raw.source, raw.line, "", raw.data or {})) for row, raw in parsed.accepted
+    ]
+
+
+def _one_cluster(
+    clusters: list[ClusterState], nodes: Parsed[Any], rows: Parsed[Any], name: str | None
+) -> ClusterState:
+    if len(clusters) == 1:
+        return clusters[0]
+    with_bundles = {r.cluster for r, _ in rows.accepted} & {c.name for c in clusters}
+    if name is None and len(with_bundles) == 1:
+        (only,) = with_bundles
+        return next(c for c in clusters if c.name == only)
+    names = ", ".join(sorted(with_bundles or {c.name for c in clusters})) or "none"
+    raise TrimtabError(f"the inputs hold clusters {names}: choose one with --cluster")
+
+
+def _parse_now(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise TrimtabError(f"--now {text!r} is neither epoch seconds nor ISO 8601") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+def plan_json(result: Plan, state: ClusterState, built: Built, now: float) -> dict[str, Any]:
+    """The ``--json`` document (without ``rejected``/``warnings``)."""
+    decisions = [
+        {
+            "cycle": k,
+            "label": str(d.label),
+            "reason": str(d.reason),
+            "broker": d.broker,
+            "bundle": d.move.bundle if d.move else None,
+            "note": d.note,
+        }
+        for k, r in enumerate(result.results, start=1)
+        for d in r.decisions
+    ]
+    transfers = [
+        {
+            "cycle": k,
+            "bundle": m.bundle,
+            "source": m.source,
+            "destination": m.destination,
+            "throughput": m.throughput,
+            "reason": str(reason),
+        }
+        for k, m, reason in result.transfers
+    ]
+    return {
+        "cluster": state.name,
+        "strategy": result.strategy,
+        "now": _iso(now),
+        "cycles": len(result.results),
+        "target_std": result.target_std,
+        "std_before": result.std_before,
+        "std_after": result.std_after,
+        "reached": result.reached,
+        "decisions": decisions,
+        "transfers": transfers,
+        "brokers": _broker_rows(result, state),
+        "counts": {
+            f"{label}/{reason}": n
+            for (label, reason), n in sorted(breakdown(result.results).items())
+        },
+    }
+
+
+def _broker_rows(result: Plan, state: ClusterState) -> list[dict[str, Any]]:
+    start, end = result.start, result.end
+    count_before = Counter(start.bundles.broker_of(i) for i in range(len(start.bundles)))
+    count_after = Counter(end.bundles.broker_of(i) for i in range(len(end.bundles)))
+    rows = []
+    for node in state:
+        broker = str(node.id)
+        load = start.loads.get(broker)
+        after = end.loads.get(broker)
+        rows.append(
+            {
+                "broker": broker,
+                "state": node.state.value,
+                "cores": node.capacity.cores,
+                "nic_bps": node.capacity.nic_bps,
+                "bundles_before": count_before.get(broker, 0),
+                "bundles_after": count_after.get(broker, 0),
+                "load_before": result.loads_before.get(broker),
+                "load_after": result.loads_after.get(broker),
+                "throughput_before": load.throughput if load else None,
+                "throughput_after": after.throughput if after else None,
+                "updated_at": _iso(load.updated_at) if load else None,
+            }
+        )
+    return rows
+
+
+def _print_plan(result: Plan, state: ClusterState, built: Built, now: float, cfg: Config) -> None:
+    mark = "[green]reached[/]" if result.reached else "[yellow]not reached[/]"
+    out.print(
+        f"[bold]{state.name}[/]  {result.strategy} shedder, {plural(len(result.results), 'cycle')} "
+        f"from {_iso(now)}; std {result.std_before:.3f} → {result.std_after:.3f} "
+        f"(target {result.target_std:g}: {mark})",
+        highlight=False,
+    )
+    table = Table(title="brokers (load = smoothed weighted max; after = once the moves settle)")
+    for column in ("broker", "cores", "NIC", "bundles", "load", "after", "throughput", "after "):
+        table.add_column(column, justify="left" if column == "broker" else "right")
+    for row in _broker_rows(result, state):
+        table.add_row(
+            row["broker"],
+            str(row["cores"]),
+            human_bps(row["nic_bps"]),
+            f"{row['bundles_before']} → {row['bundles_after']}",
+            _pct(row["load_before"]),
+            _pct(row["load_after"]),
+            _mbps(row["throughput_before"]),
+            _mbps(row["throughput_after"]),
+        )
+    out.print(table)
+    if result.transfers:
+        moves = Table(title=f"{plural(len(result.transfers), 'transfer')}")
+        for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
+            moves.add_column(
+                column, justify="right" if column in ("cycle", "throughput") else "left"
+            )
+        for k, m, reason in result.transfers:
+            moves.add_row(
+                str(k),
+                m.bundle,
+                m.source,
+                m.destination or "(next lookup)",
+                _mbps(m.throughput),
+                str(reason),
+            )
+        out.print(moves)
+    else:
+        out.print("no transfers", highlight=False)
+    _print_outcomes(result)
+
+
+def _print_outcomes(result: Plan) -> None:
+    table = Table(title="decisions")
+    for column in ("cycle", "label", "reason", "broker", "note"):
+        table.add_column(column)
+    shown = 0
+    for k, r in enumerate(result.results, start=1):
+        for d in r.decisions:
+            if d.move is not None:
+                continue
+            if shown < 40:
+                table.add_row(str(k), str(d.label), str(d.reason), d.broker or "(cycle)", d.note)
+            shown += 1
+    if shown:
+        out.print(table)
+    if shown > 40:
+        out.print(f"... and {shown - 40} more; --json has them all", highlight=False)
+    counts = ", ".join(
+        f"{label}/{reason} {n}" for (label, reason), n in sorted(breakdown(result.results).items())
+    )
+    out.print(f"counts: {counts}", highlight=False)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _mbps(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1e6:.1f} MB/s"
+
+
+def _report_rejected(
+    nodes: Parsed[Any], rows: Parsed[Any], extra: tuple[RejectedRow, ...], warnings: list[str]
+) -> None:
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    for name, parsed in (("node_metrics", nodes), ("bundle_metrics", rows)):
+        refused = [*parsed.rejected, *(r for r in extra if _table_of(r) == name)]
+        if not refused:
+            continue
+        table = Table(title=f"{len(refused)} of {parsed.rows_read} {name} rows rejected")
+        table.add_column("where")
+        table.add_column("reason")
+        for row in refused:
+            table.add_row(f"{row.source}:{row.line}", row.reason)
+        err.print(table)
+
+
+def _table_of(row: RejectedRow) -> str:
+    return "bundle_metrics" if "bundle" in row.row else "node_metrics"

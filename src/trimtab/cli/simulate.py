@@ -1,0 +1,243 @@
+"""``trimtab simulate``: simulators, one subcommand each (``shedding`` here).
+
+To add one, define ``@simulate_app.command("name")`` in a module of this package and list the
+module in :mod:`trimtab.cli` (``_COMMANDS``); the group itself is registered here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from trimtab.cli._common import (
+    ConfigOption,
+    JsonFlag,
+    app,
+    err,
+    load_config,
+    out,
+    print_json,
+    user_errors,
+)
+from trimtab.errors import TrimtabError
+from trimtab.shedding import STRATEGIES
+from trimtab.sim.convergence import StaticRow, experiment_config, static_experiment
+from trimtab.sim.shedding_cluster import ClusterRun, ClusterScenario, run_cluster, with_target
+
+__all__ = ["shedding", "simulate_app"]
+
+simulate_app = typer.Typer(
+    name="simulate",
+    help="Simulators: how the engines behave over many runs or over time.",
+    no_args_is_help=True,
+)
+app.add_typer(simulate_app, name="simulate")
+
+_SPARK = "▁▂▃▄▅▆▇█"
+
+
+@simulate_app.command("shedding")
+def shedding(
+    brokers: Annotated[
+        str, typer.Option("--brokers", help="Cluster sizes, comma-separated: 10,100,1000.")
+    ],
+    trials: Annotated[
+        int, typer.Option("--trials", help="Runs per size and strategy.", min=1)
+    ] = 20,
+    strategy: Annotated[
+        str, typer.Option("--strategy", help="Strategies, comma-separated.")
+    ] = "transfer,balanced",
+    target_std: Annotated[
+        float, typer.Option("--target-std", help="Std to reach (the PIP's table: 0.15).", min=0.0)
+    ] = 0.15,
+    pairs_per_cycle: Annotated[
+        int | None,
+        typer.Option(
+            "--pairs-per-cycle", help="TransferShedder pairs per cycle (default: config).", min=1
+        ),
+    ] = None,
+    timers: Annotated[
+        bool,
+        typer.Option("--timers", help="Keep upstream's hit count and cooldown (a cycle = 1 min)."),
+    ] = False,
+    bundles_per_broker: Annotated[
+        int, typer.Option("--bundles-per-broker", help="Random split of each load.", min=2)
+    ] = 10,
+    dynamic: Annotated[
+        bool,
+        typer.Option("--dynamic", help="Run the living-cluster scenario instead (first size)."),
+    ] = False,
+    hours: Annotated[
+        float, typer.Option("--hours", help="Length of the --dynamic run.", min=0.1)
+    ] = 12.0,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same table).")] = 0,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """PIP-220's static experiment (epochs to reach the target), or --dynamic: a living cluster."""
+    with user_errors():
+        cfg = load_config(config).shedding
+        sizes = _sizes(brokers)
+        names = _strategies(strategy)
+        if dynamic:
+            scenario = ClusterScenario(brokers=sizes[0], hours=hours, seed=seed or 1)
+            runs = [run_cluster(name, with_target(cfg, target_std), scenario) for name in names]
+        else:
+            setup = experiment_config(
+                cfg, target_std=target_std, pairs_per_cycle=pairs_per_cycle, timers=timers
+            )
+            total = len(sizes) * len(names) * trials
+            with Progress(console=err, transient=True, disable=as_json) as bar:
+                task = bar.add_task("simulating", total=total)
+                rows = static_experiment(
+                    sizes,
+                    names,
+                    trials=trials,
+                    config=setup,
+                    seed=seed,
+                    bundles_per_broker=bundles_per_broker,
+                    on_trial=lambda: bar.advance(task),
+                )
+    if dynamic:
+        _show_dynamic(runs, scenario, target_std, as_json)
+        return
+    if as_json:
+        print_json(
+            {
+                "target_std": target_std,
+                "pairs_per_cycle": setup.max_broker_shedding_per_cycle,
+                "timers": timers,
+                "seed": seed,
+                "rows": [_row_json(r) for r in rows],
+            }
+        )
+        return
+    out.print(_table(rows, target_std, setup.max_broker_shedding_per_cycle, timers))
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise TrimtabError(
+            f"--brokers {text!r}: expected whole numbers separated by commas"
+        ) from None
+    if not sizes or any(n < 2 for n in sizes):
+        raise TrimtabError(f"--brokers {text!r}: every size must be at least 2")
+    return sizes
+
+
+def _strategies(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown or not names:
+        raise TrimtabError(f"--strategy {text!r}: choose from {', '.join(STRATEGIES)}")
+    return names
+
+
+def _row_json(row: StaticRow) -> dict[str, Any]:
+    return asdict(row)
+
+
+def _table(rows: list[StaticRow], target: float, pairs: int, timers: bool) -> Table:
+    mode = "upstream timers" if timers else "no timers"
+    table = Table(
+        title=f"epochs to reach std ≤ {target:g} (transfer: {pairs} pair(s)/cycle, {mode}; means)"
+    )
+    columns = (
+        "brokers",
+        "strategy",
+        "transfers",
+        "cycles",
+        "bundles",
+        "traffic moved",
+        "reached",
+        "PIP",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column == "strategy" else "right")
+    for r in rows:
+        table.add_row(
+            str(r.brokers),
+            r.strategy,
+            f"{r.transfers_mean:.1f}",
+            f"{r.cycles_mean:.1f}",
+            f"{r.bundles_mean:.1f}",
+            f"{r.moved_share_mean:.1%}",
+            f"{r.reached_share:.0%}",
+            "-" if r.pip_epochs is None else str(r.pip_epochs),
+        )
+    return table
+
+
+def _show_dynamic(
+    runs: list[ClusterRun], scenario: ClusterScenario, target: float, as_json: bool
+) -> None:
+    if as_json:
+        print_json(
+            {
+                "scenario": asdict(scenario),
+                "target_std": target,
+                "runs": [_run_json(r) for r in runs],
+            }
+        )
+        return
+    table = Table(
+        title=(
+            f"{scenario.brokers} brokers for {scenario.hours:g} h: one joins at minute "
+            f"{scenario.join_at_minute}, one leaves at {scenario.leave_at_minute}; "
+            f"target std {target:g}"
+        )
+    )
+    for column in (
+        "strategy",
+        "unloads",
+        "per hour",
+        "traffic moved",
+        "balanced after (min)",
+        "above target",
+        "std by hour",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("strategy", "std by hour") else "right"
+        )
+    for r in runs:
+        settle = ", ".join(
+            f"{k} {'-' if v is None else f'{v:.0f}'}" for k, v in r.balance_minutes.items()
+        )
+        table.add_row(
+            r.strategy,
+            str(r.unloads),
+            f"{r.unloads_per_hour:.1f}",
+            f"{r.moved_bytes_per_s / 1e6:,.0f} MB/s",
+            settle,
+            f"{r.above_target_share:.0%}",
+            _sparkline(r.std),
+        )
+    out.print(table)
+
+
+def _run_json(run: ClusterRun) -> dict[str, Any]:
+    return {
+        "strategy": run.strategy,
+        "unloads": run.unloads,
+        "unloads_per_hour": run.unloads_per_hour,
+        "moved_bytes_per_s": run.moved_bytes_per_s,
+        "balance_minutes": dict(run.balance_minutes),
+        "above_target_share": run.above_target_share,
+        "outcomes": dict(run.outcomes),
+        "std": list(run.std),
+    }
+
+
+def _sparkline(values: tuple[float, ...]) -> str:
+    hourly = [max(values[h : h + 60]) for h in range(0, len(values), 60)]
+    top = max(hourly, default=0.0) or 1.0
+    return (
+        "".join(_SPARK[min(len(_SPARK) - 1, int(v / top * (len(_SPARK) - 1)))] for v in hourly)
+        + f" (max {top:.2f})"
+    )

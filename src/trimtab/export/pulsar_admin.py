@@ -1,0 +1,36 @@
+"""Bundle moves as ``pulsar-admin`` commands (peers reference §3.3).
+
+Each move becomes::
+
+    pulsar-admin namespaces unload <tenant>/<ns> --bundle <range> --destinationBroker <broker>
+
+``--destinationBroker`` is left out when the shedder named no destination (the bundle is then
+placed at its next lookup); upstream refuses ``-d`` without ``-b`` (PR #21879), so ``--bundle``
+is always given. Arguments are shell-quoted, so the lines can be piped to ``sh``. The same
+unload is available over REST as
+``PUT /admin/v2/namespaces/{tenant}/{namespace}/{bundle}/unload?destinationBroker=...``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+
+from trimtab.shedding.decisions import Move
+from trimtab.shedding.inputs import split_bundle
+
+__all__ = ["unload_command", "unload_commands"]
+
+
+def unload_command(move: Move, *, admin: str = "pulsar-admin") -> str:
+    """One command line for ``move``; raises ``ValueError`` for a malformed bundle name."""
+    namespace, hash_range = split_bundle(move.bundle)
+    words = [admin, "namespaces", "unload", namespace, "--bundle", hash_range]
+    if move.destination is not None:
+        words += ["--destinationBroker", move.destination]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def unload_commands(moves: Iterable[Move], *, admin: str = "pulsar-admin") -> list[str]:
+    """One line per move, in the order the moves are to run."""
+    return [unload_command(m, admin=admin) for m in moves]

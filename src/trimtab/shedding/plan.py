@@ -1,0 +1,128 @@
+"""Run shedding cycles on a snapshot and project where the moves take the loads.
+
+Goals
+    Answer an operator's "what would the shedder do now, and where would it leave us?" for
+    one cycle, N cycles, or until the strategy has nothing left to do.
+
+Algorithm
+    Each cycle runs the shedder at ``now``; moves without a destination are placed like a
+    fresh lookup (:mod:`trimtab.shedding.placement`, seeded RNG). Then the moves are applied to
+    the brokers' current values (:func:`project`) and every broker reports once at the next
+    interval (:func:`report`), so smoothing lag, hit counts and cooldowns play out as upstream.
+    The *settled* loads are the starting loads shifted by every move (:func:`shift`): where the
+    loads end once reports catch up; ``std_after`` is their population std.
+
+    ``until_balanced`` stops after the first idle cycle whose shedding condition is off (the
+    strategy's own "balanced": Skip/HitCount with the hit count back at 0), after
+    :data:`PATIENCE` idle cycles in a row for any other reason (CoolDown, NoBundles...), or at
+    ``max_cycles``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from trimtab.shedding.base import LoadStats, Shedder
+from trimtab.shedding.decisions import CycleResult, Label, Move, Reason, ShedderState
+from trimtab.shedding.placement import assign_destinations
+from trimtab.shedding.predict import load_per_byte, project, report, shift
+from trimtab.shedding.snapshot import LoadSnapshot
+
+__all__ = ["PATIENCE", "Plan", "plan"]
+
+PATIENCE = 30
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """Cycles run, their results, and the loads before and after (settled)."""
+
+    strategy: str
+    start: LoadSnapshot
+    end: LoadSnapshot
+    results: tuple[CycleResult, ...]
+    loads_before: Mapping[str, float]
+    loads_after: Mapping[str, float]
+    std_before: float
+    std_after: float
+    target_std: float
+
+    @property
+    def transfers(self) -> list[tuple[int, Move, Reason]]:
+        """(cycle number from 1, move, reason) for every move, in order."""
+        return [
+            (k, d.move, d.reason)
+            for k, result in enumerate(self.results, start=1)
+            for d in result.decisions
+            if d.move is not None
+        ]
+
+    @property
+    def reached(self) -> bool:
+        return self.std_after <= self.target_std
+
+
+def plan(
+    snapshot: LoadSnapshot,
+    shedder: Shedder,
+    *,
+    now: float,
+    cycles: int = 1,
+    until_balanced: bool = False,
+    max_cycles: int = 500,
+    rng: random.Random | None = None,
+    state: ShedderState | None = None,
+) -> Plan:
+    """Run ``cycles`` cycles (or until balanced, at most ``max_cycles``) from ``now``."""
+    cfg = shedder.config
+    rng = rng if rng is not None else random.Random(0)
+    interval = cfg.interval_minutes * 60.0
+    usable = [b for name, b in snapshot.loads.items() if name in (snapshot.available or ())]
+    ratios = load_per_byte(usable)
+    before = {b.broker: b.load for b in usable}
+    settled = dict(before)
+    current, state = snapshot, state or ShedderState()
+    results: list[CycleResult] = []
+    idle = 0
+    limit = max_cycles if until_balanced else cycles
+    for _ in range(limit):
+        result = shedder.cycle(current, state, now=now)
+        result = assign_destinations(result, current, cfg, rng, now=now)
+        results.append(result)
+        moves = result.moves
+        settled = shift(settled, moves, ratios)
+        state = result.state
+        now += interval
+        current = report(
+            project(current, moves, ratios=ratios), now=now, history=cfg.history_resource_percentage
+        )
+        if moves:
+            idle = 0
+            continue
+        idle += 1
+        outcome = result.outcome
+        balanced = (
+            outcome.label is Label.SKIP
+            and outcome.reason is Reason.HIT_COUNT
+            and state.hit_count == 0
+        )
+        if until_balanced and (balanced or idle >= PATIENCE):
+            break
+    return Plan(
+        strategy=shedder.name,
+        start=snapshot,
+        end=current,
+        results=tuple(results),
+        loads_before=before,
+        loads_after=settled,
+        std_before=_std(before),
+        std_after=_std(settled),
+        target_std=cfg.target_std,
+    )
+
+
+def _std(loads: Mapping[str, float]) -> float:
+    return LoadStats.of(loads.values()).std if loads else math.nan

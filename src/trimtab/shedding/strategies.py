@@ -1,0 +1,34 @@
+"""Shedders by name: ``shedder_for(config)`` builds the one ``loadBalancerLoadSheddingStrategy``
+names (trimtab names or the upstream Java class names, see :mod:`trimtab.config`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from trimtab.config import SheddingConfig
+from trimtab.shedding.balanced import BalancedShedder
+from trimtab.shedding.base import Shedder
+from trimtab.shedding.overload import OverloadShedder
+from trimtab.shedding.threshold import ThresholdShedder
+from trimtab.shedding.transfer import TransferShedder
+from trimtab.shedding.uniform import UniformLoadShedder
+
+__all__ = ["STRATEGIES", "shedder_for"]
+
+STRATEGIES: dict[str, type[Shedder]] = {
+    "transfer": TransferShedder,
+    "balanced": BalancedShedder,
+    "threshold": ThresholdShedder,
+    "overload": OverloadShedder,
+    "uniform": UniformLoadShedder,
+}
+
+
+def shedder_for(config: SheddingConfig, strategy: str | None = None) -> Shedder:
+    """The shedder ``strategy`` (default: ``config.strategy``) with ``config``."""
+    name = strategy or config.strategy
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    if name != config.strategy:
+        config = replace(config, strategy=name)
+    return STRATEGIES[name](config)

@@ -1,0 +1,262 @@
+"""A living Pulsar cluster, minute by minute, under a shedding strategy.
+
+Goals
+    Show what the static experiment cannot: smoothing lag, the hit-count gate, the cooldown,
+    report thresholds, flaky traffic, brokers joining and leaving, mixed hardware.
+
+Model
+    * **Brokers** cycle through three machine types (8 cores / 10 Gb/s, 16 / 25, 32 / 25). A
+      core serves :data:`BYTES_PER_CORE` of traffic, so usage is ``cpu = 0.03 + T/(cores·c)``
+      and ``bandwidth = 8·T_dir / nic``: most brokers are CPU-bound, and a small broker gains
+      four times the load of a big one for the same bundle.
+    * **Bundles** have log-normal sizes and start spread by *count* (the same number on
+      every broker, as count-based placement leaves them), so the small brokers start hot.
+      Traffic drifts diurnally (``1 + A·sin(2πt/1440 + φ)``, three tenant time zones); one
+      large bundle is **flaky** (×5 on and off at random).
+    * **Reports.** Every minute each broker folds a sample into its load data (the moving
+      average with ``h``) and publishes it when a usage moved by
+      ``loadBalancerReportUpdateThresholdPercentage`` points or
+      ``loadBalancerReportUpdateMaxIntervalMinutes`` passed. Shedders see published data only.
+    * **Events.** A 32-core broker joins at ``join_at_minute``; at ``leave_at_minute`` the first
+      broker leaves and its bundles are placed like fresh lookups
+      (``LeastResourceUsageWithWeight``).
+    * **Shedding** runs every ``loadBalancerSheddingIntervalMinutes`` with the upstream timers;
+      unload-only strategies get destinations from the same placement. Moves take effect at
+      the next minute.
+
+Figures (:class:`ClusterRun`): the true std of capacity-normalised loads each minute, unloads
+per hour, traffic moved, minutes to balance after the start and each event (until the std
+stays at or below the target for :data:`SETTLE_MINUTES` minutes), and the share of minutes
+spent above the target.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+import numpy as np
+
+from trimtab.config import SheddingConfig
+from trimtab.shedding import (
+    BrokerLoad,
+    BundleLoads,
+    Label,
+    Limits,
+    LoadModel,
+    LoadSnapshot,
+    NodeSample,
+    ShedderState,
+    assign_destinations,
+    least_resource_usage,
+    shedder_for,
+)
+
+__all__ = [
+    "BYTES_PER_CORE",
+    "SETTLE_MINUTES",
+    "ClusterRun",
+    "ClusterScenario",
+    "run_cluster",
+    "with_target",
+]
+
+BYTES_PER_CORE = 40e6
+SETTLE_MINUTES = 10
+MACHINES = ((8, 10e9), (16, 25e9), (32, 25e9))  # (cores, nic_bps)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterScenario:
+    """What happens to the cluster; every number has a default that shows all the effects."""
+
+    brokers: int = 24
+    bundles_per_broker: int = 25
+    hours: float = 12.0
+    mean_load: float = 0.45
+    diurnal_amplitude: float = 0.3
+    flaky: bool = True
+    join_at_minute: int | None = 180
+    leave_at_minute: int | None = 480
+    seed: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterRun:
+    """One strategy's run: per-minute std and the summary figures."""
+
+    strategy: str
+    std: tuple[float, ...]
+    unloads: int
+    unloads_per_hour: float
+    moved_bytes_per_s: float
+    balance_minutes: Mapping[str, float | None]
+    above_target_share: float
+    outcomes: Mapping[str, int]
+
+
+def run_cluster(strategy: str, config: SheddingConfig, scenario: ClusterScenario) -> ClusterRun:
+    """Run ``scenario`` under ``strategy``; the same scenario seed gives the same cluster."""
+    rng = np.random.default_rng(scenario.seed)
+    place = random.Random(scenario.seed)
+    shedder = shedder_for(config, strategy)
+    model = LoadModel.of(config)
+    n_total = scenario.brokers + (1 if scenario.join_at_minute is not None else 0)
+    ids = [f"broker-{i:03d}" for i in range(n_total)]
+    kinds = [MACHINES[i % 3] for i in range(scenario.brokers)] + [MACHINES[2]] * (
+        n_total - scenario.brokers
+    )
+    limits = {
+        b: Limits(cores=c, memory_bytes=64e9, nic_bps=nic)
+        for b, (c, nic) in zip(ids, kinds, strict=True)
+    }
+    n_bundles = scenario.brokers * scenario.bundles_per_broker
+    size = rng.lognormal(0.0, 1.0, n_bundles)
+    capacity = sum(limits[b].cores for b in ids[: scenario.brokers]) * BYTES_PER_CORE
+    size *= scenario.mean_load * capacity / size.sum()
+    phase = rng.choice([0.0, 2 * math.pi / 3, 4 * math.pi / 3], n_bundles)
+    flaky = int(np.argmax(size)) if scenario.flaky else -1
+    owner = np.repeat(np.arange(scenario.brokers), scenario.bundles_per_broker)
+    rng.shuffle(owner)
+    names = tuple(f"tenant/ns{k % 7}/0x{k:08x}_0x{k + 1:08x}" for k in range(n_bundles))
+    live = set(range(scenario.brokers))
+    local: dict[str, BrokerLoad] = {}
+    published: dict[str, BrokerLoad] = {}
+    last_usage: dict[str, tuple[float, float, float]] = {}
+    state, burst = ShedderState(), False
+    stds: list[float] = []
+    unloads, moved = 0, 0.0
+    outcomes: Counter[str] = Counter()
+    minutes = int(scenario.hours * 60)
+    every = max(1, round(config.interval_minutes))
+    for minute in range(minutes):
+        now = minute * 60.0
+        if minute == scenario.join_at_minute:
+            live.add(n_total - 1)
+        if minute == scenario.leave_at_minute and 0 in live:
+            live.discard(0)
+            published.pop(ids[0], None)
+            loads = {b: published[b].load for b in published}
+            for k in np.flatnonzero(owner == 0).tolist():
+                target = least_resource_usage(loads, ids[0], config, place) if loads else None
+                owner[k] = ids.index(target) if target else min(live)
+        if scenario.flaky and rng.random() < 0.1:
+            burst = not burst
+        traffic = size * (
+            1 + scenario.diurnal_amplitude * np.sin(2 * math.pi * minute / 1440 + phase)
+        )
+        if flaky >= 0 and burst:
+            traffic[flaky] *= 5.0
+        per_broker = np.bincount(owner, traffic, minlength=n_total)
+        true_loads = []
+        for pos in sorted(live):
+            broker = ids[pos]
+            sample = _sample(now, float(per_broker[pos]), limits[broker])
+            load = model.update(local.get(broker), broker, sample, limits[broker])
+            local[broker] = load
+            true_loads.append(load.weighted_max)
+            usage = (load.cpu, load.bandwidth_in, load.bandwidth_out)
+            if _should_publish(published.get(broker), last_usage.get(broker), usage, now, config):
+                published[broker] = load
+                last_usage[broker] = usage
+        stds.append(float(np.std(true_loads)))
+        if minute % every:
+            continue
+        table = BundleLoads(
+            names=names,
+            owners=tuple(ids),
+            owner=owner.copy(),
+            throughput_in=traffic / 2,
+            throughput_out=traffic / 2,
+            msg_rate_in=traffic / 2048,
+            msg_rate_out=traffic / 2048,
+            pinned=np.zeros(n_bundles, dtype=bool),
+        )
+        available = frozenset(ids[p] for p in live)
+        snapshot = LoadSnapshot(
+            bundles=table,
+            loads=MappingProxyType({b: x for b, x in published.items() if b in available}),
+            available=available,
+        )
+        result = shedder.cycle(snapshot, state, now=now)
+        result = assign_destinations(result, snapshot, config, place, now=now)
+        state = result.state
+        outcome = result.outcome if result.decisions else None
+        if outcome is not None and outcome.label is not Label.SUCCESS:
+            outcomes[f"{outcome.label}/{outcome.reason}"] += 1
+        where = {name: k for k, name in enumerate(names)}
+        for decision in result.decisions:
+            move = decision.move
+            if move is None or move.destination is None:
+                continue
+            owner[where[move.bundle]] = ids.index(move.destination)
+            unloads += 1
+            moved += move.throughput
+            outcomes[f"{decision.label}/{decision.reason}"] += 1
+    events = {"start": 0}
+    if scenario.join_at_minute is not None and scenario.join_at_minute < minutes:
+        events["join"] = scenario.join_at_minute
+    if scenario.leave_at_minute is not None and scenario.leave_at_minute < minutes:
+        events["leave"] = scenario.leave_at_minute
+    return ClusterRun(
+        strategy=strategy,
+        std=tuple(stds),
+        unloads=unloads,
+        unloads_per_hour=unloads / scenario.hours,
+        moved_bytes_per_s=moved,
+        balance_minutes=MappingProxyType(
+            {name: _settle(stds, at, config.target_std) for name, at in events.items()}
+        ),
+        above_target_share=float(np.mean(np.array(stds) > config.target_std)),
+        outcomes=MappingProxyType(dict(outcomes)),
+    )
+
+
+def _sample(now: float, traffic: float, limits: Limits) -> NodeSample:
+    half = traffic / 2
+    return NodeSample(
+        ts=now,
+        cpu=0.03 + traffic / (limits.cores * BYTES_PER_CORE),
+        memory=0.3,
+        direct_memory=0.2,
+        net_in_bps=8 * half,
+        net_out_bps=8 * half,
+        msg_in_per_s=half / 2048,
+        msg_out_per_s=half / 2048,
+        throughput_in_bytes_per_s=half,
+        throughput_out_bytes_per_s=half,
+    )
+
+
+def _should_publish(
+    last: BrokerLoad | None,
+    last_usage: tuple[float, float, float] | None,
+    usage: tuple[float, float, float],
+    now: float,
+    config: SheddingConfig,
+) -> bool:
+    if last is None or last_usage is None:
+        return True
+    if now - last.updated_at >= config.report_update_max_interval_minutes * 60:
+        return True
+    moved = max(abs(a - b) for a, b in zip(usage, last_usage, strict=True))
+    return moved * 100 >= config.report_update_threshold_percentage
+
+
+def _settle(stds: list[float], start: int, target: float) -> float | None:
+    """Minutes from ``start`` until the std stays at or below ``target`` for SETTLE_MINUTES."""
+    run = 0
+    for minute in range(start, len(stds)):
+        run = run + 1 if stds[minute] <= target else 0
+        if run >= SETTLE_MINUTES:
+            return float(minute - SETTLE_MINUTES + 1 - start)
+    return None
+
+
+def with_target(config: SheddingConfig, target_std: float | None) -> SheddingConfig:
+    """``config`` with another target std (None keeps it)."""
+    return config if target_std is None else replace(config, target_std=target_std)

@@ -1,0 +1,94 @@
+"""``trimtab shed`` as a user runs it, on the files under examples/shedding."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trimtab.cli import app
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "shedding"
+ARGS = [
+    "shed",
+    "--inventory",
+    str(EXAMPLES / "inventory.csv"),
+    "--brokers",
+    str(EXAMPLES / "node_metrics.csv"),
+    "--bundles",
+    str(EXAMPLES / "bundle_metrics.csv"),
+]
+runner = CliRunner()
+
+
+def shed(*extra: str) -> str:
+    result = runner.invoke(app, [*ARGS, *extra], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_one_cycle_of_the_default_transfer_shedder_waits_for_the_hit_count() -> None:
+    """The first cycle only counts a hit (upstream needs four in a row)."""
+    out = shed()
+    assert "transfer shedder, 1 cycle" in out
+    assert "HitCount" in out and "no transfers" in out
+
+
+def test_json_has_the_documented_fields() -> None:
+    """--json: std_before, std_after, decisions (label, reason, broker) and transfers."""
+    doc = json.loads(shed("--until-balanced", "--json"))
+    assert {"std_before", "std_after", "decisions", "transfers", "brokers", "rejected"} <= set(doc)
+    assert doc["std_before"] == pytest.approx(0.252, abs=1e-3)
+    assert doc["std_after"] < doc["std_before"]
+    assert {"label", "reason", "broker"} <= set(doc["decisions"][0])
+    transfer = doc["transfers"][0]
+    assert set(transfer) == {"cycle", "bundle", "source", "destination", "throughput", "reason"}
+    assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 4
+    assert transfer["destination"] == "broker6.example.net:8080"
+    assert doc["rejected"] == []
+
+
+def test_balanced_strategy_and_pulsar_admin_lines() -> None:
+    """--format pulsar-admin prints one command per move, nothing else on stdout."""
+    out = shed("--strategy", "balanced", "--until-balanced", "--format", "pulsar-admin")
+    lines = out.strip().splitlines()
+    assert lines and all(line.startswith("pulsar-admin namespaces unload ") for line in lines)
+    assert all("--destinationBroker broker6.example.net:8080" in line for line in lines)
+
+
+def test_unload_only_strategies_get_placed_destinations() -> None:
+    """A ThresholdShedder unload is placed like a lookup (seeded), so the line has -d too."""
+    doc = json.loads(shed("--strategy", "threshold", "--json"))
+    assert all(t["destination"] for t in doc["transfers"])
+
+
+def test_bad_rows_are_reported_not_dropped(tmp_path: Path) -> None:
+    """A bad node_metrics row is listed with its line and reason; the rest is used."""
+    metrics = tmp_path / "node_metrics.csv"
+    shutil.copy(EXAMPLES / "node_metrics.csv", metrics)
+    with metrics.open("a") as handle:
+        handle.write(
+            "2024-05-01T12:05:00Z,pulsar-eu,broker1.example.net:8080,85,0.4,0.2,1,1,1,1,1,1,1,1\n"
+        )
+    args = [*ARGS]
+    args[4] = str(metrics)
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    (rejected,) = doc["rejected"]
+    assert rejected["line"] == 32 and "fractions" in rejected["reason"]
+
+
+def test_unknown_cluster_is_a_one_line_error() -> None:
+    """Errors a user can fix exit with status 2."""
+    result = runner.invoke(app, [*ARGS, "--cluster", "nope"])
+    assert result.exit_code == 2 and "no cluster 'nope'" in result.output
+
+
+def test_now_can_be_given(tmp_path: Path) -> None:
+    """--now far after the data makes every report stale: Skip/OutDatedData."""
+    doc = json.loads(shed("--now", "2024-05-02T00:00:00Z", "--json"))
+    assert doc["decisions"][-1]["reason"] == "OutDatedData"
