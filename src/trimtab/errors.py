@@ -9,7 +9,13 @@
      ├── InputError                       an input table that cannot be used at all
      ├── InvalidTopologyError             (also a ValueError) mixed depths, bad rack names
      ├── ResolverError                    a DNS-to-switch resolver that cannot start
-     └── NotEnoughNodesError              a placement the cluster cannot satisfy, with the numbers
+     ├── MembershipError                  ZooKeeper or a registry file that cannot be used
+     ├── AgentError                       a GetBookieInfo agent that cannot start or register
+     ├── InvalidQuorumError               (also a ValueError) E/W/A sizes that cannot work together
+     ├── NotEnoughNodesError              a placement the cluster cannot satisfy, with the numbers
+     └── AllocationError                  a partition request the cluster cannot meet (rolled back)
+          ├── InvalidReplicationFactorError  more replicas per partition than usable nodes
+          └── CapacityExhaustedError         no eligible node left for a replica, with the numbers
 
 Row-level problems in input files are not exceptions: they are reported as rejected rows
 (see :mod:`trimtab.tables`) so that one bad line never hides the good ones.
@@ -18,10 +24,16 @@ Row-level problems in input files are not exceptions: they are reported as rejec
 from __future__ import annotations
 
 __all__ = [
+    "AgentError",
+    "AllocationError",
+    "CapacityExhaustedError",
     "ConfigError",
     "ConfigValueError",
     "InputError",
+    "InvalidQuorumError",
+    "InvalidReplicationFactorError",
     "InvalidTopologyError",
+    "MembershipError",
     "NotEnoughNodesError",
     "ResolverError",
     "TrimtabError",
@@ -73,6 +85,26 @@ class ResolverError(TrimtabError):
     """A DNS-to-switch resolver that cannot start (e.g. its script fails validation)."""
 
 
+class MembershipError(TrimtabError):
+    """A membership source that cannot be read: ZooKeeper unreachable within the time-out, a bad
+    registry root, or a static registry file that is missing or holds no usable row."""
+
+
+class AgentError(TrimtabError):
+    """A GetBookieInfo agent that cannot start: a ledger directory missing, its address taken, or
+    its registration still held by another live ZooKeeper session (a second agent, same id)."""
+
+
+class InvalidQuorumError(TrimtabError, ValueError):
+    """Ensemble, write-quorum and ack-quorum sizes that no placement can honour.
+
+    For example a write quorum larger than the ensemble, an ack quorum larger than the write
+    quorum, or (region-aware) an ack quorum too small to survive losing all but the minimum
+    number of regions. Raised before any node is chosen: it is a request error, not a cluster
+    shortage, so it is never retried with relaxed rules.
+    """
+
+
 class NotEnoughNodesError(TrimtabError):
     """Fewer eligible nodes than a placement asks for (BookKeeper's BKNotEnoughBookiesException).
 
@@ -91,3 +123,61 @@ class NotEnoughNodesError(TrimtabError):
             f"not enough nodes: asked for {requested}, {available} available ({excluded} excluded)"
         )
         super().__init__(f"{msg}: {detail}" if detail else msg)
+
+
+class AllocationError(TrimtabError):
+    """A partition allocation request the cluster cannot meet; nothing of it stays allocated.
+
+    ``topic`` names the request; subclasses say why, with the numbers.
+    """
+
+    def __init__(self, topic: str, message: str) -> None:
+        self.topic = topic
+        self.request_index: int | None = None  # set by batch callers: which request failed
+        super().__init__(f"cannot allocate topic {topic!r}: {message}; nothing was allocated")
+
+
+class InvalidReplicationFactorError(AllocationError):
+    """More replicas per partition than there are nodes able to take one (Redpanda's
+    ``topic_invalid_replication_factor``): no assignment can keep replicas on distinct nodes."""
+
+    def __init__(
+        self, topic: str, *, replication_factor: int, nodes: int, excluded: int = 0
+    ) -> None:
+        self.replication_factor = replication_factor
+        self.nodes = nodes
+        self.excluded = excluded
+        detail = f", {excluded} more excluded" if excluded else ""
+        super().__init__(
+            topic,
+            f"replication factor {replication_factor} is above the {nodes} node(s) that can take "
+            f"replicas{detail}",
+        )
+
+
+class CapacityExhaustedError(AllocationError):
+    """No eligible node was left for some replica: partition slots (or disk) ran out, or the
+    nodes with room could not keep the partition's replicas on distinct machines."""
+
+    def __init__(
+        self,
+        topic: str,
+        *,
+        needed: int,
+        placed: int,
+        free_slots: int,
+        nodes_with_room: int,
+        reason: str = "",
+    ) -> None:
+        self.needed = needed
+        self.placed = placed
+        self.free_slots = free_slots
+        self.nodes_with_room = nodes_with_room
+        self.reason = reason
+        msg = (
+            f"capacity exhausted: {needed} replica(s) needed, {free_slots} free partition slot(s) "
+            f"on {nodes_with_room} node(s)"
+        )
+        if placed:
+            msg += f"; no eligible node was left after placing {placed}"
+        super().__init__(topic, f"{msg} ({reason})" if reason else msg)

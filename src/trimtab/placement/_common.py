@@ -1,0 +1,256 @@
+"""What the three policies share: construction, membership, slow nodes, disk info, read plumbing.
+
+Kept deliberately thin: each policy's decisions (new ensembles, replacements, adherence) live in
+its own module; this base only wires the injected services to a :class:`ClusterView`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from trimtab.cluster import DEFAULT_RACK, NodeId
+from trimtab.config import Config
+from trimtab.errors import NotEnoughNodesError
+from trimtab.placement.base import BookieInfo, InfoMap, node_ids
+from trimtab.placement.locations import LocationSource, Locator
+from trimtab.placement.reorder import SlowNodes, add_missing_indices, reorder_reads
+from trimtab.placement.selection import CandidateIndex, UniformWeights, Weights
+from trimtab.placement.services import (
+    READ_REQUESTS_REORDERED,
+    FeatureSwitches,
+    NoFeatures,
+    NullStats,
+    Stats,
+)
+from trimtab.placement.solver import DEFAULT_BUDGET
+from trimtab.placement.view import ClusterView
+
+__all__ = ["PolicyBase", "WeightsFactory", "uniform_weights"]
+
+#: Builds the weights in force from the latest disk info (the disk-weight issue's seam).
+WeightsFactory = Callable[[Mapping[NodeId, BookieInfo]], Weights]
+
+
+def uniform_weights(info: Mapping[NodeId, BookieInfo]) -> Weights:
+    """Ignore disk info: every writable node equally likely."""
+    return UniformWeights()
+
+
+class PolicyBase:
+    """Construction and the bookkeeping every policy does the same way."""
+
+    #: Where nodes the resolver cannot place go (upstream ``NetworkTopology.DEFAULT_RACK``).
+    DEFAULT_LOCATION = DEFAULT_RACK
+
+    def __init__(
+        self,
+        *,
+        config: Config | None = None,
+        resolver: LocationSource | Locator = None,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        features: FeatureSwitches | None = None,
+        stats: Stats | None = None,
+        local_location: str | None = None,
+        weights: WeightsFactory = uniform_weights,
+        default_rack: str | None = None,
+        search_budget: int = DEFAULT_BUDGET,
+    ) -> None:
+        """Upstream ``initialize``: every service injected, keyword-only.
+
+        ``resolver`` places nodes (a resolver, a node/host -> location mapping, or a shared
+        :class:`Locator`); ``default_rack`` is where unplaceable nodes go (default: the class's
+        ``DEFAULT_LOCATION``, lifted to the depth real locations have); ``local_location`` is
+        the client's own location; ``weights`` builds the weights from disk info.
+        """
+        self.config = config if config is not None else Config()
+        self.placement = self.config.placement
+        self.rng = rng if rng is not None else random.Random()
+        self.clock = clock
+        self.features: FeatureSwitches = features if features is not None else NoFeatures()
+        self.stats: Stats = stats if stats is not None else NullStats()
+        self.local_location = (
+            None if self.placement.ignore_local_node_in_placement_policy else local_location
+        )
+        self.search_budget = search_budget
+        self._weights_factory = weights
+        self._bookie_info: Mapping[NodeId, BookieInfo] = MappingProxyType({})
+        locator = (
+            resolver
+            if isinstance(resolver, Locator)
+            else Locator(
+                resolver,
+                default_rack=default_rack or type(self).DEFAULT_LOCATION,
+                stats=self.stats,
+            )
+        )
+        self.view = ClusterView(
+            locator=locator,
+            weights=weights(self._bookie_info),
+            stats=self.stats,
+            stabilize_period_seconds=self.config.topology.stabilize_period_seconds,
+            clock=clock,
+        )
+        self.slow = SlowNodes(
+            expiry_ms=self.placement.bookie_failure_history_expiration_ms, clock=clock
+        )
+        self.closed = False
+        self._setup()
+
+    def _setup(self) -> None:
+        """Per-policy state set up after the shared parts (a hook, empty here)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.view!r})"
+
+    # -- lifecycle and membership ----------------------------------------------------------
+
+    def close(self) -> None:
+        """Upstream ``uninitalize``: nothing is held but memory; idempotent."""
+        self.closed = True
+
+    def on_cluster_changed(
+        self, writable: Iterable[str], readonly: Iterable[str]
+    ) -> frozenset[NodeId]:
+        """Take the new membership; return the nodes that left and are not read-only."""
+        return self.view.update(writable, readonly)
+
+    def on_rack_change(self, nodes: Iterable[str]) -> None:
+        """The resolver says these nodes moved: locate them again (upstream
+        ``onBookieRackChange``)."""
+        self.view.relocate(nodes)
+
+    # -- disk info and slow nodes ----------------------------------------------------------
+
+    @property
+    def bookie_info(self) -> Mapping[NodeId, BookieInfo]:
+        """The latest disk info handed to :meth:`update_bookie_info`, read-only."""
+        return self._bookie_info
+
+    def update_bookie_info(self, info: InfoMap) -> None:
+        """Store the latest ``node -> (total, free)`` and rebuild the weights from it."""
+        self._bookie_info = MappingProxyType(
+            {NodeId(k): BookieInfo(*v) for k, v in sorted(info.items())}
+        )
+        self.view.set_weights(self._weights_factory(self._bookie_info))
+
+    def register_slow_bookie(self, node: str, entry_id: int) -> None:
+        """Remember a slow node, only when reordering by pending requests is off (upstream)."""
+        if self.placement.read_reorder_threshold_pending_requests <= 0:
+            self.slow.register(node, entry_id)
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def _local_region(self) -> str | None:
+        """The client's region, when region-aware reordering should use it."""
+        return None
+
+    def _region_of(self, node: NodeId) -> str | None:
+        rack = self.view.remembered_rack(node)
+        return None if rack is None else rack[1:].split("/", 1)[0]
+
+    def reorder_read_sequence(
+        self,
+        ensemble: Sequence[str],
+        write_set: Sequence[int],
+        failure_history: Mapping[str, int] | None = None,
+        *,
+        pending_requests: Mapping[str, int] | None = None,
+    ) -> tuple[int, ...]:
+        """See :mod:`trimtab.placement.reorder` for the classes and rules."""
+        if not self.placement.reorder_read_sequence_enabled:
+            return tuple(write_set)
+        local_region = self._local_region()
+        order, reordered = reorder_reads(
+            [NodeId(n) for n in ensemble],
+            write_set,
+            writable=self.view.writable,
+            readonly=self.view.readonly,
+            slow=self.slow,
+            failure_history={NodeId(k): v for k, v in (failure_history or {}).items()},
+            pending={NodeId(k): v for k, v in (pending_requests or {}).items()},
+            threshold=self.placement.read_reorder_threshold_pending_requests,
+            region_of=self._region_of if local_region is not None else None,
+            local_region=local_region,
+            rng=self.rng if self.placement.ensemble_random_read_reordering else None,
+        )
+        if reordered:
+            self.stats.incr(READ_REQUESTS_REORDERED)
+        return order
+
+    def reorder_read_lac_sequence(
+        self,
+        ensemble: Sequence[str],
+        write_set: Sequence[int],
+        failure_history: Mapping[str, int] | None = None,
+        *,
+        pending_requests: Mapping[str, int] | None = None,
+    ) -> tuple[int, ...]:
+        """The read order, then every other ensemble index (reads of the last add confirmed)."""
+        order = self.reorder_read_sequence(
+            ensemble, write_set, failure_history, pending_requests=pending_requests
+        )
+        return add_missing_indices(order, len(ensemble))
+
+    # -- helpers for the deciders ----------------------------------------------------------
+
+    def _not_enough(
+        self,
+        index: CandidateIndex,
+        requested: int,
+        excluded: frozenset[NodeId],
+        detail: str,
+    ) -> NotEnoughNodesError:
+        """The error with the numbers: nodes that could serve, and how many were excluded."""
+        return NotEnoughNodesError(
+            requested=requested,
+            available=len(index.nodes),
+            excluded=self._excluded_here(index, excluded),
+            detail=detail,
+        )
+
+    @staticmethod
+    def _excluded_here(index: CandidateIndex, excluded: frozenset[NodeId]) -> int:
+        """How many of ``excluded`` are candidates of ``index``: O(|excluded|), not O(nodes)."""
+        members = index.rack_of
+        return sum(1 for node in excluded if node in members)
+
+    def _require(self, index: CandidateIndex, size: int, excluded: frozenset[NodeId]) -> None:
+        """Raise at once when fewer than ``size`` candidates are left after the exclusions."""
+        free = len(index.nodes) - self._excluded_here(index, excluded)
+        if free < size:
+            raise self._not_enough(index, size, excluded, f"only {free} candidates")
+
+    @staticmethod
+    def _ids(nodes: Iterable[str]) -> frozenset[NodeId]:
+        return node_ids(nodes)
+
+    @staticmethod
+    def _members(
+        current_ensemble: Sequence[str], bookie_to_replace: str
+    ) -> tuple[tuple[NodeId, ...], NodeId]:
+        """The ensemble and the node to replace as ids; the node must be a member (or the
+        ensemble empty, which upstream's tests use to ask for any one node)."""
+        current = tuple(NodeId(n) for n in current_ensemble)
+        target = NodeId(bookie_to_replace)
+        if current and target not in current:
+            raise ValueError(f"{target} is not a member of the ensemble {list(current)}")
+        return current, target
+
+    # -- acknowledgements ------------------------------------------------------------------
+
+    def are_acked_bookies_adhering(
+        self, acked: Iterable[str], write_quorum: int, ack_quorum: int
+    ) -> bool:
+        """Overridden by each policy; the base has no fault-domain rule."""
+        return True
+
+    def ack_may_complete(self, acked: Iterable[str], write_quorum: int, ack_quorum: int) -> bool:
+        """With ``enforceMinNumFaultDomainsForWrite``, an ack quorum completes only once the
+        acknowledging nodes adhere (upstream ``PendingAddOp`` holds it back until then)."""
+        if not self.placement.enforce_min_num_fault_domains_for_write:
+            return True
+        return self.are_acked_bookies_adhering(acked, write_quorum, ack_quorum)

@@ -1,0 +1,102 @@
+"""The default policy: any distinct writable nodes, at random (upstream
+``DefaultEnsemblePlacementPolicy``).
+
+Goals
+    The baseline every other policy is measured against: no rack or region rules at all.
+
+Constraints
+    * Members are distinct, writable and not excluded. Unlike upstream, read-only nodes can
+      never be drawn (upstream kept them in its weighted selector, §1.4).
+    * Fewer candidates than asked for raises :class:`~trimtab.errors.NotEnoughNodesError`
+      with the numbers (upstream checked only ``|known - excluded| >= E``).
+
+Algorithm
+    ``new_ensemble``: E bounded picks from the pool of every writable node, each refusing nodes
+    already chosen or excluded (:func:`~trimtab.placement.selection.pick`); weights come from the
+    seam, uniform today. ``replace_bookie``: one such pick, the ensemble excluded too.
+    Adherence is MEETS_STRICT for any non-empty ensemble without repeats (upstream: always);
+    reads are never reordered, LAC reads append the missing indices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from trimtab.placement._common import PolicyBase
+from trimtab.placement.base import Adherence, EnsemblePlacement, Replacement, check_quorums
+from trimtab.placement.selection import Draft, pick, replacement_rules
+
+__all__ = ["DefaultPolicy"]
+
+_RULES = replacement_rules(keep_coverage=False)  # distinct, not excluded
+
+
+class DefaultPolicy(PolicyBase):
+    """Random choice among writable nodes; see the module docstring."""
+
+    def new_ensemble(
+        self, ensemble_size: int, write_quorum: int, ack_quorum: int, exclude: Iterable[str] = ()
+    ) -> EnsemblePlacement:
+        check_quorums(ensemble_size, write_quorum, ack_quorum)
+        excluded = self._ids(exclude)
+        index = self.view.index()
+        self._require(index, ensemble_size, excluded)
+        draft = Draft(index, None, excluded)
+        checks = draft.checks(_RULES)
+        pool = index.pool()
+        for _ in range(ensemble_size):
+            node = pick(pool, checks, self.rng)
+            if node is None:
+                raise self._not_enough(
+                    index, ensemble_size, excluded, f"only {len(draft.chosen)} candidates left"
+                )
+            draft.add(node)
+        ensemble = tuple(draft.chosen)
+        return EnsemblePlacement(ensemble, self._adherence(ensemble))
+
+    def replace_bookie(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        current_ensemble: Sequence[str],
+        bookie_to_replace: str,
+        exclude: Iterable[str] = (),
+    ) -> Replacement:
+        current, target = self._members(current_ensemble, bookie_to_replace)
+        excluded = self._ids(exclude) | frozenset(current) | {target}
+        index = self.view.index()
+        draft = Draft(index, None, excluded)
+        node = pick(index.pool(), draft.checks(_RULES), self.rng)
+        if node is None:
+            raise self._not_enough(index, 1, excluded, "no writable node outside the ensemble")
+        ensemble = tuple(node if n == target else n for n in current) or (node,)
+        return Replacement(node, ensemble, self._adherence(ensemble))
+
+    def is_ensemble_adhering(
+        self, ensemble: Sequence[str], write_quorum: int, ack_quorum: int
+    ) -> Adherence:
+        return self._adherence(tuple(ensemble))
+
+    def are_acked_bookies_adhering(
+        self, acked: Iterable[str], write_quorum: int, ack_quorum: int
+    ) -> bool:
+        """No fault-domain rule: any acknowledgement is enough (upstream)."""
+        return True
+
+    def reorder_read_sequence(
+        self,
+        ensemble: Sequence[str],
+        write_set: Sequence[int],
+        failure_history: Mapping[str, int] | None = None,
+        *,
+        pending_requests: Mapping[str, int] | None = None,
+    ) -> tuple[int, ...]:
+        """Never reordered (upstream)."""
+        return tuple(write_set)
+
+    @staticmethod
+    def _adherence(ensemble: Sequence[str]) -> Adherence:
+        if not ensemble or len(set(ensemble)) != len(ensemble):
+            return Adherence.FAIL
+        return Adherence.MEETS_STRICT

@@ -1,0 +1,73 @@
+"""Build the policy a configuration names, with its resolver (the only place config meets code).
+
+``ensemblePlacementPolicy`` picks the class (Java class names accepted by the config layer);
+``reppDnsResolverClass`` and the topology settings pick the resolver unless one is given. A
+resolver that cannot start falls back to every node on the default rack, except when
+``enforceMinNumRacksPerWriteQuorum`` is on, where the error is raised (upstream's rule).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+from trimtab.config import Config
+from trimtab.placement._common import WeightsFactory, uniform_weights
+from trimtab.placement.default import DefaultPolicy
+from trimtab.placement.locations import LocationSource
+from trimtab.placement.rackaware import RackAwarePolicy
+from trimtab.placement.regionaware import RegionAwarePolicy
+from trimtab.placement.services import FeatureSwitches, Stats
+from trimtab.topology import default_rack_for, make_resolver
+
+__all__ = ["POLICIES", "Policy", "make_policy"]
+
+#: Any of the three policies (each satisfies :class:`~trimtab.placement.base.PlacementPolicy`).
+Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy
+
+POLICIES: dict[str, type[DefaultPolicy] | type[RackAwarePolicy] | type[RegionAwarePolicy]] = {
+    "default": DefaultPolicy,
+    "rackaware": RackAwarePolicy,
+    "regionaware": RegionAwarePolicy,
+}
+
+
+def make_policy(
+    config: Config | None = None,
+    *,
+    resolver: LocationSource = None,
+    rng: random.Random | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    features: FeatureSwitches | None = None,
+    stats: Stats | None = None,
+    local_location: str | None = None,
+    weights: WeightsFactory = uniform_weights,
+) -> Policy:
+    """The policy ``config.placement.ensemble_placement_policy`` names, ready for
+    ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``."""
+    config = config if config is not None else Config()
+    kind = config.placement.ensemble_placement_policy
+    default_rack = default_rack_for(kind)
+    if resolver is None and kind != "default":
+        topo = config.topology
+        resolver = make_resolver(
+            kind=topo.dns_resolver_class,
+            script=topo.script_file_name,
+            number_args=topo.script_number_args,
+            timeout_s=topo.script_timeout_seconds,
+            table=topo.table_file,
+            default_rack=default_rack,
+            strict=config.placement.enforce_min_num_racks_per_write_quorum,
+        )
+    return POLICIES[kind](
+        config=config,
+        resolver=resolver,
+        rng=rng,
+        clock=clock,
+        features=features,
+        stats=stats,
+        local_location=local_location,
+        weights=weights,
+        default_rack=default_rack,
+    )

@@ -1,0 +1,424 @@
+"""The region-aware policy: equal shares across regions, rack-aware inside each, durable quorums.
+
+Goals (upstream ``RegionAwareEnsemblePlacementPolicy``, reference §2.8)
+    1. *Durability*: with ``reppRegionsToWrite`` set, no ``reppMinimumRegionsForDurability - 1``
+       regions ever hold an ack quorum of a write quorum's replicas, so losing all but that
+       many regions loses no acknowledged entry (the coverage rule of
+       :mod:`~trimtab.placement.coverage`).
+    2. *Equal shares*: E members split across the regions in play as evenly as their free nodes
+       allow (15 over 3 regions: 5 each), the local region first, the others in an order that
+       rotates per call so the same regions do not always get the extra member (#2658).
+    3. *Rack-aware inside each region*: a per-region :class:`RackAwarePolicy` picks each
+       region's members, preferring racks the region has not used yet, and every write quorum
+       still spans ``min(W, minNumRacksPerWriteQuorum)`` racks when possible.
+
+Constraints
+    * Sizes are validated first: ``A >= minRegions``, ``E >= W >= A``, and with durability
+      ``A > W - W // minRegions`` (else a degraded cluster could not reach the ack quorum).
+    * Disk info (``update_bookie_info``) reaches the per-region policies too, since they do the
+      drawing (upstream forgot, #4522); rack changes reach them as well (#3665).
+    * Bounded everywhere; the not-enough error carries the numbers.
+
+Algorithm (``new_ensemble``)
+    a. Shares per region (capped by each region's candidates), then slots interleaved by
+       share (region a,b,c with 2,1,3 members -> c a b c a c) so each write quorum mixes
+       regions; upstream put each region's members in one block, which a W-wide quorum inside
+       one block breaks.
+    b. Each slot asks its region's policy for a node in a rack that region has not used yet,
+       else any rack there, else any region; every pick passes the hard rules (distinct, not
+       excluded, rack and durability coverage of the slot's write quorums).
+    c. Stuck: exact search over racks with every rule; then without the rack rule (unless
+       enforced); no durable ensemble at all is an error. Durability off and nothing better:
+       any E candidates.
+    0 regions in play: any E candidates, as upstream.
+
+Adherence is real (upstream always says MEETS_STRICT, #1898): see
+:func:`~trimtab.placement.adherence.region_adherence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+
+from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
+from trimtab.errors import ConfigError, NotEnoughNodesError
+from trimtab.placement._common import PolicyBase
+from trimtab.placement.adherence import acked_span_ok, region_adherence
+from trimtab.placement.base import (
+    Adherence,
+    EnsemblePlacement,
+    InfoMap,
+    Replacement,
+    check_durable_quorums,
+)
+from trimtab.placement.coverage import QuorumCoverage
+from trimtab.placement.rackaware import RackAwarePolicy, exact_fill, random_fill
+from trimtab.placement.selection import (
+    CandidateIndex,
+    Draft,
+    ensemble_rules,
+    in_regions,
+    pick,
+    region_of_rack,
+    replacement_rules,
+)
+from trimtab.placement.services import (
+    ENSEMBLE_NOT_ADHERING,
+    REGION_AWARE_ANOMALOUS_ENSEMBLE,
+    NullStats,
+)
+from trimtab.placement.shares import plan_slots
+
+__all__ = ["RegionAwarePolicy"]
+
+Check = Callable[[NodeId], bool]
+_RULES = ensemble_rules()
+_REPLACE = replacement_rules(keep_coverage=False)
+_REPLACE_COVERED = replacement_rules(keep_coverage=True)
+
+
+class RegionAwarePolicy(PolicyBase):
+    """Region-aware ensembles, replacements, adherence and reads; see the module docstring."""
+
+    #: Region-aware placement wants two-level locations (upstream ``withDefaultRack``).
+    DEFAULT_LOCATION = DEFAULT_REGION_RACK
+
+    def _setup(self) -> None:
+        self.regions: dict[str, RackAwarePolicy] = {}
+        self._rotation = 0
+        configured = self.placement.regions_to_write
+        self.min_regions = self.placement.minimum_regions_for_durability if configured else 0
+        if configured and len(configured) < self.min_regions:
+            raise ConfigError(
+                f"reppRegionsToWrite names {len(configured)} regions, fewer than"
+                f" reppMinimumRegionsForDurability ({self.min_regions})"
+            )
+        for region in configured:
+            self._sub(region)
+
+    def _sub(self, region: str) -> RackAwarePolicy:
+        found = self.regions.get(region)
+        if found is None:
+            found = RackAwarePolicy(
+                config=self.config,
+                resolver=self.view.locator,  # one resolver cache for every region
+                rng=self.rng,
+                clock=self.clock,
+                features=self.features,
+                stats=NullStats(),  # joins and leaves are counted once, here
+                local_location=self.local_location,
+                weights=self._weights_factory,
+                search_budget=self.search_budget,
+            )
+            found.update_bookie_info(self.bookie_info)
+            self.regions[region] = found
+        return found
+
+    # -- membership, disk info -------------------------------------------------------------
+
+    def on_cluster_changed(
+        self, writable: Iterable[str], readonly: Iterable[str]
+    ) -> frozenset[NodeId]:
+        dead = self.view.update(writable, readonly)
+        self._split()
+        return dead
+
+    def on_rack_change(self, nodes: Iterable[str]) -> None:
+        moved = list(nodes)
+        self.view.relocate(moved)
+        self._split()
+        for sub in self.regions.values():
+            sub.on_rack_change(moved)
+
+    def _split(self) -> None:
+        by_region: dict[str, list[NodeId]] = {}
+        for node in self.view.writable:
+            rack = self.view.rack_of(node)
+            if rack is not None:
+                by_region.setdefault(region_of_rack(rack), []).append(node)
+        for region in sorted(by_region):
+            self._sub(region)
+        for region, sub in self.regions.items():
+            sub.on_cluster_changed(by_region.get(region, ()), self.view.readonly)
+
+    def update_bookie_info(self, info: InfoMap) -> None:
+        """Store the disk info and hand it to every per-region policy (upstream #4522)."""
+        super().update_bookie_info(info)
+        for sub in self.regions.values():
+            sub.update_bookie_info(self.bookie_info)
+
+    def _local_region(self) -> str | None:
+        local = self.local_location
+        if local is None or local == self.view.default_rack():
+            return None
+        return region_of_rack(local)
+
+    # -- rules -----------------------------------------------------------------------------
+
+    @property
+    def enforce(self) -> bool:
+        return self.placement.enforce_min_num_racks_per_write_quorum
+
+    def effective_min_regions(self) -> int:
+        """``reppMinimumRegionsForDurability``, or 1 while its feature switch disables it."""
+        if self.features.is_on(self.placement.disable_durability_feature_name):
+            return 1
+        return self.min_regions
+
+    def regions_in_play(self, index: CandidateIndex) -> list[str]:
+        """Regions with candidates that no feature switch closes, sorted."""
+        name = self.placement.disallow_placement_in_region_feature_name
+        return [r for r in index.by_region if not (name and self.features.is_on(name, r))]
+
+    # -- new ensembles ---------------------------------------------------------------------
+
+    def new_ensemble(
+        self, ensemble_size: int, write_quorum: int, ack_quorum: int, exclude: Iterable[str] = ()
+    ) -> EnsemblePlacement:
+        min_regions = self.effective_min_regions()
+        check_durable_quorums(ensemble_size, write_quorum, ack_quorum, min_regions)
+        excluded = self._ids(exclude)
+        args = (ensemble_size, write_quorum, ack_quorum, excluded, min_regions)
+        try:
+            result = self._new(*args, stabilized=False)
+        except NotEnoughNodesError:
+            if self.view.stable is None:
+                raise
+            result = self._new(*args, stabilized=True)
+            result = replace(result, notes=(*result.notes, "placed on the stabilized topology"))
+        if result.adherence is Adherence.FAIL:
+            self.stats.incr(ENSEMBLE_NOT_ADHERING)
+        return result
+
+    def _new(
+        self,
+        size: int,
+        wq: int,
+        aq: int,
+        excluded: frozenset[NodeId],
+        min_regions: int,
+        *,
+        stabilized: bool,
+    ) -> EnsemblePlacement:
+        index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
+        self._require(index, size, excluded)
+        regions = self.regions_in_play(index)
+        min_racks = self.placement.min_num_racks_per_write_quorum
+        coverage = QuorumCoverage(size, wq, aq, min_racks=min_racks, min_regions=min_regions)
+        notes: list[str] = []
+        if not regions:
+            draft = random_fill(index, excluded, size, self.rng, self._not_enough)
+            notes.append("no region in play: random fill")
+        else:
+            hopeless = (coverage.check_racks and len(index.by_rack) < coverage.min_racks) or (
+                coverage.check_durability and len(regions) < min_regions
+            )
+            draft = Draft(index, coverage, excluded)
+            found = None if hopeless else self._greedy(draft, size, regions, stabilized)
+            if found is None:
+                found = self._exact(index, coverage, excluded, notes)
+            if found is None:
+                if min_regions >= 2 or self.enforce:
+                    raise self._not_enough(
+                        index,
+                        size,
+                        excluded,
+                        f"no ensemble keeps every write quorum of {wq} durable across"
+                        f" {min_regions} regions (regions in play: {', '.join(regions)})",
+                    )
+                found = random_fill(index, excluded, size, self.rng, self._not_enough)
+                notes.append("no covering ensemble exists: random fill")
+            draft = found
+        ensemble = tuple(draft.chosen)
+        used = {index.region_of[n] for n in ensemble}
+        if self.placement.enable_validation and min_regions >= 2 and len(used) < min_regions:
+            raise self._not_enough(index, size, excluded, f"only {len(used)} regions used")
+        built = draft.coverage
+        if built is not None and built.min_racks == coverage.min_racks and not stabilized:
+            # Built under every rule from writable nodes (greedy or full exact search): rack
+            # coverage and durability hold by construction; only the spread is left to check.
+            in_play = len(self.regions_in_play(self.view.index()))
+            spread = len(used) >= min(size, in_play)
+            adherence = Adherence.MEETS_STRICT if spread else Adherence.MEETS_SOFT
+        else:
+            adherence = self.is_ensemble_adhering(ensemble, wq, aq)
+        return EnsemblePlacement(ensemble, adherence, tuple(notes))
+
+    def _order(self, regions: list[str]) -> list[str]:
+        local = self._local_region()
+        first = [local] if local in regions else []
+        others = [r for r in regions if r != local]
+        if others:
+            turn = self._rotation % len(others)
+            others = others[turn:] + others[:turn]
+        self._rotation += 1
+        return first + others
+
+    def _greedy(
+        self, draft: Draft, size: int, regions: list[str], stabilized: bool
+    ) -> Draft | None:
+        index = draft.index
+        free = index.free_by_region(draft.excluded)
+        order = tuple(self._order(regions))
+        plan = plan_slots(size, order, tuple(free[r] for r in order))
+        if len(plan) < size:
+            return None
+        used: dict[str, set[str]] = {r: set() for r in regions}
+        checks = draft.checks(_RULES)
+        for region in plan:
+            sub = self._sub(region)
+            node = sub.select_one(draft, checks, avoid_racks=used[region], stabilized=stabilized)
+            if node is None:
+                node = pick(index.pool(), checks, self.rng)
+            if node is None:
+                return None
+            rack = index.rack_of[node]
+            avoid = used.setdefault(index.region_of[node], set())
+            if rack in avoid:
+                avoid.clear()  # every rack of the region used: start the list again
+            avoid.add(rack)
+            draft.add(node)
+        return draft
+
+    def _exact(
+        self,
+        index: CandidateIndex,
+        coverage: QuorumCoverage,
+        excluded: frozenset[NodeId],
+        notes: list[str],
+    ) -> Draft | None:
+        found, why = exact_fill(
+            index, coverage.fresh(), excluded, self.rng, budget=self.search_budget
+        )
+        notes.append(f"greedy pass stuck; exact search: {why}")
+        if found is None and not self.enforce and coverage.check_racks:
+            relaxed = QuorumCoverage(
+                coverage.ensemble_size,
+                coverage.write_quorum,
+                coverage.ack_quorum,
+                min_racks=1,
+                min_regions=coverage.min_regions,
+            )
+            found, why = exact_fill(index, relaxed, excluded, self.rng, budget=self.search_budget)
+            notes.append(f"without the rack rule: {why}")
+        return found
+
+    # -- replacement -----------------------------------------------------------------------
+
+    def replace_bookie(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        current_ensemble: Sequence[str],
+        bookie_to_replace: str,
+        exclude: Iterable[str] = (),
+    ) -> Replacement:
+        current, target = self._members(current_ensemble, bookie_to_replace)
+        excluded = self._ids(exclude) | frozenset(current) | {target}
+        args = (current, target, write_quorum, ack_quorum, excluded)
+        try:
+            result = self._replace(*args, stabilized=False)
+        except NotEnoughNodesError:
+            if self.view.stable is None:
+                raise
+            result = self._replace(*args, stabilized=True)
+            result = replace(result, notes=(*result.notes, "placed on the stabilized topology"))
+        if result.adherence is Adherence.FAIL:
+            self.stats.incr(ENSEMBLE_NOT_ADHERING)
+        return result
+
+    def _replace(
+        self,
+        current: tuple[NodeId, ...],
+        target: NodeId,
+        wq: int,
+        aq: int,
+        excluded: frozenset[NodeId],
+        *,
+        stabilized: bool,
+    ) -> Replacement:
+        index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
+        allowed = set(self.regions_in_play(index))
+        plain = Draft(index, None, excluded)
+        checks = plain.checks(_REPLACE)
+        home = self.view.remembered_rack(target)
+        home_region = region_of_rack(home) if home is not None else None
+        notes: list[str] = []
+        node = None
+        if home is not None and home_region in allowed:
+            sub = self._sub(home_region)
+            sub_index = sub.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
+            node = pick(sub_index.pool(home), checks, self.rng)
+            if node is None:
+                node = pick(sub_index.pool(), checks, self.rng)
+                notes.append("no free node in the rack: same region")
+        if node is None:
+            durable = self._durability_draft(index, current, target, wq, aq, excluded)
+            draft = durable if durable is not None else plain
+            keep = durable is not None
+            rules = _REPLACE_COVERED if keep else _REPLACE
+            checks = draft.checks(rules.add_hard(in_regions(allowed)))
+            node = pick(index.pool(), checks, self.rng)
+            notes.append("another region" + (", keeping durability" if keep else ""))
+        if node is None:
+            raise self._not_enough(index, 1, excluded, f"no node can replace {target}")
+        ensemble = tuple(node if n == target else n for n in current) or (node,)
+        return Replacement(
+            node, ensemble, self.is_ensemble_adhering(ensemble, wq, aq), tuple(notes)
+        )
+
+    def _durability_draft(
+        self,
+        index: CandidateIndex,
+        current: tuple[NodeId, ...],
+        target: NodeId,
+        wq: int,
+        aq: int,
+        excluded: frozenset[NodeId],
+    ) -> Draft | None:
+        """A draft whose coverage holds the other members' regions, or None when durability is
+        not enforced in replacements, or the ensemble already breaks it (anomalous)."""
+        min_regions = self.effective_min_regions()
+        on = self.placement.enable_durability_enforcement_in_replace and min_regions >= 2
+        if not on or target not in current or wq > len(current):
+            return None
+        coverage = QuorumCoverage(len(current), wq, aq, min_racks=1, min_regions=min_regions)
+        for position, node in enumerate(current):
+            rack = self.view.remembered_rack(node)
+            if node == target or rack is None:
+                continue
+            if not coverage.accepts(position, rack, region_of_rack(rack)):
+                self.stats.incr(REGION_AWARE_ANOMALOUS_ENSEMBLE)
+                return None
+            coverage.add(position, rack, region_of_rack(rack))
+        return Draft(index, coverage, excluded, position=current.index(target))
+
+    # -- adherence -------------------------------------------------------------------------
+
+    def is_ensemble_adhering(
+        self, ensemble: Sequence[str], write_quorum: int, ack_quorum: int
+    ) -> Adherence:
+        """The real region-aware check (:func:`~.adherence.region_adherence`)."""
+        return region_adherence(
+            ensemble,
+            write_quorum,
+            ack_quorum,
+            rack_of=self.view.rack_lookup(),
+            min_racks=self.placement.min_num_racks_per_write_quorum,
+            min_regions=self.effective_min_regions(),
+            regions_in_play=len(self.regions_in_play(self.view.index())),
+            forbidden_rack=self.view.default_rack() if self.enforce else None,
+        )
+
+    def are_acked_bookies_adhering(
+        self, acked: Iterable[str], write_quorum: int, ack_quorum: int
+    ) -> bool:
+        return acked_span_ok(
+            acked,
+            write_quorum,
+            rack_of=self.view.remembered_rack,
+            min_racks=self.placement.min_num_racks_per_write_quorum,
+            min_regions=self.effective_min_regions(),
+        )
