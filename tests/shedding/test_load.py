@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trimtab.config import Config
 from trimtab.shedding import BrokerLoad, Limits, LoadModel, NodeSample, ResourceWeights
@@ -136,3 +139,55 @@ class TestNormalisation:
         ).shedding
         model = LoadModel.of(cfg)
         assert (model.weights.cpu, model.history, model.normalisation) == (0.5, 0.5, "absolute")
+
+
+_FRACTION = st.floats(min_value=0.0, max_value=1.5, allow_nan=False)
+_RATE = st.floats(min_value=0.0, max_value=1e10, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            _FRACTION,
+            _FRACTION,
+            _FRACTION,
+            _RATE,
+            _RATE,
+            _RATE,
+            _RATE,
+            st.sampled_from([8, 16, 32]),
+            st.sampled_from([0, 10**10, 25 * 10**9]),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    normalisation=st.sampled_from(["capacity", "absolute"]),
+    throughput_signal=st.booleans(),
+)
+def test_array_form_equals_the_scalar_form(rows, normalisation, throughput_signal) -> None:
+    """weighted_max_array gives, sample by sample, what usage + weighted_max give."""
+    model = LoadModel(normalisation=normalisation, throughput_signal=throughput_signal)
+    names = (
+        "cpu",
+        "memory",
+        "direct_memory",
+        "net_in_bps",
+        "net_out_bps",
+        "throughput_in_bytes_per_s",
+        "throughput_out_bytes_per_s",
+    )
+    limits = [Limits(cores=r[7], memory_bytes=2**35 * r[7], nic_bps=r[8]) for r in rows]
+    reference: Limits | None = Limits.reference(limits) if normalisation == "absolute" else None
+    columns = {n: np.array([r[i] for r in rows], dtype=float) for i, n in enumerate(names)}
+    got = model.weighted_max_array(
+        columns,
+        cores=np.array([x.cores for x in limits], dtype=float),
+        memory_bytes=np.array([x.memory_bytes for x in limits], dtype=float),
+        nic_bps=np.array([x.nic_bps for x in limits], dtype=float),
+        reference=reference,
+    )
+    for i, (row, lim) in enumerate(zip(rows, limits, strict=True)):
+        sample = NodeSample(ts=0.0, **{n: row[j] for j, n in enumerate(names)})
+        want = model.weighted_max(model.usage(sample, lim, reference))
+        assert got[i] == pytest.approx(want, rel=1e-12, abs=1e-15)

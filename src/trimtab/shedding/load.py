@@ -31,8 +31,10 @@ Worked example (upstream ``BrokerLoadDataTest``, h = 0.75): throughput 3 then 11
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from trimtab.cluster import Capacity
 from trimtab.config import SheddingConfig
@@ -325,6 +327,55 @@ class LoadModel:
         for sample in sorted(samples, key=lambda s: s.ts):
             load = self.update(load, broker, sample, limits, reference)
         return load
+
+    def weighted_max_array(
+        self,
+        columns: Mapping[str, np.ndarray],
+        *,
+        cores: np.ndarray,
+        memory_bytes: np.ndarray,
+        nic_bps: np.ndarray,
+        reference: Limits | None = None,
+    ) -> np.ndarray:
+        """:meth:`usage` then :meth:`weighted_max` for many samples at once (NumPy).
+
+        ``columns`` holds the :class:`NodeSample` fields by name (``cpu``, ``net_in_bps``...),
+        one array entry per sample; the limits arrays line up with them. The fleet pipeline
+        uses this so that its loads are the engine's, computed column-wise.
+        """
+        if self.normalisation == "absolute":
+            if reference is None:
+                raise ValueError("absolute load needs the cluster's reference limits")
+            scale_cpu = cores / reference.cores if reference.cores else np.zeros_like(cores)
+            scale_mem = (
+                memory_bytes / reference.memory_bytes
+                if reference.memory_bytes
+                else np.zeros_like(memory_bytes)
+            )
+            nic = np.full_like(nic_bps, reference.nic_bps, dtype=float)
+        else:
+            scale_cpu = scale_mem = np.ones(len(nic_bps))
+            nic = nic_bps.astype(float)
+
+        def share(value: np.ndarray) -> np.ndarray:
+            out = np.zeros(len(nic))
+            np.divide(value, nic, out=out, where=nic > 0)
+            return out
+
+        w = self.weights
+        signals = [
+            columns["cpu"] * scale_cpu * w.cpu,
+            columns["memory"] * scale_mem * w.memory,
+            columns["direct_memory"] * scale_mem * w.direct_memory,
+            share(columns["net_in_bps"]) * w.bandwidth_in,
+            share(columns["net_out_bps"]) * w.bandwidth_out,
+        ]
+        if self.throughput_signal:
+            tput_in = np.minimum(1.0, share(8.0 * columns["throughput_in_bytes_per_s"]))
+            tput_out = np.minimum(1.0, share(8.0 * columns["throughput_out_bytes_per_s"]))
+            signals += [tput_in * w.bandwidth_in, tput_out * w.bandwidth_out]
+        result: np.ndarray = np.max(np.vstack(signals), axis=0)
+        return result
 
     def _capacity(self, limits: Limits, reference: Limits | None) -> float | None:
         if limits.nic_bps <= 0:
