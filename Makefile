@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean help
+.PHONY: demo test lint typecheck unit clean help zookeeper proto
 
 help:
 	@echo "make demo   install trimtab into .venv and run it on the bundled sample fleet"
@@ -32,8 +32,29 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
-unit: $(VENV)/.installed-dev
+# The online tests start a real ZooKeeper server from Debian's package (tests/online/conftest.py).
+# Installed only when missing: `apt-get update` then `apt-get install zookeeper`, as root or sudo.
+ZK_JAR := /usr/share/java/zookeeper.jar
+zookeeper:
+	@if [ ! -f $(ZK_JAR) ]; then \
+	    echo "make: installing Debian's zookeeper package for the online tests"; \
+	    sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	    $$sudo apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq zookeeper >/dev/null; \
+	fi
+
+unit: $(VENV)/.installed-dev zookeeper
 	$(BIN)/python -m pytest
+
+# Regenerate the committed GetBookieInfo code after editing bookieinfo.proto (grpcio-tools).
+PROTO_DIR := src/trimtab/bookieinfo/proto
+proto: $(VENV)/.installed-dev
+	$(BIN)/python -m grpc_tools.protoc -I src --python_out=src --pyi_out=src \
+	    --grpc_python_out=src $(PROTO_DIR)/bookieinfo.proto
+	printf '\n__all__ = ["DESCRIPTOR", "GetBookieInfoRequest", "GetBookieInfoResponse", "StatusCode"]\n' \
+	    >> $(PROTO_DIR)/bookieinfo_pb2.py
+	printf '\n__all__ = ["BookieInfo", "BookieInfoServicer", "BookieInfoStub", "add_BookieInfoServicer_to_server"]\n' \
+	    >> $(PROTO_DIR)/bookieinfo_pb2_grpc.py
 
 test: lint typecheck unit
 

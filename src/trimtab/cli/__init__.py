@@ -10,12 +10,12 @@ from typing import Any
 
 import typer
 
-from trimtab.cli import config, pipeline, place, shed, simulate, topology
+from trimtab.cli import agent, bookieinfo, config, pipeline, place, shed, simulate, topology
 from trimtab.cli._common import app
 
 __all__ = ["app", "main"]
 
-_COMMANDS = (config, pipeline, place, shed, simulate, topology)  # imported to register them
+_COMMANDS = (agent, bookieinfo, config, pipeline, place, shed, simulate, topology)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,181 @@
+"""``trimtab agent``: run the GetBookieInfo agent of one storage node until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+
+from trimtab._format import human_bytes
+from trimtab.bookieinfo.agent import Agent, AgentOptions, AgentStatus
+from trimtab.bookieinfo.faults import FaultFile
+from trimtab.bookieinfo.metrics import AgentCollector, MetricsServer, registry_of
+from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
+from trimtab.cluster import NodeId
+from trimtab.errors import AgentError, MembershipError
+from trimtab.membership.zk import ZkTarget, zk_target
+
+__all__ = ["agent", "until_signalled"]
+
+
+@contextmanager
+def until_signalled() -> Iterator[threading.Event]:
+    """An event set by SIGTERM or SIGINT while the block runs; old handlers restored after."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stop
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def _event(as_json: bool, doc: dict[str, Any], text: str) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(doc) + "\n")
+        sys.stdout.flush()
+    else:
+        out.print(text, highlight=False, soft_wrap=True)
+
+
+def _ready_doc(status: AgentStatus, zk: str | None, metrics_port: int | None) -> dict[str, Any]:
+    usage = status.usage
+    return {
+        "event": "ready",
+        "id": status.node_id,
+        "address": status.address,
+        "readonly": status.readonly,
+        "zk": zk,
+        "metrics_port": metrics_port,
+        "total_bytes": usage.total_bytes if usage else None,
+        "free_bytes": usage.free_bytes if usage else None,
+    }
+
+
+def _ready_text(
+    status: AgentStatus, zk: str | None, target: ZkTarget | None, metrics_port: int | None
+) -> str:
+    parts = [f"agent {status.node_id} answers GetBookieInfo on {status.address}"]
+    if target is not None:
+        parts.append(f"registered in ZooKeeper {zk} under {target.available}")
+    else:
+        parts.append("not registered (no ZooKeeper given)")
+    if status.usage is not None:
+        usage = status.usage
+        parts.append(f"{human_bytes(usage.free_bytes)} free of {human_bytes(usage.total_bytes)}")
+    if status.readonly:
+        parts.append("read-only")
+    if metrics_port is not None:
+        parts.append(f"metrics on port {metrics_port}")
+    return "; ".join(parts)
+
+
+@app.command()
+def agent(
+    node_id: Annotated[
+        str, typer.Option("--id", help="This node's id, host:port as BookKeeper names it.")
+    ],
+    ledger_dirs: Annotated[
+        str, typer.Option("--ledger-dirs", help="Ledger directories to report, DIR[,DIR].")
+    ],
+    listen: Annotated[
+        str, typer.Option("--listen", help="gRPC address to bind; port 0 picks a free one.")
+    ] = "127.0.0.1:0",
+    advertise: Annotated[
+        str | None,
+        typer.Option("--advertise", help="Address published in ZooKeeper (default: bound one)."),
+    ] = None,
+    zk: Annotated[
+        str | None,
+        typer.Option("--zk", help="ZooKeeper HOST:PORT[,HOST:PORT]; none: do not register."),
+    ] = None,
+    zk_root: Annotated[
+        str | None, typer.Option("--zk-root", help="Registry root (zkLedgersRootPath).")
+    ] = None,
+    readonly: Annotated[
+        bool, typer.Option("--readonly", help="Register read-only whatever the disks say.")
+    ] = False,
+    metrics_port: Annotated[
+        int | None, typer.Option("--metrics-port", help="Serve Prometheus /metrics on this port.")
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
+    ] = "127.0.0.1",
+    disk_check_seconds: Annotated[
+        float | None,
+        typer.Option("--disk-check-seconds", help="Disk check period (diskCheckInterval)."),
+    ] = None,
+    faults: Annotated[
+        Path | None, typer.Option("--faults", hidden=True, help="Test-only fault file.")
+    ] = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Answer GetBookieInfo with the real space of the ledger directories and stay registered.
+
+    Registers an ephemeral znode /ledgers/available/ID (or .../readonly/ID) holding the gRPC
+    address, re-registers after a ZooKeeper session expiry, and turns read-only by itself when
+    every ledger filesystem is used above diskUsageThreshold. Stops cleanly on SIGTERM/SIGINT.
+    """
+    with user_errors():
+        cfg = load_config(config).bookie_info
+        try:
+            target = zk_target(cfg, hosts=zk, root=zk_root)
+        except MembershipError:
+            if zk or cfg.zk_servers or cfg.metadata_service_uri:
+                raise
+            target = None
+        try:
+            node = NodeId(node_id)
+        except ValueError as exc:
+            raise AgentError(str(exc)) from None
+        options = AgentOptions(
+            node_id=node,
+            ledger_dirs=tuple(Path(d.strip()) for d in ledger_dirs.split(",") if d.strip()),
+            listen=listen,
+            advertise=advertise,
+            zk=target,
+            force_readonly=readonly,
+            disk_usage_threshold=cfg.disk_usage_threshold,
+            disk_usage_lwm_threshold=cfg.disk_usage_lwm_threshold,
+            disk_check_seconds=disk_check_seconds or cfg.disk_check_interval_ms / 1000,
+            session_timeout_seconds=cfg.zk_timeout_ms / 1000,
+            faults=FaultFile.from_env(faults),
+        )
+        with until_signalled() as stop:
+            running = Agent(options)
+            running.start()
+            metrics = None
+            try:
+                if metrics_port is not None:
+                    metrics = MetricsServer(
+                        registry_of(AgentCollector(running.status)),
+                        port=metrics_port,
+                        host=metrics_host,
+                    )
+                status = running.status()
+                port = metrics.port if metrics is not None else None
+                _event(
+                    as_json,
+                    _ready_doc(status, target.hosts if target else None, port),
+                    _ready_text(status, target.hosts if target else None, target, port),
+                )
+                while not stop.wait(0.5):
+                    pass
+            finally:
+                if metrics is not None:
+                    metrics.close()
+                running.close()
+        _event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")

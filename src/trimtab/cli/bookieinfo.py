@@ -1,0 +1,219 @@
+"""``trimtab bookieinfo`` (one look, like ``bookkeeper shell bookieinfo``) and ``trimtab watch``
+(membership + reader running, weights exported to Prometheus)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from trimtab._format import human_bytes
+from trimtab.bookieinfo.client import GrpcBookieInfoClient, SurveyRow, survey
+from trimtab.bookieinfo.info import BookieInfo, FetchError
+from trimtab.bookieinfo.metrics import MetricsServer, ReaderCollector, registry_of
+from trimtab.bookieinfo.reader import BookieInfoReader
+from trimtab.cli._common import (
+    ConfigOption,
+    JsonFlag,
+    app,
+    err,
+    load_config,
+    out,
+    print_json,
+    user_errors,
+)
+from trimtab.cli.agent import until_signalled
+from trimtab.cluster import NodeId
+from trimtab.config import BookieInfoConfig
+from trimtab.errors import MembershipError
+from trimtab.membership import (
+    Membership,
+    StaticRegistry,
+    ZooKeeperWatcher,
+    read_membership,
+    read_registry,
+    zk_target,
+)
+
+__all__ = ["bookieinfo", "survey_json", "watch"]
+
+ZkOption = Annotated[
+    str | None, typer.Option("--zk", help="ZooKeeper HOST:PORT[,HOST:PORT] (zkServers).")
+]
+ZkRootOption = Annotated[
+    str | None, typer.Option("--zk-root", help="Registry root (zkLedgersRootPath).")
+]
+RegistryOption = Annotated[
+    Path | None,
+    typer.Option("--registry", help="Node registry file (id, state, address) instead of ZK."),
+]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option("--timeout", help="Seconds to wait for each node (getBookieInfoTimeoutSecs)."),
+]
+
+
+def _membership(
+    cfg: BookieInfoConfig, zk: str | None, zk_root: str | None, registry: Path | None
+) -> Membership:
+    if registry is not None and zk is not None:
+        raise MembershipError("give either --zk or --registry, not both")
+    if registry is not None:
+        file = read_registry(registry)
+        for row in file.rejected:
+            err.print(f"[yellow]warning:[/] registry row rejected: {row}", highlight=False)
+        return file.membership
+    if zk is None and not (cfg.zk_servers or cfg.metadata_service_uri):
+        raise MembershipError("say where the nodes are: --zk HOST:PORT or --registry FILE")
+    return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
+
+
+def survey_json(rows: list[SurveyRow]) -> dict[str, Any]:
+    """The ``--json`` document: every node, answered or not, and totals over those answering."""
+    bookies = []
+    for row in rows:
+        info = row.result if isinstance(row.result, BookieInfo) else None
+        bookies.append(
+            {
+                "id": row.node,
+                "state": row.state.value,
+                "free_bytes": info.free_disk_bytes if info else None,
+                "total_bytes": info.total_disk_bytes if info else None,
+                "error": str(row.result) if isinstance(row.result, FetchError) else None,
+            }
+        )
+    answered = [r.result for r in rows if isinstance(r.result, BookieInfo)]
+    return {
+        "bookies": bookies,
+        "total_free_bytes": sum(i.free_disk_bytes for i in answered),
+        "total_bytes": sum(i.total_disk_bytes for i in answered),
+    }
+
+
+@app.command()
+def bookieinfo(
+    zk: ZkOption = None,
+    zk_root: ZkRootOption = None,
+    registry: RegistryOption = None,
+    timeout: TimeoutOption = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Ask every writable and read-only node for its disk space and print it with the totals.
+
+    Sizes in base-1000 units (as `bookkeeper shell bookieinfo`); nodes that do not answer are
+    listed with the reason. Totals count the nodes that answered.
+    """
+    with user_errors():
+        cfg = load_config(config).bookie_info
+        membership = _membership(cfg, zk, zk_root, registry)
+        client = GrpcBookieInfoClient()
+        try:
+            rows = survey(membership, client, timeout=timeout or cfg.timeout_seconds)
+        finally:
+            client.close()
+    doc = survey_json(rows)
+    if as_json:
+        print_json(doc)
+        return
+    table = Table(title="Free disk space info", title_justify="left")
+    for column in ("node", "state", "free", "total", "used", "error"):
+        table.add_column(column, justify="right" if column in ("free", "total", "used") else "left")
+    for row in rows:
+        if isinstance(row.result, BookieInfo):
+            info = row.result
+            table.add_row(
+                row.node,
+                row.state.value,
+                human_bytes(info.free_disk_bytes),
+                human_bytes(info.total_disk_bytes),
+                f"{info.used_fraction:.0%}",
+                "",
+            )
+        else:
+            table.add_row(row.node, row.state.value, "-", "-", "-", f"[red]{row.result}[/]")
+    out.print(table)
+    answered = sum(isinstance(r.result, BookieInfo) for r in rows)
+    out.print(
+        f"Total free disk space in the cluster:\t{human_bytes(doc['total_free_bytes'])}"
+        f" ({doc['total_free_bytes']} bytes)\n"
+        f"Total disk capacity in the cluster:\t{human_bytes(doc['total_bytes'])}"
+        f" ({doc['total_bytes']} bytes)\n"
+        f"{answered} of {len(rows)} nodes answered",
+        highlight=False,
+    )
+
+
+class _MembershipOnlySink:
+    """Until a placement policy is wired in, ``watch`` only exports what the reader sees."""
+
+    def on_cluster_changed(self, writable: set[NodeId], readonly: set[NodeId]) -> set[NodeId]:
+        return set()
+
+    def update_bookie_info(self, info: Any) -> None:
+        return None
+
+
+@app.command()
+def watch(
+    metrics_port: Annotated[int, typer.Option("--metrics-port", help="Serve /metrics here.")],
+    zk: ZkOption = None,
+    zk_root: ZkRootOption = None,
+    registry: RegistryOption = None,
+    metrics_host: Annotated[
+        str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
+    ] = "127.0.0.1",
+    interval: Annotated[
+        float | None, typer.Option("--interval", help="Full scan period, s (default: config).")
+    ] = None,
+    retry_interval: Annotated[
+        float | None, typer.Option("--retry-interval", help="Retry period of failed nodes, s.")
+    ] = None,
+    timeout: TimeoutOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Follow membership, poll every writable node, export weights to Prometheus until stopped."""
+    with user_errors():
+        cfg = load_config(config).bookie_info
+        reader = BookieInfoReader(
+            _MembershipOnlySink(),
+            GrpcBookieInfoClient(),
+            interval_seconds=interval or cfg.interval_seconds,
+            retry_interval_seconds=retry_interval or cfg.retry_interval_seconds,
+            timeout_seconds=timeout or cfg.timeout_seconds,
+        )
+        if registry is not None and zk is None:
+            source: StaticRegistry | ZooKeeperWatcher = StaticRegistry(
+                registry, reader.on_membership
+            )
+        else:
+            if zk is None and not (cfg.zk_servers or cfg.metadata_service_uri):
+                raise MembershipError("say where the nodes are: --zk HOST:PORT or --registry FILE")
+            source = ZooKeeperWatcher(
+                zk_target(cfg, hosts=zk, root=zk_root),
+                reader.on_membership,
+                session_timeout=cfg.zk_timeout_ms / 1000,
+            )
+        with until_signalled() as stop:
+            reader.start()
+            metrics = None
+            try:
+                source.start()
+                metrics = MetricsServer(
+                    registry_of(ReaderCollector(reader.snapshot)),
+                    port=metrics_port,
+                    host=metrics_host,
+                )
+                out.print(
+                    f"watching; metrics on http://{metrics_host}:{metrics.port}/metrics",
+                    highlight=False,
+                )
+                while not stop.wait(0.5):
+                    pass
+            finally:
+                if metrics is not None:
+                    metrics.close()
+                source.stop()
+                reader.close()

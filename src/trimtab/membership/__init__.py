@@ -1,0 +1,33 @@
+"""Who is in the cluster: writable and read-only nodes, from ZooKeeper or from a file.
+
+* :class:`Membership` is the snapshot every source hands its listeners.
+* :class:`StaticRegistry` reads a node table from a file (the embedded default, no ZooKeeper).
+* :class:`ZooKeeperWatcher` follows BookKeeper's registry (``/ledgers/available``...) and
+  :class:`ZooKeeperRegistrar` keeps an agent registered in it.
+"""
+
+from __future__ import annotations
+
+from trimtab.membership.model import EMPTY, Membership, MembershipListener
+from trimtab.membership.registrar import ZooKeeperRegistrar
+from trimtab.membership.static import REGISTRY_TABLE, RegistryFile, StaticRegistry, read_registry
+from trimtab.membership.watcher import WatcherStats, ZooKeeperWatcher, read_membership
+from trimtab.membership.zk import ZkTarget, decode_node_data, encode_node_data, zk_target
+
+__all__ = [
+    "EMPTY",
+    "REGISTRY_TABLE",
+    "Membership",
+    "MembershipListener",
+    "RegistryFile",
+    "StaticRegistry",
+    "WatcherStats",
+    "ZkTarget",
+    "ZooKeeperRegistrar",
+    "ZooKeeperWatcher",
+    "decode_node_data",
+    "encode_node_data",
+    "read_membership",
+    "read_registry",
+    "zk_target",
+]

@@ -1,0 +1,75 @@
+"""A membership snapshot: which nodes are writable, which read-only, and where to ask them.
+
+Every membership source (the ZooKeeper watcher, the static file registry, a test fake) hands
+its listeners a new frozen :class:`Membership` on each change and never mutates one, so a
+consumer may keep a snapshot as long as it likes.
+
+A node registered both writable and read-only counts as read-only. That happens for a moment
+while an agent switches mode (it registers the new mode before removing the old one, as
+BookKeeper's ``ZKRegistrationManager`` does), and the cautious reading is that it takes no new
+writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from trimtab.cluster import NodeId, NodeState
+
+__all__ = ["EMPTY", "Membership", "MembershipListener"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Membership:
+    """Writable and read-only node ids, and each node's GetBookieInfo address if it gave one."""
+
+    writable: frozenset[NodeId]
+    readonly: frozenset[NodeId]
+    addresses: Mapping[NodeId, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        writable: Iterable[str] = (),
+        readonly: Iterable[str] = (),
+        addresses: Mapping[str, str | None] | Mapping[NodeId, str | None] | None = None,
+    ) -> Membership:
+        """Normalise ids, let read-only win over writable, and keep only members' addresses."""
+        ro = frozenset(NodeId(n) for n in readonly)
+        rw = frozenset(NodeId(n) for n in writable) - ro
+        members = rw | ro
+        known = {NodeId(k): v for k, v in (addresses or {}).items() if v}
+        return cls(rw, ro, MappingProxyType({n: known[n] for n in sorted(members) if n in known}))
+
+    @property
+    def members(self) -> frozenset[NodeId]:
+        return self.writable | self.readonly
+
+    def state_of(self, node: str) -> NodeState:
+        node_id = NodeId(node)
+        if node_id in self.readonly:
+            return NodeState.READONLY
+        if node_id in self.writable:
+            return NodeState.WRITABLE
+        return NodeState.DOWN
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Membership):
+            return NotImplemented
+        return (
+            self.writable == other.writable
+            and self.readonly == other.readonly
+            and dict(self.addresses) == dict(other.addresses)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.writable, self.readonly, tuple(sorted(self.addresses.items()))))
+
+
+EMPTY = Membership(frozenset(), frozenset())
+
+#: called with each new snapshot, from the source's own thread; must not block for long
+MembershipListener = Callable[[Membership], None]
