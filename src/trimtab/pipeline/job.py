@@ -16,11 +16,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from trimtab import __version__
+from trimtab.config import Config
 from trimtab.pipeline.ingest import Ingested, ingest
+from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
 
 __all__ = ["JobOptions", "RunSummary", "run_job"]
@@ -37,6 +39,8 @@ class JobOptions:
     seed: int = 0
     now: datetime | None = None  # reference time for the future-timestamp rule; default: now
     future_tolerance_s: float = 300.0
+    window: str = "1m"
+    config: Config = field(default_factory=Config)
 
 
 @dataclass(slots=True)
@@ -55,7 +59,7 @@ class RunSummary:
             "trimtab_version": __version__,
             "run_id": self.run_id,
             "started": started.isoformat(),
-            "inputs": {"path": options.input, "seed": options.seed},
+            "inputs": {"path": options.input, "seed": options.seed, "window": options.window},
             "tables": self.tables,
             "quarantine_by_rule": self.quarantine_by_rule,
             "clusters": self.clusters,
@@ -94,6 +98,15 @@ def run_job(
         with stage("write quarantine"):
             quarantine = ingested.quarantine().orderBy("table", "source_file", "rule", "row")
             out.write_table("quarantine", quarantine)
+        with stage("loads"):
+            loads = node_loads(
+                ingested.accepted("node_metrics"),
+                ingested.accepted("nodes"),
+                options.config.shedding,
+                window=options.window,
+            ).orderBy("cluster", "node", "window_start")
+            out.write_table("node_load", loads)
+            _load_summary(spark.read.parquet(out.path("node_load")), summary)
         with stage("publish"):
             out.write_json("run.json", summary.as_json(options, started))
             summary.output = out.commit()
@@ -105,6 +118,22 @@ def run_job(
             for frame in ingested.checked.values():
                 frame.unpersist()
     return summary
+
+
+def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
+    """Per cluster: how many nodes have a load, their mean and population std (latest)."""
+    latest = (
+        loads.where("latest")
+        .groupBy("cluster")
+        .agg(
+            F.count("*").alias("n"), F.mean("load").alias("mean"), F.stddev_pop("load").alias("std")
+        )
+    )
+    for row in latest.collect():
+        entry = summary.clusters.setdefault(row["cluster"], {})
+        entry["nodes_with_load"] = row["n"]
+        entry["load_mean"] = round(row["mean"], 6)
+        entry["load_std"] = round(row["std"], 6)
 
 
 def _count(ingested: Ingested, summary: RunSummary) -> None:
@@ -120,5 +149,7 @@ def _count(ingested: Ingested, summary: RunSummary) -> None:
         }
         summary.quarantine_by_rule[name] = dict(sorted(by_rule.items()))
     nodes = ingested.accepted("nodes")
-    for row in nodes.groupBy("cluster").agg(F.count("*").alias("nodes")).collect():
+    for row in (
+        nodes.groupBy("cluster").agg(F.count("*").alias("nodes")).orderBy("cluster").collect()
+    ):
         summary.clusters[row["cluster"]] = {"nodes": row["nodes"]}

@@ -1,0 +1,95 @@
+"""Node loads from the pipeline equal the shedding engine's own computation."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from trimtab.config import Config
+from trimtab.inventory import read_inventory
+from trimtab.pipeline.generate import GeneratedFleet
+from trimtab.pipeline.job import JobOptions, run_job
+from trimtab.pipeline.loads import METRICS, ema_by_group, parse_window
+from trimtab.shedding.load import Limits, LoadModel, NodeSample
+
+NOW = datetime(2026, 11, 2, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "spark"),
+    [("1m", "1 minutes"), ("30s", "30 seconds"), ("2h", "2 hours"), ("5 minutes", "5 minutes")],
+)
+def test_window_forms(text: str, spark: str) -> None:
+    """Short and Spark forms of a window are accepted."""
+    assert parse_window(text) == spark
+
+
+def test_bad_window_is_refused() -> None:
+    """A window that is not a duration says what is expected."""
+    with pytest.raises(ValueError, match=r"use e\.g\. 30s"):
+        parse_window("fortnight")
+
+
+def test_ema_restarts_per_group() -> None:
+    """Each group's first value sets its average; later ones blend with h."""
+    got = ema_by_group(np.array([2.0, 1.5, 3.0, 11.0]), np.array(["a", "a", "b", "b"]), 0.75)
+    assert got.tolist() == pytest.approx([2.0, 1.875, 3.0, 5.0])
+
+
+@pytest.mark.parametrize("normalisation", ["capacity", "absolute"])
+def test_pipeline_loads_equal_the_engines(
+    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path, normalisation: str
+) -> None:
+    """node_load's per-window loads are LoadModel's fold over the same window means."""
+    config = Config.of(load_normalisation=normalisation)
+    out = tmp_path / "out"
+    run_job(
+        spark,
+        JobOptions(
+            input=str(dirty_fleet.out), output=str(out), now=NOW, window="2m", config=config
+        ),
+    )
+    rows = pq.read_table(out / "node_load").to_pylist()
+    assert rows and all(r["samples"] == 2 for r in rows if not r["latest"])
+    model = LoadModel.of(config.shedding)
+    nodes = {}
+    for name in ("nodes",):
+        table = pq.read_table(Path(dirty_fleet.out) / name).to_pylist()
+        nodes = {(r["cluster"], r["node"]): r for r in table}
+    limits = {
+        k: Limits(cores=v["cores"], memory_bytes=v["memory_bytes"], nic_bps=v["nic_bps"])
+        for k, v in nodes.items()
+    }
+    by_node: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_node[(row["cluster"], row["node"])].append(row)
+    for (cluster, node), windows in by_node.items():
+        reference = None
+        if normalisation == "absolute":
+            members = [limits[k] for k in by_node if k[0] == cluster]
+            reference = Limits.reference(members)
+        windows.sort(key=lambda r: r["window_start"])
+        samples = [
+            NodeSample(
+                ts=r["window_start"].timestamp(),
+                **{m: r[m] for m in METRICS if m not in ("disk_free_bytes", "disk_total_bytes")},
+            )
+            for r in windows
+        ]
+        engine = model.fold(node, samples, limits[(cluster, node)], reference)
+        assert engine is not None
+        latest = windows[-1]
+        assert latest["latest"] and sum(w["latest"] for w in windows) == 1
+        assert latest["load"] == pytest.approx(engine.weighted_max_ema, rel=1e-9)
+        assert latest["msg_throughput_ema"] == pytest.approx(engine.msg_throughput_ema, rel=1e-9)
+        assert latest["weighted_max"] == pytest.approx(engine.weighted_max, rel=1e-9)
+    clusters = {r["cluster"] for r in rows}
+    inventory_clusters = set(read_inventory(Path(dirty_fleet.out) / "nodes").clusters)
+    assert clusters == inventory_clusters
