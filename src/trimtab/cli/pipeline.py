@@ -11,7 +11,16 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from trimtab._format import plural
-from trimtab.cli._common import JsonFlag, app, err, out, print_json, user_errors
+from trimtab.cli._common import (
+    ConfigOption,
+    JsonFlag,
+    app,
+    err,
+    load_config,
+    out,
+    print_json,
+    user_errors,
+)
 
 __all__ = ["generate_fleet_cmd", "pipeline_app", "run_cmd"]
 
@@ -90,6 +99,10 @@ def run_cmd(
     conf: Annotated[
         list[str] | None, typer.Option("--conf", help="Spark setting key=value; repeatable.")
     ] = None,
+    window: Annotated[
+        str, typer.Option(help="Averaging window for node loads: 30s, 1m, 5m, 1h...")
+    ] = "1m",
+    config: ConfigOption = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice of the engines.")] = 0,
     now: Annotated[
         datetime | None,
@@ -99,6 +112,7 @@ def run_cmd(
 ) -> None:
     """Read the fleet's tables, check every row, decide, and publish the outputs."""
     from trimtab.pipeline.job import JobOptions, run_job
+    from trimtab.pipeline.loads import parse_window
     from trimtab.pipeline.session import parse_conf, spark_session
 
     with user_errors():
@@ -107,7 +121,18 @@ def run_cmd(
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
         reference = now.replace(tzinfo=UTC) if now is not None and now.tzinfo is None else now
-        options = JobOptions(input=input_dir, output=output_dir, seed=seed, now=reference)
+        try:
+            parse_window(window)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--window") from None
+        options = JobOptions(
+            input=input_dir,
+            output=output_dir,
+            seed=seed,
+            now=reference,
+            window=window,
+            config=load_config(config),
+        )
         with _bar(quiet=as_json) as bar:
             task = bar.add_task("starting Spark", total=None)
             spark = spark_session(master=master, conf=settings)
@@ -131,6 +156,18 @@ def run_cmd(
     for name, counts in summary.tables.items():
         table.add_row(name, *(f"{counts[k]:,}" for k in ("read", "accepted", "quarantined")))
     out.print(table)
+    loads = Table(title="latest node load per cluster (smoothed weighted max)")
+    for column in ("cluster", "nodes", "with load", "mean", "std"):
+        loads.add_column(column, justify="left" if column == "cluster" else "right")
+    for name, info in summary.clusters.items():
+        loads.add_row(
+            name,
+            str(info.get("nodes", 0)),
+            str(info.get("nodes_with_load", 0)),
+            f"{info.get('load_mean', 0.0):.3f}",
+            f"{info.get('load_std', 0.0):.3f}",
+        )
+    out.print(loads)
     nodes = sum(c["nodes"] for c in summary.clusters.values())
     out.print(
         f"{plural(len(summary.clusters), 'cluster')}, {plural(nodes, 'node')}; "

@@ -230,7 +230,7 @@ def _make_cluster(spec: FleetSpec, index: int, rng: np.random.Generator) -> _Clu
             )
             (brokers if kind == "broker" else bookies).append(node)
     # Bundles: heavy-tailed sizes, owned unevenly; the last broker joined and owns nothing.
-    base = rng.lognormal(mean=math.log(2e6), sigma=1.0, size=spec.bundles)
+    base = rng.lognormal(mean=math.log(12e6), sigma=1.0, size=spec.bundles)
     owner_weights = rng.dirichlet(np.full(spec.brokers - 1, 0.8))
     owner = rng.choice(spec.brokers - 1, size=spec.bundles, p=owner_weights)
     # Every established broker owns at least one bundle (when there are enough bundles).
