@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 .PHONY: demo test lint typecheck unit clean help zookeeper proto
 
 help:
-	@echo "make demo   install trimtab into .venv and run it on the bundled sample fleet"
+	@echo "make demo   install trimtab into .venv, show a sample topology, run the fleet job on a generated fleet"
 	@echo "make test   install trimtab with dev extras into .venv, then ruff, mypy and pytest"
 
 $(BIN)/python:
@@ -22,8 +22,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
+DEMO := demo-out
 demo: $(VENV)/.installed
 	$(BIN)/trimtab topology --inventory src/trimtab/data/sample_inventory.csv
+	$(BIN)/trimtab generate-fleet --out $(DEMO)/fleet --bad-rows 0.01
+	$(BIN)/trimtab pipeline run --input $(DEMO)/fleet --output $(DEMO)/results --master 'local[2]' \
+	    --conf spark.ui.enabled=false
+	@echo "demo: inputs in $(DEMO)/fleet, results (node_load, quarantine, run.json) in $(DEMO)/results"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -59,4 +64,4 @@ proto: $(VENV)/.installed-dev
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
+	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
