@@ -6,7 +6,8 @@ module in :mod:`trimtab.cli` (``_COMMANDS``); the group itself is registered her
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -23,12 +24,22 @@ from trimtab.cli._common import (
     print_json,
     user_errors,
 )
+from trimtab.cli.topology import select_clusters
 from trimtab.errors import TrimtabError
+from trimtab.inventory import read_inventory
 from trimtab.shedding import STRATEGIES
 from trimtab.sim.convergence import StaticRow, experiment_config, static_experiment
+from trimtab.sim.diskfill import (
+    SCENARIOS,
+    DiskFillResult,
+    DiskFillRun,
+    Workload,
+    nodes_of,
+    run_diskfill,
+)
 from trimtab.sim.shedding_cluster import ClusterRun, ClusterScenario, run_cluster, with_target
 
-__all__ = ["shedding", "simulate_app"]
+__all__ = ["diskfill", "shedding", "simulate_app"]
 
 simulate_app = typer.Typer(
     name="simulate",
@@ -241,3 +252,97 @@ def _sparkline(values: tuple[float, ...]) -> str:
         "".join(_SPARK[min(len(_SPARK) - 1, int(v / top * (len(_SPARK) - 1)))] for v in hourly)
         + f" (max {top:.2f})"
     )
+
+
+@simulate_app.command("diskfill")
+def diskfill(
+    scenario: Annotated[
+        str | None,
+        typer.Option("--scenario", help="Built-in cluster: seed, fleet or uneven-fleet."),
+    ] = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", help="Inventory file (writable nodes, disk columns)."),
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="Cluster of the inventory to use.")
+    ] = None,
+    policy: Annotated[
+        str | None, typer.Option("--policy", help="default, rackaware or regionaware.")
+    ] = None,
+    weights: Annotated[str, typer.Option("--weights", help="off, disk or disk+load.")] = "disk",
+    sampling: Annotated[
+        str, typer.Option("--sampling", help="successive (upstream) or proportional.")
+    ] = "proportional",
+    cap_mode: Annotated[
+        str, typer.Option("--cap-mode", help="Cap basis: median or min.")
+    ] = "median",
+    cap: Annotated[int, typer.Option("--cap", help="Cap multiple; <= 0 = no cap.")] = 3,
+    refresh: Annotated[
+        float,
+        typer.Option("--refresh", help="getBookieInfoIntervalSeconds; 0 = every ledger.", min=0),
+    ] = 86_400.0,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Write the fill time series (Parquet) here.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Fill a cluster with ledgers until its first node turns read-only; print the figures."""
+    with user_errors():
+        run = _diskfill_run(scenario, inventory, cluster, policy)
+        if weights not in ("off", "disk", "disk+load"):
+            raise TrimtabError(f"--weights {weights!r}: choose off, disk or disk+load")
+        if sampling not in ("successive", "proportional"):
+            raise TrimtabError(f"--sampling {sampling!r}: choose successive or proportional")
+        if cap_mode not in ("median", "min", "minimum"):
+            raise TrimtabError(f"--cap-mode {cap_mode!r}: choose median or min")
+        run = replace(
+            run,
+            weights=weights,
+            sampling=sampling,
+            cap=cap,
+            cap_basis="median" if cap_mode == "median" else "minimum",
+            refresh_seconds=refresh or None,
+            seed=seed,
+        )
+        result = run_diskfill(run)
+        if out_dir is not None:
+            _write_series(result, out_dir)
+    figures = result.figures()
+    if as_json:
+        print_json(figures)
+        return
+    for key, value in figures.items():
+        out.print(f"{key}: {value}", highlight=False)
+
+
+def _diskfill_run(
+    scenario: str | None, inventory: Path | None, cluster: str | None, policy: str | None
+) -> DiskFillRun:
+    if (scenario is None) == (inventory is None):
+        raise TrimtabError("give exactly one of --scenario NAME or --inventory FILE")
+    if scenario is not None:
+        if scenario not in SCENARIOS:
+            raise TrimtabError(f"--scenario {scenario!r}: choose {', '.join(SCENARIOS)}")
+        nodes, workload, default_policy = SCENARIOS[scenario]
+    else:
+        assert inventory is not None
+        inv = read_inventory(inventory)
+        states = select_clusters(inv, cluster)
+        if len(states) != 1:
+            raise TrimtabError("the inventory holds several clusters: choose one with --cluster")
+        nodes, workload, default_policy = nodes_of(states[0]), Workload(), "rackaware"
+        if not nodes:
+            raise TrimtabError("the inventory cluster has no writable node")
+    return DiskFillRun(
+        nodes=nodes, workload=workload, policy=policy or default_policy, sample_every=100
+    )
+
+
+def _write_series(result: DiskFillResult, out_dir: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(dict(result.series)), out_dir / "diskfill_series.parquet")

@@ -13,7 +13,9 @@ Constraints
 Algorithm
     ``new_ensemble``: E bounded picks from the pool of every writable node, each refusing nodes
     already chosen or excluded (:func:`~trimtab.placement.selection.pick`); weights come from the
-    seam, uniform today. ``replace_bookie``: one such pick, the ensemble excluded too.
+    seam (:mod:`~trimtab.placement.weights`); with inclusion-proportional sampling a plan of
+    E nodes is drawn first and, there being no rack rule, used as is. ``replace_bookie``: one
+    such pick, the ensemble excluded too.
     Adherence is MEETS_STRICT for any non-empty ensemble without repeats (upstream: always);
     reads are never reordered, LAC reads append the missing indices.
 """
@@ -24,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from trimtab.placement._common import PolicyBase
 from trimtab.placement.base import Adherence, EnsemblePlacement, Replacement, check_quorums
-from trimtab.placement.selection import Draft, pick, replacement_rules
+from trimtab.placement.selection import Draft, pick, plan_for, replacement_rules
 
 __all__ = ["DefaultPolicy"]
 
@@ -44,8 +46,9 @@ class DefaultPolicy(PolicyBase):
         draft = Draft(index, None, excluded)
         checks = draft.checks(_RULES)
         pool = index.pool()
+        plan = plan_for(index.weights, pool.nodes, excluded, ensemble_size, self.rng)
         for _ in range(ensemble_size):
-            node = pick(pool, checks, self.rng)
+            node = pick(pool, checks, self.rng, plan=plan)
             if node is None:
                 raise self._not_enough(
                     index, ensemble_size, excluded, f"only {len(draft.chosen)} candidates left"

@@ -19,6 +19,7 @@ from trimtab.placement.locations import LocationSource
 from trimtab.placement.rackaware import RackAwarePolicy
 from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
+from trimtab.placement.weights import disk_weights
 from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
@@ -42,11 +43,16 @@ def make_policy(
     features: FeatureSwitches | None = None,
     stats: Stats | None = None,
     local_location: str | None = None,
-    weights: WeightsFactory = uniform_weights,
+    weights: WeightsFactory | None = None,
 ) -> Policy:
     """The policy ``config.placement.ensemble_placement_policy`` names, ready for
-    ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``."""
+    ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``; without
+    ``weights``, disk weights (:mod:`~trimtab.placement.weights`) when
+    ``diskWeightBasedPlacementEnabled``, else uniform."""
     config = config if config is not None else Config()
+    if weights is None:
+        enabled = config.placement.disk_weight_based_placement_enabled
+        weights = disk_weights(config) if enabled else uniform_weights
     kind = config.placement.ensemble_placement_policy
     default_rack = default_rack_for(kind)
     if resolver is None and kind != "default":

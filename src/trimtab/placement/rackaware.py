@@ -26,6 +26,14 @@ Algorithm (``new_ensemble``)
        (:mod:`~trimtab.placement.solver`); upstream would fall back to a random node here.
     c. *No covering ensemble exists*: enforced -> error; otherwise any E candidates, FAIL.
 
+Disk weights (:mod:`~trimtab.placement.weights`)
+    Rack choice is unchanged; each pick is weighted inside its scope. With inclusion-
+    proportional sampling and at least E racks, step a first plans E *racks* by their total
+    weight (systematic PPS) and one node in each by weight, and the slots take the planned
+    nodes: node inclusion is then ``E·w/Σw`` unless a rack is certain to be used (one member
+    per rack cannot give a rack more). Fewer racks than E: a plan of nodes, taken when a slot
+    accepts them. Fallbacks and the exact search draw by weight slot by slot.
+
 Worked example (E=5, W=3, m=2; racks r1={a,b}, r2={c}, r3={d,e}; local rack r2)
     slot 0 from r2: c; slot 1 outside {r2}: say a (r1); slot 2 outside {r1,r2}: d (r3);
     slot 3 outside {r1,r2,r3} is empty, so anywhere: b (r1), and the list restarts from r1;
@@ -45,11 +53,13 @@ from trimtab.placement._common import PolicyBase
 from trimtab.placement.adherence import acked_span_ok, rack_adherence
 from trimtab.placement.base import Adherence, EnsemblePlacement, Replacement, check_quorums
 from trimtab.placement.coverage import QuorumCoverage
+from trimtab.placement.sampling import Plan
 from trimtab.placement.selection import (
     CandidateIndex,
     Draft,
     ensemble_rules,
     pick,
+    plan_for,
     replacement_rules,
 )
 from trimtab.placement.services import ENSEMBLE_NOT_ADHERING
@@ -133,15 +143,20 @@ class RackAwarePolicy(PolicyBase):
         local = self._local_rack(index)
         used: set[str] = set()
         checks = draft.checks(_ENSEMBLE)
+        plan = plan_for(
+            index.weights, everywhere.nodes, draft.excluded, size, self.rng, index.rack_of
+        )
         for position in range(size):
             node = None
             if position == 0:
                 if local is not None:
-                    node = pick(index.pool(local), checks, self.rng)
+                    node = pick(index.pool(local), checks, self.rng, plan=plan)
             elif len(used) < len(index.by_rack):  # some rack not used yet
-                node = pick(everywhere, checks, self.rng, avoid_racks=used, rack_of=index.rack_of)
+                node = pick(
+                    everywhere, checks, self.rng, avoid_racks=used, rack_of=index.rack_of, plan=plan
+                )
             if node is None:
-                node = pick(everywhere, checks, self.rng)
+                node = pick(everywhere, checks, self.rng, plan=plan)
                 used.clear()  # a fallback starts the list of racks to avoid again (#3721)
             if node is None:
                 return False
@@ -162,15 +177,27 @@ class RackAwarePolicy(PolicyBase):
         *,
         avoid_racks: Collection[str],
         stabilized: bool,
+        plan: Plan | None = None,
     ) -> NodeId | None:
         """One node of this policy's own pools for a slot of someone else's ``draft``: outside
-        ``avoid_racks`` if possible, else anywhere here (region-aware composes regions so)."""
+        ``avoid_racks`` if possible, else anywhere here (region-aware composes regions so);
+        ``plan`` (from :meth:`plan_slots`) is preferred when it fits."""
         index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
         everywhere = index.pool()
         node = None
         if len(avoid_racks) < len(index.by_rack):  # some rack of this policy not used yet
-            node = pick(everywhere, checks, self.rng, avoid_racks, index.rack_of)
-        return node if node is not None or not avoid_racks else pick(everywhere, checks, self.rng)
+            node = pick(everywhere, checks, self.rng, avoid_racks, index.rack_of, plan=plan)
+        if node is not None or not avoid_racks:
+            return node
+        return pick(everywhere, checks, self.rng, plan=plan)
+
+    def plan_slots(
+        self, excluded: frozenset[NodeId], size: int, *, stabilized: bool
+    ) -> Plan | None:
+        """An inclusion-proportional plan of ``size`` of this policy's nodes (None unless the
+        weights sample proportionally); region-aware asks one per region."""
+        index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
+        return plan_for(index.weights, index.nodes, excluded, size, self.rng, index.rack_of)
 
     # -- replacement -----------------------------------------------------------------------
 

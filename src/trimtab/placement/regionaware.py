@@ -16,7 +16,9 @@ Constraints
     * Sizes are validated first: ``A >= minRegions``, ``E >= W >= A``, and with durability
       ``A > W - W // minRegions`` (else a degraded cluster could not reach the ack quorum).
     * Disk info (``update_bookie_info``) reaches the per-region policies too, since they do the
-      drawing (upstream forgot, #4522); rack changes reach them as well (#3665).
+      drawing (upstream forgot, #4522); rack changes reach them as well (#3665). With
+      inclusion-proportional sampling each region's policy plans that region's slots
+      (:meth:`RackAwarePolicy.plan_slots`); shares per region stay set by node counts.
     * Bounded everywhere; the not-enough error carries the numbers.
 
 Algorithm (``new_ensemble``)
@@ -266,9 +268,15 @@ class RegionAwarePolicy(PolicyBase):
             return None
         used: dict[str, set[str]] = {r: set() for r in regions}
         checks = draft.checks(_RULES)
+        plans = {
+            r: self._sub(r).plan_slots(draft.excluded, plan.count(r), stabilized=stabilized)
+            for r in set(plan)
+        }
         for region in plan:
             sub = self._sub(region)
-            node = sub.select_one(draft, checks, avoid_racks=used[region], stabilized=stabilized)
+            node = sub.select_one(
+                draft, checks, avoid_racks=used[region], stabilized=stabilized, plan=plans[region]
+            )
             if node is None:
                 node = pick(index.pool(), checks, self.rng)
             if node is None:

@@ -14,6 +14,9 @@ Constraints
     * Same seed, same topology, same calls: same picks (pools are sorted; the RNG is injected).
 
 Algorithm (:func:`pick`)
+    0. *Plan* (inclusion-proportional sampling, :mod:`~trimtab.placement.sampling`): when the
+       caller passes a :class:`~trimtab.placement.sampling.Plan`, its first node that is in
+       the pool, outside the racks to avoid and passes every check is taken.
     1. *Rejection*: draw from the pool's sampler at most ``min(MAX_DRAWS, 2·|pool|)`` times;
        return the first draw that is outside the racks to avoid and passes every check.
     2. *Exact pass*: otherwise filter the whole pool once and let the weights choose among the
@@ -30,16 +33,19 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from trimtab.cluster import NodeId
 from trimtab.constraints import Constraints, Hard, not_excluded
 from trimtab.placement.coverage import QuorumCoverage, covers_write_quorums
+from trimtab.placement.sampling import Plan
 
 __all__ = [
     "MAX_DRAWS",
     "CandidateIndex",
+    "ChoosingSampler",
     "Draft",
+    "Planner",
     "Pool",
     "Sampler",
     "UniformWeights",
@@ -48,6 +54,7 @@ __all__ = [
     "ensemble_rules",
     "in_regions",
     "pick",
+    "plan_for",
     "region_of_rack",
     "replacement_rules",
 ]
@@ -62,6 +69,16 @@ class Sampler(Protocol):
     """Draws one member of a fixed pool per call."""
 
     def draw(self, rng: random.Random) -> NodeId: ...
+
+
+@runtime_checkable
+class ChoosingSampler(Protocol):
+    """A sampler that also chooses among survivors of its pool by the pool's own distribution
+    (so a weight capped at the pool's cap stays capped in the exact pass)."""
+
+    def draw(self, rng: random.Random) -> NodeId: ...
+
+    def choice(self, candidates: Sequence[NodeId], rng: random.Random) -> NodeId: ...
 
 
 class Weights(Protocol):
@@ -83,6 +100,9 @@ class _UniformSampler:
         # int(random() * n) is uniform enough here and several times faster than randrange.
         return self._pool[int(rng.random() * self._n)]
 
+    def choice(self, candidates: Sequence[NodeId], rng: random.Random) -> NodeId:
+        return candidates[int(rng.random() * len(candidates))]
+
 
 class UniformWeights:
     """Every node equally likely (BookKeeper without disk-weight based placement)."""
@@ -99,6 +119,35 @@ class UniformWeights:
         return candidates[int(rng.random() * len(candidates))]
 
 
+@runtime_checkable
+class Planner(Protocol):
+    """Weights that can plan a whole ensemble (inclusion-proportional sampling)."""
+
+    def plan(
+        self,
+        nodes: tuple[NodeId, ...],
+        excluded: Collection[NodeId],
+        size: int,
+        rng: random.Random,
+        group_of: Mapping[NodeId, str] | None = None,
+    ) -> Plan | None: ...
+
+
+def plan_for(
+    weights: Weights,
+    nodes: tuple[NodeId, ...],
+    excluded: Collection[NodeId],
+    size: int,
+    rng: random.Random,
+    group_of: Mapping[NodeId, str] | None = None,
+) -> Plan | None:
+    """The ensemble plan of ``weights`` over ``nodes`` (None for uniform or successive);
+    ``group_of`` (node -> rack) asks for at most one node per rack."""
+    if not isinstance(weights, Planner):
+        return None
+    return weights.plan(nodes, excluded, size, rng, group_of)
+
+
 def region_of_rack(rack: str) -> str:
     """The first component of a location: ``'/dc1/r1'`` -> ``'dc1'`` (upstream's region rule)."""
     return rack[1:].split("/", 1)[0]
@@ -111,10 +160,11 @@ class Pool:
     nodes: tuple[NodeId, ...]
     weights: Weights
     sampler: Sampler
+    members: frozenset[NodeId]
 
     @classmethod
     def of(cls, nodes: tuple[NodeId, ...], weights: Weights) -> Pool:
-        return cls(nodes, weights, weights.sampler(nodes))
+        return cls(nodes, weights, weights.sampler(nodes), frozenset(nodes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,17 +327,23 @@ def pick(
     rng: random.Random,
     avoid_racks: Collection[str] | None = None,
     rack_of: Mapping[NodeId, str] | None = None,
+    *,
+    plan: Plan | None = None,
 ) -> NodeId | None:
     """One node of ``pool`` passing every check and outside ``avoid_racks``, or None.
 
     See the module docstring: bounded rejection, then one exact pass. Never loops unbounded.
-    ``avoid_racks`` needs ``rack_of``.
+    ``avoid_racks`` needs ``rack_of``; ``plan`` is tried first (step 0).
     """
     nodes = pool.nodes
     if not nodes:
         return None
     avoid: Collection[str] = avoid_racks or ()
     racks = rack_of if avoid else None
+    if plan is not None and plan.nodes:
+        planned = plan.take(pool.members, checks, racks, avoid)
+        if planned is not None:
+            return planned
     draw = pool.sampler.draw
     for _ in range(min(MAX_DRAWS, 2 * len(nodes))):
         node = draw(rng)
@@ -301,4 +357,9 @@ def pick(
     survivors = [
         n for n in nodes if (racks is None or racks[n] not in avoid) and all(c(n) for c in checks)
     ]
-    return pool.weights.choice(survivors, rng) if survivors else None
+    if not survivors:
+        return None
+    sampler = pool.sampler
+    if isinstance(sampler, ChoosingSampler):
+        return sampler.choice(survivors, rng)
+    return pool.weights.choice(survivors, rng)

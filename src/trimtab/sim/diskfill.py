@@ -1,0 +1,424 @@
+"""The disk-fill simulator: how full a mixed-disk cluster gets before its first node turns
+read-only, under each weighting and sampling mode.
+
+Goals
+    Measure the seed's promise (nodes fill at the pace of their capacity) end to end: the real
+    policies place a stream of ledgers, the policies see free space only through
+    ``update_bookie_info`` refreshed every ``getBookieInfoIntervalSeconds`` of simulated time.
+
+Model
+    * **Cluster**: :class:`NodeSpec` (name, rack, capacity, bytes already used); a node turns
+      read-only when used reaches ``diskUsageThreshold`` (0.95) of its capacity and is then
+      reported read-only to the policy.
+    * **Ledgers** arrive at ``rate`` per second with log-normal sizes; each is placed with
+      ``new_ensemble(E, W, A)`` and, striped round robin, stores ``size · W / E`` on each member.
+    * **Disk info**: a full scan every ``refresh_seconds`` (None: before every ledger, the seed's
+      "quick model"), a partial scan of a node when it joins (upstream BookieInfoReader).
+    * **Events**: :class:`Join` (an empty node arrives) and :class:`Failure` (a node dies; each
+      of its ledgers is re-replicated with ``replace_bookie``; the copy lands on the chosen
+      node, which then pauses for :func:`recovery_pause`, so the recovery time is the busiest
+      target's copy time plus its pauses).
+    * **Load** (``weights="disk+load"``): a node's I/O utilisation is the bytes it received in
+      the last window over what its disk can absorb in that time (``disk_bandwidth``).
+
+Figures (:class:`DiskFillResult`)
+    ``usable_fraction_at_first_readonly`` = bytes stored when the first node turns read-only ÷
+    (threshold × raw capacity of the nodes then in the cluster); 1.0 is the physical limit.
+    ``max_write_share``: the largest share of one window's stored bytes going to one node (hot
+    spots); for a joined node, the largest share of the weights it was ever given, against the
+    share its cap allows; the recovery time after a failure; a per-node fill time series.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trimtab.cluster import ClusterState, NodeId, NodeState
+from trimtab.config import Config
+from trimtab.errors import NotEnoughNodesError
+from trimtab.placement.base import BookieInfo
+from trimtab.placement.factory import Policy, make_policy
+from trimtab.placement.weights import DiskWeights, disk_weights
+
+__all__ = [
+    "SCENARIOS",
+    "DiskFillResult",
+    "DiskFillRun",
+    "Failure",
+    "Join",
+    "NodeSpec",
+    "Workload",
+    "fleet",
+    "nodes_of",
+    "recovery_pause",
+    "run_diskfill",
+    "seed_cluster",
+    "uneven_fleet",
+]
+
+GB = 10**9
+TB = 10**12
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One node: its id, rack (``/region/rack``), disk capacity and bytes already used."""
+
+    name: str
+    rack: str
+    capacity: int
+    used: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """An empty (or not) node joins at ``time`` seconds."""
+
+    time: float
+    node: NodeSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Node ``name`` dies at ``time`` seconds; its ledgers are re-replicated."""
+
+    time: float
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """The ledger stream: quorums, mean size and spread (log-normal), arrivals per second."""
+
+    ensemble: int = 3
+    write_quorum: int = 3
+    ack_quorum: int = 2
+    mean_bytes: float = 0.1 * GB
+    sigma: float = 0.5
+    rate: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class DiskFillRun:
+    """One simulation: cluster, workload, policy and weighting, refresh, events."""
+
+    nodes: tuple[NodeSpec, ...]
+    workload: Workload = Workload()
+    policy: str = "default"
+    weights: str = "disk"  # off | disk | disk+load
+    sampling: str = "proportional"  # successive | proportional
+    cap: int = 3  # bookieMaxMultipleForWeightBasedPlacement, <= 0 = no cap
+    cap_basis: str = "median"
+    refresh_seconds: float | None = 86_400.0  # getBookieInfoIntervalSeconds; None: every ledger
+    threshold: float = 0.95
+    joins: tuple[Join, ...] = ()
+    failures: tuple[Failure, ...] = ()
+    window: int = 500  # ledgers per hot-spot window
+    sample_every: int = 1000  # ledgers between time-series samples
+    stop_at_first_readonly: bool = True
+    max_ledgers: int = 2_000_000
+    disk_bandwidth: float = 200e6  # bytes/s a disk absorbs (load-aware model)
+    io_threshold: float = 0.7
+    recovery_bandwidth: float = 100e6  # bytes/s of one re-replication copy
+    recovery_base_pause: float = 1.0
+    seed: int = 1
+
+    def config(self) -> Config:
+        return Config.of(
+            ensemblePlacementPolicy=self.policy,
+            diskWeightBasedPlacementEnabled=self.weights != "off",
+            bookieMaxMultipleForWeightBasedPlacement=self.cap,
+            weight_cap_basis=self.cap_basis,
+            weighted_sampling=self.sampling,
+            load_aware_weighting_enabled=self.weights == "disk+load",
+            io_utilization_threshold=self.io_threshold,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DiskFillResult:
+    """The figures of one run (see the module docstring)."""
+
+    usable_fraction_at_first_readonly: float | None
+    first_readonly_node: str | None
+    first_readonly_time: float | None
+    ledgers: int
+    stored_bytes: int
+    max_write_share: float
+    joined_max_weight_share: float | None = None
+    joined_cap_share: float | None = None
+    recovery_seconds: float | None = None
+    recovered_ledgers: int = 0
+    series: Mapping[str, Sequence[float | str]] = field(default_factory=dict)
+
+    def figures(self) -> dict[str, float | int | str | None]:
+        """The scalar figures (the CLI's JSON)."""
+        return {
+            "usable_fraction_at_first_readonly": self.usable_fraction_at_first_readonly,
+            "max_write_share": self.max_write_share,
+            "first_readonly_node": self.first_readonly_node,
+            "first_readonly_time": self.first_readonly_time,
+            "ledgers": self.ledgers,
+            "stored_bytes": self.stored_bytes,
+            "joined_max_weight_share": self.joined_max_weight_share,
+            "joined_cap_share": self.joined_cap_share,
+            "recovery_seconds": self.recovery_seconds,
+            "recovered_ledgers": self.recovered_ledgers,
+        }
+
+
+def recovery_pause(weight: float, max_weight: float, base: float = 1.0) -> float:
+    """Seed §1.3: the pause after re-replicating a ledger, ``base · (1 - w / w_max)``: none for
+    the heaviest node, up to ``base`` for an empty-weight one, so heavy nodes do more work."""
+    if max_weight <= 0:
+        return base
+    return base * max(0.0, 1.0 - weight / max_weight)
+
+
+def seed_cluster() -> tuple[NodeSpec, ...]:
+    """The seed's six nodes with 100/100/200/200/300/100 GB, empty, one rack."""
+    sizes = (100, 100, 200, 200, 300, 100)
+    return tuple(NodeSpec(f"b{i + 1}:3181", "/default-rack", s * GB) for i, s in enumerate(sizes))
+
+
+def fleet(racks: int = 3, mix: tuple[int, int, int] = (8, 6, 6)) -> tuple[NodeSpec, ...]:
+    """A mixed fleet: per rack ``mix`` = how many 4, 8 and 16 TB nodes (default 8/6/6, so three
+    racks of 20 nodes and 176 TB each: 60 nodes)."""
+    sizes = [tb for tb, count in zip((4, 8, 16), mix, strict=True) for _ in range(count)]
+    return tuple(
+        NodeSpec(f"n{r}-{j:02d}:3181", f"/r{r}", tb * TB)
+        for r in range(racks)
+        for j, tb in enumerate(sizes)
+    )
+
+
+def uneven_fleet() -> tuple[NodeSpec, ...]:
+    """60 nodes, 20 each of 4, 8 and 16 TB, dealt round robin to three racks of 21/21/18 nodes
+    (196/196/168 TB): rack-aware spreading puts one replica per rack, so the small rack caps
+    the usable fraction near 168/196 whatever the weights."""
+    sizes = (4, 8, 16)
+    return tuple(
+        NodeSpec(f"u{i:03d}:3181", f"/r{(i // 3) % 3}", sizes[i % 3] * TB) for i in range(60)
+    )
+
+
+def nodes_of(state: ClusterState) -> tuple[NodeSpec, ...]:
+    """An inventory cluster's writable nodes: capacity ``disk_total_bytes``, used = total -
+    ``disk_free_bytes`` (0 when the free space is unknown)."""
+    specs = []
+    for node in state.nodes:
+        if node.state is not NodeState.WRITABLE:
+            continue
+        cap = node.capacity
+        free = cap.disk_free_bytes if cap.disk_free_bytes is not None else cap.disk_total_bytes
+        specs.append(
+            NodeSpec(str(node.id), node.location, cap.disk_total_bytes, cap.disk_total_bytes - free)
+        )
+    return tuple(specs)
+
+
+#: About 30 days to fill each built-in cluster, so a daily refresh sees ~30 scans.
+MONTH = 30 * 86_400.0
+
+
+def _fleet_workload() -> Workload:
+    return Workload(
+        ensemble=3, write_quorum=2, ack_quorum=2, mean_bytes=6 * GB, rate=44_000 / MONTH
+    )
+
+
+#: Built-in scenarios: name -> (nodes, workload, policy).
+SCENARIOS: dict[str, tuple[tuple[NodeSpec, ...], Workload, str]] = {
+    "seed": (seed_cluster(), Workload(rate=3_200 / MONTH), "default"),
+    "fleet": (fleet(), _fleet_workload(), "rackaware"),
+    "uneven-fleet": (uneven_fleet(), _fleet_workload(), "rackaware"),
+}
+
+
+class _State:
+    """The mutable side of one run (kept out of the frozen inputs)."""
+
+    def __init__(self, run: DiskFillRun) -> None:
+        self.cap = {NodeId(n.name): n.capacity for n in run.nodes}
+        self.used = {NodeId(n.name): n.used for n in run.nodes}
+        self.rack = {NodeId(n.name): n.rack for n in run.nodes}
+        self.readonly: set[NodeId] = set()
+        self.dead: set[NodeId] = set()
+        self.recent: dict[NodeId, int] = {}
+        self.window_seconds = 1.0
+
+    def writable(self) -> list[NodeId]:
+        return [n for n in self.cap if n not in self.readonly and n not in self.dead]
+
+    def info(self, nodes: Sequence[NodeId]) -> dict[NodeId, BookieInfo]:
+        return {n: BookieInfo(self.cap[n], self.cap[n] - self.used[n]) for n in nodes}
+
+    def utilization(self, bandwidth: float) -> dict[NodeId, float]:
+        absorb = bandwidth * self.window_seconds
+        return {n: min(1.0, b / absorb) for n, b in self.recent.items()}
+
+
+def run_diskfill(run: DiskFillRun) -> DiskFillResult:
+    """Simulate ``run`` until the first node turns read-only (or ``max_ledgers``)."""
+    st = _State(run)
+    wl = run.workload
+    config = run.config()
+    factory = (
+        disk_weights(config, load=lambda: st.utilization(run.disk_bandwidth))
+        if run.weights == "disk+load"
+        else None
+    )
+    policy = make_policy(
+        config,
+        resolver={str(n): st.rack[n] for n in st.rack}
+        | {j.node.name: j.node.rack for j in run.joins},
+        rng=random.Random(run.seed),
+        weights=factory,
+    )
+    policy.on_cluster_changed(st.writable(), [])
+    known = st.info(st.writable())
+    gen = np.random.default_rng(run.seed)
+    mu = math.log(wl.mean_bytes) - wl.sigma**2 / 2
+    sizes = gen.lognormal(mu, wl.sigma, run.max_ledgers)
+    joins = sorted(run.joins, key=lambda j: j.time)
+    failures = sorted(run.failures, key=lambda f: f.time)
+    joined: set[NodeId] = set()
+    joined_share = 0.0
+    joined_cap = 0.0
+    ledgers: list[tuple[tuple[NodeId, ...], int]] = []
+    next_refresh = 0.0
+    stored = 0
+    window: dict[NodeId, int] = {}
+    window_total = 0
+    max_share = 0.0
+    st.window_seconds = run.window / wl.rate
+    first: tuple[str, float, float] | None = None
+    recovery: float | None = None
+    recovered = 0
+    series: dict[str, list[float | str]] = {"time": [], "node": [], "used_fraction": []}
+    k = 0
+    for k in range(run.max_ledgers):
+        now = k / wl.rate
+        while joins and joins[0].time <= now:
+            spec = joins.pop(0).node
+            node = NodeId(spec.name)
+            st.cap[node], st.used[node], st.rack[node] = spec.capacity, spec.used, spec.rack
+            joined.add(node)
+            policy.on_cluster_changed(st.writable(), st.readonly)
+            known |= st.info([node])  # partial scan of the newcomer
+            policy.update_bookie_info(known)
+        while failures and failures[0].time <= now:
+            dead = NodeId(failures.pop(0).name)
+            lost = st.used[dead]
+            recovery, recovered, copied = _fail(run, st, policy, ledgers, dead)
+            stored += copied - lost
+        if run.refresh_seconds is None or now >= next_refresh:
+            known = st.info(st.writable())
+            policy.update_bookie_info(known)
+            next_refresh = now + (run.refresh_seconds or 0.0)
+        if joined and isinstance(weights := policy.view.weights, DiskWeights):
+            share, allowed = _joined_shares(weights, st, joined, run)
+            joined_share, joined_cap = max(joined_share, share), max(joined_cap, allowed)
+        size = int(sizes[k])
+        piece = size * wl.write_quorum // wl.ensemble
+        try:
+            ensemble = policy.new_ensemble(wl.ensemble, wl.write_quorum, wl.ack_quorum).ensemble
+        except NotEnoughNodesError:
+            break
+        ledgers.append((ensemble, piece))
+        turned: list[NodeId] = []
+        for node in ensemble:
+            st.used[node] += piece
+            window[node] = window.get(node, 0) + piece
+            if st.used[node] >= run.threshold * st.cap[node]:
+                turned.append(node)
+        stored += piece * len(ensemble)
+        window_total += piece * len(ensemble)
+        if (k + 1) % run.window == 0:
+            max_share = max(max_share, max(window.values()) / window_total)
+            st.recent, window, window_total = window, {}, 0
+        if k % run.sample_every == 0:
+            for node in st.cap:
+                series["time"].append(now)
+                series["node"].append(str(node))
+                series["used_fraction"].append(st.used[node] / st.cap[node])
+        if turned:
+            st.readonly.update(turned)
+            if first is None:
+                raw = sum(c for n, c in st.cap.items() if n not in st.dead)
+                first = (str(turned[0]), now, stored / (run.threshold * raw))
+                if run.stop_at_first_readonly:
+                    break
+            policy.on_cluster_changed(st.writable(), st.readonly)
+    if window_total:
+        max_share = max(max_share, max(window.values()) / window_total)
+    return DiskFillResult(
+        usable_fraction_at_first_readonly=first[2] if first else None,
+        first_readonly_node=first[0] if first else None,
+        first_readonly_time=first[1] if first else None,
+        ledgers=k + 1,
+        stored_bytes=stored,
+        max_write_share=max_share,
+        joined_max_weight_share=joined_share if joined else None,
+        joined_cap_share=joined_cap if joined else None,
+        recovery_seconds=recovery,
+        recovered_ledgers=recovered,
+        series=series,
+    )
+
+
+def _joined_shares(
+    weights: DiskWeights, st: _State, joined: set[NodeId], run: DiskFillRun
+) -> tuple[float, float]:
+    """The largest single-pick share a joined node has now, and the share the cap allows:
+    ``k × basis`` of the pool over the pool's total effective weight."""
+    pool = sorted(st.writable())
+    eff = weights.effective(pool)
+    total = sum(eff)
+    got = max((w / total for n, w in zip(pool, eff, strict=True) if n in joined), default=0.0)
+    if run.cap <= 0:
+        return got, 1.0
+    raw = [weights.raw.get(n, 0.0) for n in pool]
+    positive = [w for w in raw if w > 0] or [1.0]
+    basis = statistics.median(raw) if run.cap_basis == "median" else min(positive)
+    return got, min(1.0, run.cap * basis / total) if basis > 0 else 1.0
+
+
+def _fail(
+    run: DiskFillRun,
+    st: _State,
+    policy: Policy,
+    ledgers: list[tuple[tuple[NodeId, ...], int]],
+    dead: NodeId,
+) -> tuple[float, int, int]:
+    """Kill ``dead``; re-replicate its ledgers with ``replace_bookie``: the recovery time (the
+    busiest target's copies and pauses), the ledgers and the bytes re-replicated."""
+    st.dead.add(dead)
+    policy.on_cluster_changed(st.writable(), st.readonly)
+    wl = run.workload
+    busy: dict[NodeId, float] = {}
+    done = copied = 0
+    for i, (ensemble, piece) in enumerate(ledgers):
+        if dead not in ensemble:
+            continue
+        try:
+            swap = policy.replace_bookie(
+                wl.ensemble, wl.write_quorum, wl.ack_quorum, ensemble, dead
+            )
+        except NotEnoughNodesError:
+            continue
+        target = swap.node
+        st.used[target] += piece
+        free = {n: st.cap[n] - st.used[n] for n in st.writable()}
+        pause = recovery_pause(free[target], max(free.values()), run.recovery_base_pause)
+        busy[target] = busy.get(target, 0.0) + piece / run.recovery_bandwidth + pause
+        ledgers[i] = (swap.ensemble, piece)
+        done += 1
+        copied += piece
+    return max(busy.values(), default=0.0), done, copied

@@ -1,0 +1,142 @@
+"""The disk-fill simulator: the seed's quick-model figures, the defaults' goal, joins, failures
+and the recovery pacing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trimtab.cli import app
+from trimtab.sim.diskfill import (
+    GB,
+    MONTH,
+    SCENARIOS,
+    DiskFillRun,
+    Failure,
+    Join,
+    NodeSpec,
+    recovery_pause,
+    run_diskfill,
+)
+
+
+def seed_run(**changes: object) -> DiskFillRun:
+    nodes, workload, policy = SCENARIOS["seed"]
+    run = DiskFillRun(nodes=nodes, workload=workload, policy=policy, sample_every=500)
+    return replace(run, **changes)  # type: ignore[arg-type]
+
+
+class TestSeedCluster:
+    @pytest.mark.parametrize(
+        ("weights", "sampling", "low", "high"),
+        [
+            ("off", "proportional", 0.55, 0.61),  # quick model: ~58 %
+            ("disk", "successive", 0.90, 0.95),  # quick model: ~92 %
+            ("disk", "proportional", 0.99, 1.0),  # quick model: > 99 %
+        ],
+    )
+    def test_quick_model_figures(
+        self, weights: str, sampling: str, low: float, high: float
+    ) -> None:
+        """Free space refreshed every ledger: uniform ~58 %, successive ~92 %, proportional
+        > 99 % of the physical limit (the issue's quick model)."""
+        r = run_diskfill(seed_run(weights=weights, sampling=sampling, refresh_seconds=None))
+        assert r.usable_fraction_at_first_readonly is not None
+        assert low <= r.usable_fraction_at_first_readonly <= high
+
+    def test_defaults_reach_97_percent_with_a_daily_refresh(self) -> None:
+        """Default settings (proportional, cap 3 x median, getBookieInfoIntervalSeconds 1 day)."""
+        r = run_diskfill(seed_run())
+        assert r.usable_fraction_at_first_readonly is not None
+        assert r.usable_fraction_at_first_readonly >= 0.97
+        assert r.first_readonly_node is not None and r.first_readonly_time is not None
+
+    def test_time_series_samples_every_node(self) -> None:
+        """The fill series has one row per node per sample, fractions within [0, 1]."""
+        r = run_diskfill(seed_run())
+        assert len(r.series["node"]) == len(r.series["time"]) == len(r.series["used_fraction"])
+        assert len(set(r.series["node"])) == 6
+        assert all(0.0 <= float(f) <= 1.0 for f in r.series["used_fraction"])
+
+
+class TestFleet:
+    def test_defaults_reach_97_percent_on_the_mixed_fleet(self) -> None:
+        """60 nodes of 4/8/16 TB in three racks, rack-aware, daily refresh (ledgers twice the
+        bench's size to keep the test short)."""
+        nodes, workload, policy = SCENARIOS["fleet"]
+        run = DiskFillRun(
+            nodes=nodes,
+            workload=replace(workload, mean_bytes=12 * GB, rate=workload.rate / 2),
+            policy=policy,
+            sample_every=10**9,
+        )
+        r = run_diskfill(run)
+        assert r.usable_fraction_at_first_readonly is not None
+        assert r.usable_fraction_at_first_readonly >= 0.97
+
+
+class TestEvents:
+    def test_a_joining_empty_node_never_weighs_more_than_its_cap(self) -> None:
+        """A 1 TB empty node joining the half-full seed cluster is capped at 3 x median."""
+        joiner = NodeSpec("new:3181", "/default-rack", 1000 * GB)
+        r = run_diskfill(seed_run(joins=(Join(MONTH / 2, joiner),)))
+        assert r.joined_max_weight_share is not None and r.joined_cap_share is not None
+        assert r.joined_max_weight_share <= r.joined_cap_share + 1e-12
+        uncapped = run_diskfill(seed_run(joins=(Join(MONTH / 2, joiner),), cap=-1))
+        assert uncapped.joined_max_weight_share is not None
+        assert uncapped.joined_max_weight_share > r.joined_max_weight_share
+
+    def test_a_failed_nodes_ledgers_are_re_replicated(self) -> None:
+        """b5 fails at day 15: its ledgers move elsewhere and recovery takes positive time."""
+        r = run_diskfill(seed_run(failures=(Failure(MONTH / 2, "b5:3181"),)))
+        assert r.recovered_ledgers > 0
+        assert r.recovery_seconds is not None and r.recovery_seconds > 0
+        assert r.first_readonly_node != "b5:3181"
+
+    def test_load_aware_weights_run(self) -> None:
+        """Load-aware weighting still fills the cluster to a sensible fraction."""
+        r = run_diskfill(seed_run(weights="disk+load", disk_bandwidth=130e3))
+        assert r.usable_fraction_at_first_readonly is not None
+        assert 0.58 < r.usable_fraction_at_first_readonly <= 1.0
+
+
+class TestRecoveryPause:
+    def test_heavier_nodes_pause_less(self) -> None:
+        """The heaviest node does not pause; an empty-weight one pauses the full base."""
+        assert recovery_pause(100, 100, 2.0) == 0.0
+        assert recovery_pause(0, 100, 2.0) == 2.0
+        assert recovery_pause(25, 100, 2.0) > recovery_pause(75, 100, 2.0)
+
+
+class TestCommand:
+    def test_scenario_json_and_parquet_series(self, tmp_path: Path) -> None:
+        """``trimtab simulate diskfill --scenario seed --json --out DIR`` prints the figures and
+        writes the fill series."""
+        result = CliRunner().invoke(
+            app, ["simulate", "diskfill", "--scenario", "seed", "--json", "--out", str(tmp_path)]
+        )
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        assert doc["usable_fraction_at_first_readonly"] >= 0.97
+        assert {"max_write_share", "first_readonly_node", "first_readonly_time"} <= set(doc)
+        assert (tmp_path / "diskfill_series.parquet").stat().st_size > 0
+
+    def test_inventory_with_free_space(self, tmp_path: Path) -> None:
+        """An inventory's disk_total_bytes and disk_free_bytes become the simulated disks."""
+        rows = [
+            "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state,"
+            "disk_free_bytes"
+        ]
+        for i, (gb, free) in enumerate([(100, 100), (200, 150), (300, 300), (100, 80)]):
+            rows.append(f"c,b{i}:3181,dc1,r{i % 2},8,1,{gb * GB},1,writable,{free * GB}")
+        inv = tmp_path / "nodes.csv"
+        inv.write_text("\n".join(rows) + "\n")
+        result = CliRunner().invoke(
+            app, ["simulate", "diskfill", "-i", str(inv), "--policy", "default", "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["first_readonly_node"] is not None
