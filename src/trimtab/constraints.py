@@ -45,6 +45,7 @@ __all__ = [
     "distinct_racks_preferred",
     "eligible",
     "not_excluded",
+    "ties",
 ]
 
 MAX_SCORE = 10_000_000
@@ -130,13 +131,10 @@ def eligible(
     return passing, rejections
 
 
-def choose(
-    candidates: Sequence[NodeId], rules: Constraints[Ctx], ctx: Ctx, rng: random.Random
-) -> NodeId:
-    """Filter by hard rules, keep the best of each soft level in turn, pick one tie at random.
+def ties(candidates: Sequence[NodeId], rules: Constraints[Ctx], ctx: Ctx) -> list[NodeId]:
+    """The candidates left after the hard rules and every soft level: all equally good.
 
-    Raises :class:`NoEligibleNodeError` when nothing passes. Candidates should come in a fixed
-    order (sorted ids) so the same seed gives the same choice.
+    Raises :class:`NoEligibleNodeError` when nothing passes.
     """
     nodes, rejections = eligible(candidates, rules, ctx)
     if not nodes:
@@ -148,6 +146,18 @@ def choose(
         scores = [sum(score(n) for score in scorers) / len(scorers) for n in nodes]
         best = max(scores)
         nodes = [n for n, s in zip(nodes, scores, strict=True) if s == best]
+    return nodes
+
+
+def choose(
+    candidates: Sequence[NodeId], rules: Constraints[Ctx], ctx: Ctx, rng: random.Random
+) -> NodeId:
+    """Filter by hard rules, keep the best of each soft level in turn, pick one tie at random.
+
+    Raises :class:`NoEligibleNodeError` when nothing passes. Candidates should come in a fixed
+    order (sorted ids) so the same seed gives the same choice.
+    """
+    nodes = ties(candidates, rules, ctx)
     return nodes[0] if len(nodes) == 1 else rng.choice(nodes)
 
 

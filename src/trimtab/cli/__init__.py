@@ -10,12 +10,23 @@ from typing import Any
 
 import typer
 
-from trimtab.cli import agent, bookieinfo, config, pipeline, place, shed, simulate, topology
+from trimtab.cli import (
+    agent,
+    allocate,
+    bookieinfo,
+    config,
+    pipeline,
+    place,
+    shed,
+    simulate,
+    topology,
+)
 from trimtab.cli._common import app
 
 __all__ = ["app", "main"]
 
-_COMMANDS = (agent, bookieinfo, config, pipeline, place, shed, simulate, topology)
+# imported for their registration side effect
+_COMMANDS = (agent, allocate, bookieinfo, config, pipeline, place, shed, simulate, topology)
 
 
 def main(argv: list[str] | None = None) -> None:

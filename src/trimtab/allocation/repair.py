@@ -1,0 +1,211 @@
+"""Even out a batch's own new replicas before they are committed (moving them is free).
+
+Goals
+    End a batch with every node as close to its capacity share as the rules allow. A greedy
+    pass cannot always get there: a node whose share is one replica of *every* partition
+    (an 8-core node among four 4-core ones, RF 3) loses the partitions whose last slots were
+    filled while it was momentarily ahead, and never gets them back. Redpanda fixes such
+    leftovers afterwards by moving data (its partition balancer); a plan not yet committed
+    can fix them before any data exists.
+
+Constraints (a move never makes a partition worse at a level ranked above replica counts)
+    Only replicas of the batch move. The receiving node must be usable (active, a free slot,
+    not excluded, its disk not overflowed) and not hold the partition already. With racks, its
+    rack must hold no more of the partition's other replicas than the leaving node's rack. The
+    leaving replica must sit on one of its node's heaviest cores, so core weights stay within
+    one.
+
+Algorithm (Redpanda's counts rebalancing: topic first, then totals; every move improves)
+    1. Topics (when topic-aware): move a replica of a topic from a node above ``⌈q⌉`` (its
+       share q of the topic, rounded up) to one with room below ``⌈q⌉``, or from a node above
+       ``⌊q⌋`` to one below ``⌊q⌋``.
+    2. Totals: ``excess(i) = countᵢ − total·capᵢ/Σcap`` over active nodes; move from a donor
+       to the node most below its share when ``excess(donor) − excess(receiver) > 1`` (Σ
+       excess² drops) and the receiver's topic score is at least the donor's.
+    Step 1 runs topic by topic (a move of one topic leaves the others' bands alone) until no
+    move helps; step 2 then repeats while a move helps. Step 1 lowers a topic's distance to
+    its band and step 2 never raises it while lowering Σ excess², so both end.
+
+Worked example: nodes of 4, 4, 4, 4 and 8 cores, one topic of 77 RF3 partitions (231
+replicas; the 8-core node's share is 77, one per partition). The greedy pass leaves it at 71
+and four partitions with three 4-core replicas each; six moves, each from the 4-core node
+most above its share of 38.5, bring it to 77 and the others to 38 or 39.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trimtab.allocation.constraints import disk_fits, topic_score
+from trimtab.allocation.model import PartitionAssignment, Replica
+from trimtab.allocation.state import AllocationState, Transaction
+
+__all__ = ["even_out"]
+
+_EPS = 1e-9
+
+
+def even_out(
+    state: AllocationState,
+    tx: Transaction,
+    made: Sequence[PartitionAssignment],
+    *,
+    rack_aware: bool,
+    topic_aware: bool,
+    hard_disk_ratio: float = 0.95,
+    excluded: frozenset[int] = frozenset(),
+    max_moves: int | None = None,
+) -> list[PartitionAssignment]:
+    """Move replicas of ``made`` (held by the state, changed through ``tx``) towards capacity
+    shares, at most ``max_moves`` of them; returns the assignments as they end, in order.
+
+    ``made`` is usually the batch's new partitions; existing ones may be passed too (that is
+    Redpanda's counts rebalancing, and each of their moves copies data).
+    """
+    batch = _Batch(state, tx, made, rack_aware, topic_aware, hard_disk_ratio, excluded)
+    budget = max_moves if max_moves is not None else -1
+    if topic_aware:
+        for topic in sorted(batch.by_topic):
+            while batch.moves != budget and batch.topic_move(topic):
+                pass
+    while batch.moves != budget and batch.total_move():
+        pass
+    return batch.out
+
+
+class _Batch:
+    """The batch's assignments, which node holds which of them, and the two kinds of move."""
+
+    def __init__(
+        self,
+        state: AllocationState,
+        tx: Transaction,
+        made: Sequence[PartitionAssignment],
+        rack_aware: bool,
+        topic_aware: bool,
+        hard_disk_ratio: float,
+        excluded: frozenset[int],
+    ) -> None:
+        self.state, self.tx, self.out = state, tx, list(made)
+        self.rack_aware, self.topic_aware = rack_aware, topic_aware
+        self.hard, self.excluded = hard_disk_ratio, excluded
+        self.live = [i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0]
+        self.whole = sum(state.capacity[i] for i in self.live)
+        self.total = sum(state.counts[i] for i in self.live)
+        # insertion-ordered sets (dicts), so that every scan is deterministic without sorting
+        self.holding: dict[int, dict[int, None]] = {i: {} for i in range(len(state))}
+        self.by_topic: dict[str, list[int]] = {}
+        for k, a in enumerate(self.out):
+            self.by_topic.setdefault(a.topic, []).append(k)
+            for r in a.replicas:
+                self.holding[state.index[r.node]][k] = None
+        self.by_capacity = sorted(self.live, key=lambda i: -state.capacity[i])
+        self.moves = 0
+
+    def excess(self, i: int) -> float:
+        return self.state.counts[i] - self.total * self.state.capacity[i] / self.whole
+
+    def can_take(self, i: int) -> bool:
+        state = self.state
+        return state.active[i] and state.counts[i] < state.capacity[i] and i not in self.excluded
+
+    def topic_move(self, topic: str) -> bool:
+        """One move bringing ``topic``'s counts closer to their bands ⌊q⌋..⌈q⌉: from a node
+        above ⌈q⌉ to one with room below ⌈q⌉, or from above ⌊q⌋ to below ⌊q⌋."""
+        state = self.state
+        counts = state.topic_counts.get(topic, {})
+        replicas, whole = sum(counts.values()), state.active_capacity
+
+        def band(i: int) -> tuple[int, int]:
+            share = replicas * state.capacity[i]
+            return share // whole, -(-share // whole)
+
+        nodes = set(counts)
+        for i in self.by_capacity:  # nodes whose band starts at one or more
+            if replicas * state.capacity[i] < whole:
+                break
+            nodes.add(i)
+        over = [i for i in nodes if counts.get(i, 0) > band(i)[1]]
+        under = [i for i in nodes if counts.get(i, 0) < band(i)[0] and self.can_take(i)]
+        if not over and not under:
+            return False
+        if over:  # anyone with room in its band may take from them
+            givers = over
+            takers = [i for i in self.live if counts.get(i, 0) < band(i)[1] and self.can_take(i)]
+        else:  # only nodes above ⌊q⌋ may give to those below it
+            givers = [i for i in nodes if counts.get(i, 0) > band(i)[0]]
+            takers = under
+        givers.sort(key=lambda i: (-(counts.get(i, 0) - band(i)[1]), -self.excess(i), i))
+        takers.sort(key=lambda i: (counts.get(i, 0) - band(i)[0], self.excess(i), i))
+        for v in givers:
+            for u in takers:
+                if u != v:
+                    k = self.movable(v, u, topic)
+                    if k is not None:
+                        self.move(k, v, u)
+                        return True
+        return False
+
+    def total_move(self) -> bool:
+        """One move from a node above its capacity share to one below that lowers Σ excess²
+        and leaves the topic level no worse."""
+        receivers = sorted((i for i in self.live if self.can_take(i)), key=self.excess)
+        donors = sorted((i for i in self.live if self.holding[i]), key=self.excess, reverse=True)
+        for u in receivers:
+            if self.excess(u) >= 0:
+                return False
+            for v in donors:
+                if self.excess(v) - self.excess(u) <= 1 + _EPS:
+                    break
+                k = self.movable(v, u, None)
+                if k is not None:
+                    self.move(k, v, u)
+                    return True
+        return False
+
+    def movable(self, v: int, u: int, topic: str | None) -> int | None:
+        """A batch partition (of ``topic`` if given) whose replica on v may move to u."""
+        state = self.state
+        donor, receiver = state.ids[v], state.ids[u]
+        weights = state.weights[v]
+        heaviest = max(weights)
+        rack_u, rack_v = state.racks[u], state.racks[v]
+        for k in self.holding[v]:
+            a = self.out[k]
+            if topic is not None and a.topic != topic:
+                continue
+            if any(r.node == receiver for r in a.replicas):
+                continue
+            if weights[next(r.core for r in a.replicas if r.node == donor)] != heaviest:
+                continue
+            used = state.disk_used[u] + state.assigned_bytes[u] + a.size_bytes
+            if not disk_fits(used, state.disk_total[u], self.hard):
+                continue
+            if self.rack_aware and rack_u != rack_v:
+                others = [state.racks[state.index[r.node]] for r in a.replicas if r.node != donor]
+                if others.count(rack_u) > others.count(rack_v):
+                    continue
+            if topic is None and self.topic_aware:
+                counts = state.topic_counts.get(a.topic, {})
+                replicas, whole = sum(counts.values()), state.active_capacity
+                gain = topic_score(counts.get(u, 0), state.capacity[u], replicas, whole)
+                keep = topic_score(counts.get(v, 0) - 1, state.capacity[v], replicas, whole)
+                if gain < keep:
+                    continue
+            return k
+        return None
+
+    def move(self, k: int, v: int, u: int) -> None:
+        state = self.state
+        old = self.out[k]
+        self.tx.remove(old)
+        core = state.least_loaded_core(u)
+        replicas = tuple(
+            Replica(state.ids[u], core) if r.node == state.ids[v] else r for r in old.replicas
+        )
+        new = PartitionAssignment(old.topic, old.partition, replicas, old.size_bytes)
+        self.tx.add(new)
+        self.out[k] = new
+        del self.holding[v][k]
+        self.holding[u][k] = None
+        self.moves += 1

@@ -1,0 +1,364 @@
+"""``trimtab allocate``: place new partitions on a cluster and print or export the plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from trimtab._format import plural
+from trimtab.allocation import (
+    MODES,
+    AllocationPlan,
+    AllocationRequest,
+    PartitionAssignment,
+    plan_allocations,
+)
+from trimtab.allocation.plan import assignments_from_nodes
+from trimtab.allocation.requests import read_requests
+from trimtab.cli._common import (
+    ConfigOption,
+    JsonFlag,
+    app,
+    err,
+    load_config,
+    out,
+    user_errors,
+)
+from trimtab.cli.topology import report_input_problems
+from trimtab.cluster import ClusterState
+from trimtab.config import AllocationConfig
+from trimtab.errors import AllocationError, TrimtabError
+from trimtab.export.kafka import (
+    broker_ids,
+    dumps,
+    read_broker_ids,
+    read_reassignment,
+    reassignment,
+)
+from trimtab.inventory import read_inventory
+from trimtab.tables import RawRow, RejectedRow
+
+__all__ = ["allocate", "plan_json"]
+
+FORMATS = ("table", "json", "kafka-reassignment")
+_PROGRESS_FROM = 200_000  # replicas: below this a run takes about a second, no bar
+
+
+@app.command()
+def allocate(
+    inventory: Annotated[
+        Path, typer.Option("--inventory", "-i", help="Inventory file or directory (nodes table).")
+    ],
+    requests: Annotated[
+        Path | None,
+        typer.Option(
+            "--requests",
+            "-r",
+            help=(
+                "Table of topic, partitions, replication_factor "
+                "(optional: cluster, partition_size_bytes)."
+            ),
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", help="rfc, constraints or rendezvous (default: config allocator)."),
+    ] = None,
+    rack_aware: Annotated[
+        bool | None,
+        typer.Option(
+            "--rack-aware/--no-rack-aware",
+            help="Prefer distinct racks (default: config enable_rack_awareness).",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="The cluster to allocate on, if several.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
+    out_format: Annotated[
+        str, typer.Option("--format", help="table, json or kafka-reassignment.")
+    ] = "table",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the json or kafka-reassignment here.", dir_okay=False
+        ),
+    ] = None,
+    broker_id_file: Annotated[
+        Path | None,
+        typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
+    ] = None,
+    existing: Annotated[
+        Path | None,
+        typer.Option(
+            "--existing",
+            help="Current assignment, Kafka reassignment JSON (as --generate prints it).",
+        ),
+    ] = None,
+    rebalance: Annotated[
+        bool,
+        typer.Option("--rebalance", help="Also move existing replicas towards capacity shares."),
+    ] = False,
+    max_moves: Annotated[
+        int | None, typer.Option("--max-moves", help="At most this many replica moves.", min=0)
+    ] = None,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Allocate new partitions (Redpanda's allocator, rendezvous hashing or the 2019 RFC).
+
+    Every request is placed or none is: a request that cannot be met exits with status 2,
+    says why, and writes nothing. With --existing (the current assignment) and --rebalance,
+    existing replicas move too, as Redpanda's partition balancer would move them. The
+    summary shows replicas per node and per core and the balance figure N·Σx²/(Σx)²,
+    x = replicas/capacity (1.0 is perfect).
+    """
+    with user_errors():
+        fmt = _format(out_format, as_json)
+        if mode is not None and mode not in MODES:
+            raise TrimtabError(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}")
+        cfg = load_config(config).allocation
+        inv = read_inventory(inventory)
+        state = _cluster(inv.clusters, cluster)
+        if requests is None and not rebalance:
+            raise TrimtabError("give --requests, or --rebalance with --existing")
+        batch, sources, warnings = (
+            _requests(requests, state, set(inv.clusters)) if requests else ([], [], [])
+        )
+        ids_map = read_broker_ids(broker_id_file) if broker_id_file else None
+        held = _existing(existing, state, ids_map, cfg) if existing else ()
+        try:
+            plan = _run(state, batch, cfg, mode, rack_aware, seed, held, rebalance, max_moves)
+        except AllocationError as error:
+            index = error.request_index
+            where = f"{sources[index].source}:{sources[index].line}: " if index is not None else ""
+            raise TrimtabError(f"{where}{error}") from None
+        text = ""
+        if fmt == "kafka-reassignment":
+            changed = [*plan.assignments, *(after for _, after in plan.moves)]
+            used = sorted({r.node for a in changed for r in a.replicas})
+            text = dumps(reassignment(changed, broker_ids(used, ids_map)))
+        elif fmt == "json":
+            text = json.dumps(plan_json(plan), indent=2) + "\n"
+    for warning in (*inv.warnings, *warnings):
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if fmt == "table":
+        _print_plan(plan)
+        report_input_problems(inv)
+    elif output is None:
+        typer.echo(text, nl=False)
+    else:
+        _write(output, text)
+        err.print(f"wrote {plural(plan.partitions, 'partition')} to {output}", highlight=False)
+
+
+def _format(out_format: str, as_json: bool) -> str:
+    if out_format not in FORMATS:
+        raise TrimtabError(f"unknown --format {out_format!r}: use one of {', '.join(FORMATS)}")
+    if as_json and out_format not in ("table", "json"):
+        raise TrimtabError("--json and --format kafka-reassignment cannot be combined")
+    return "json" if as_json else out_format
+
+
+def _cluster(clusters: Mapping[str, ClusterState], name: str | None) -> ClusterState:
+    if name is not None:
+        if name not in clusters:
+            known = ", ".join(clusters) or "none"
+            raise TrimtabError(f"no cluster {name!r} in the inventory; clusters: {known}")
+        return clusters[name]
+    if len(clusters) != 1:
+        raise TrimtabError(
+            f"the inventory has {len(clusters)} clusters ({', '.join(clusters)}): pick one with "
+            "--cluster"
+        )
+    return next(iter(clusters.values()))
+
+
+def _requests(
+    path: Path, state: ClusterState, known: set[str]
+) -> tuple[list[AllocationRequest], list[RawRow], list[str]]:
+    """This cluster's requests with their rows; bad rows (or unknown clusters) are an error."""
+    parsed = read_requests(path)
+    rejected = list(parsed.rejected)
+    batch: list[AllocationRequest] = []
+    sources: list[RawRow] = []
+    others: Counter[str] = Counter()
+    for request, raw in parsed.accepted:
+        if request.cluster is None or request.cluster == state.name:
+            batch.append(request)
+            sources.append(raw)
+        elif request.cluster in known:
+            others[request.cluster] += 1
+        else:
+            reason = f"cluster {request.cluster!r} is not in the inventory"
+            rejected.append(RejectedRow(raw.source, raw.line, reason, raw.data or {}))
+    if rejected:
+        table = Table(title=f"{len(rejected)} of {parsed.rows_read} request rows rejected")
+        table.add_column("where")
+        table.add_column("reason")
+        for row in rejected:
+            table.add_row(f"{row.source}:{row.line}", row.reason)
+        err.print(table)
+        first = rejected[0]
+        raise TrimtabError(
+            f"{plural(len(rejected), 'request row')} rejected (first: {first}); nothing allocated"
+        )
+    if not batch:
+        raise TrimtabError(f"no requests for cluster {state.name!r} in {path}")
+    warnings = list(parsed.warnings)
+    warnings += [f"skipped {plural(n, 'request row')} for cluster {c}" for c, n in others.items()]
+    return batch, sources, warnings
+
+
+def _existing(
+    path: Path, state: ClusterState, mapping: dict[str, int] | None, cfg: AllocationConfig
+) -> tuple[PartitionAssignment, ...]:
+    """The current assignment, broker ids turned back into nodes, replicas on least-loaded
+    cores (Kafka does not record cores)."""
+    ids = broker_ids([n.id for n in state], mapping)
+    nodes = {broker: node for node, broker in ids.items()}
+    rows = []
+    for topic, partition, replicas in read_reassignment(path):
+        unknown = [b for b in replicas if b not in nodes]
+        if unknown:
+            raise TrimtabError(
+                f"{path}: {topic}/{partition} names broker(s) {unknown} that cluster "
+                f"{state.name!r} does not have"
+            )
+        rows.append((topic, partition, [nodes[b] for b in replicas]))
+    try:
+        return assignments_from_nodes(state, rows, cfg)
+    except ValueError as exc:
+        raise TrimtabError(f"{path}: {exc}") from None
+
+
+def _run(
+    state: ClusterState,
+    batch: list[AllocationRequest],
+    cfg: AllocationConfig,
+    mode: str | None,
+    rack_aware: bool | None,
+    seed: int,
+    held: tuple[PartitionAssignment, ...] = (),
+    rebalance: bool = False,
+    max_moves: int | None = None,
+) -> AllocationPlan:
+    total = sum(r.replicas for r in batch)
+    options: dict[str, Any] = {
+        "mode": mode,
+        "rack_aware": rack_aware,
+        "seed": seed,
+        "existing": held,
+        "rebalance": rebalance,
+        "max_moves": max_moves,
+    }
+    if total < _PROGRESS_FROM:
+        return plan_allocations(state, batch, cfg, **options)
+    columns = (
+        TextColumn("allocating"),
+        BarColumn(),
+        TextColumn("{task.completed:,.0f}/{task.total:,.0f} replicas"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("allocate", total=total)
+        return plan_allocations(
+            state, batch, cfg, progress=lambda done, _: bar.update(task, completed=done), **options
+        )
+
+
+def plan_json(plan: AllocationPlan) -> dict[str, Any]:
+    """The ``--json`` document: summary keys first, then every assignment."""
+    return {
+        "cluster": plan.cluster,
+        "mode": plan.mode,
+        "rack_aware": plan.rack_aware,
+        "seed": plan.seed,
+        "partitions": plan.partitions,
+        "replicas": plan.replicas,
+        "balance": plan.balance,
+        "per_node": dict(plan.per_node),
+        "per_core": {node: list(cores) for node, cores in plan.per_core.items()},
+        "capacity": dict(plan.capacity),
+        "active": sorted(plan.active),
+        "leaders": dict(plan.leaders),
+        "assignments": [
+            {
+                "topic": a.topic,
+                "partition": a.partition,
+                "replicas": [{"node": r.node, "core": r.core} for r in a.replicas],
+            }
+            for a in plan.assignments
+        ],
+        "moves": [
+            {
+                "topic": after.topic,
+                "partition": after.partition,
+                "before": list(before.nodes),
+                "after": [{"node": r.node, "core": r.core} for r in after.replicas],
+            }
+            for before, after in plan.moves
+        ],
+        "moved_replicas": plan.moved_replicas,
+    }
+
+
+def _print_plan(plan: AllocationPlan) -> None:
+    racks = " (rack-aware)" if plan.rack_aware else ""
+    out.print(
+        f"[bold]{plan.cluster}[/]: {plural(plan.partitions, 'partition')} "
+        f"({plural(plan.replicas, 'replica')}) allocated by {plan.mode}{racks}, seed {plan.seed}",
+        highlight=False,
+    )
+    out.print(
+        f"balance {plan.balance:.6f}  (N·Σx²/(Σx)², x = replicas/capacity; 1 is perfect)",
+        highlight=False,
+    )
+    if plan.moves:
+        out.print(
+            f"moves: {plural(plan.moved_replicas, 'replica')} of "
+            f"{plural(len(plan.moves), 'existing partition')} change node",
+            highlight=False,
+        )
+    live = [n for n in plan.per_node if n in plan.active]
+    total = sum(plan.per_node[n] for n in live)
+    whole = sum(plan.capacity[n] for n in live) or 1
+    table = Table()
+    for column in ("node", "capacity", "replicas", "vs share", "leaders", "per core"):
+        table.add_column(column, justify="left" if column in ("node", "per core") else "right")
+    for node, count in plan.per_node.items():
+        cap = plan.capacity[node]
+        share = total * cap / whole
+        if node not in plan.active:
+            deviation = "inactive"
+        else:
+            deviation = f"{(count - share) / share:+.1%}" if share else "-"
+        cores = plan.per_core[node]
+        per_core = (
+            " ".join(str(c) for c in cores) if len(cores) <= 8 else f"{min(cores)}–{max(cores)}"
+        )
+        table.add_row(
+            node, f"{cap:,}", f"{count:,}", deviation, f"{plan.leaders[node]:,}", per_core
+        )
+    out.print(table)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write atomically: a reader sees the old file or the whole new one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

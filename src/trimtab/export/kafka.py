@@ -1,0 +1,159 @@
+"""The JSON ``kafka-reassign-partitions.sh --execute --reassignment-json-file`` takes.
+
+Format (Kafka ``ReassignPartitionsCommandOptions``)::
+
+    {"version":1,"partitions":[{"topic":"foo","partition":1,"replicas":[1,2,3],
+                                "log_dirs":["any","any","any"]}]}
+
+``replicas`` is ordered and its first broker is the preferred leader; ``log_dirs`` is optional,
+as long as ``replicas``, each entry ``"any"`` or an absolute path. Partitions are written by
+topic, then partition.
+
+Kafka names brokers by integer id, trimtab names nodes ``host[:port]``: :func:`broker_ids`
+maps them. A node whose host is a whole number (``3``, ``3:9092``) is that broker; any other
+node needs an explicit mapping (a table with columns ``node, broker_id``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trimtab.allocation.model import PartitionAssignment
+from trimtab.cluster import NodeId
+from trimtab.errors import InputError
+from trimtab.tables import TableSpec, parse_table
+
+__all__ = [
+    "BROKER_IDS",
+    "broker_ids",
+    "dumps",
+    "read_broker_ids",
+    "read_reassignment",
+    "reassignment",
+]
+
+BROKER_IDS = TableSpec("broker ids", required=("node", "broker_id"))
+
+
+def broker_ids(nodes: Iterable[str], mapping: Mapping[str, int] | None = None) -> dict[NodeId, int]:
+    """Kafka broker id of each node: from ``mapping``, else the node's numeric host.
+
+    Raises :class:`~trimtab.errors.InputError` naming the nodes left without an id, or two
+    nodes given one id.
+    """
+    given = {NodeId(node): broker for node, broker in (mapping or {}).items()}
+    out: dict[NodeId, int] = {}
+    missing: list[str] = []
+    for raw in nodes:
+        node = NodeId(raw)
+        if node in given:
+            out[node] = given[node]
+        elif node.host.isdigit():
+            out[node] = int(node.host)
+        else:
+            missing.append(node)
+    if missing:
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        raise InputError(
+            f"Kafka needs integer broker ids and {len(missing)} node(s) have none: {shown}. "
+            "Name nodes by broker id in the inventory (node '3' or '3:9092'), or give a table "
+            "with columns node, broker_id"
+        )
+    seen: dict[int, NodeId] = {}
+    for node, broker in sorted(out.items()):
+        if broker < 0:
+            raise InputError(f"node {node}: broker id {broker} is negative")
+        if broker in seen:
+            raise InputError(f"nodes {seen[broker]} and {node} both have broker id {broker}")
+        seen[broker] = node
+    return out
+
+
+def read_broker_ids(path: str | Path) -> dict[str, int]:
+    """A ``node, broker_id`` table; a file with bad rows is refused whole, naming them."""
+    parsed = parse_table(path, BROKER_IDS, _parse_broker_row)
+    if parsed.rejected:
+        shown = "; ".join(str(r) for r in parsed.rejected[:3])
+        raise InputError(f"broker ids {path}: {len(parsed.rejected)} bad row(s): {shown}")
+    return dict(row for row, _ in parsed.accepted)
+
+
+def _parse_broker_row(row: Mapping[str, Any]) -> tuple[str, int]:
+    node = str(row.get("node") or "").strip()
+    if not node:
+        raise ValueError("missing node")
+    text = str(row.get("broker_id") if row.get("broker_id") is not None else "").strip()
+    if not text.isdigit():
+        raise ValueError(f"broker_id must be a whole number of 0 or more, got {text!r}")
+    return str(NodeId(node)), int(text)
+
+
+def reassignment(
+    assignments: Iterable[PartitionAssignment],
+    ids: Mapping[NodeId, int],
+    *,
+    log_dirs: Mapping[NodeId, str] | None = None,
+) -> dict[str, Any]:
+    """The reassignment document; ``log_dirs`` (node → directory or ``"any"``) adds the
+    optional ``log_dirs`` list to every partition."""
+    partitions = []
+    for a in sorted(assignments, key=lambda a: (a.topic, a.partition)):
+        entry: dict[str, Any] = {
+            "topic": a.topic,
+            "partition": a.partition,
+            "replicas": [ids[r.node] for r in a.replicas],
+        }
+        if log_dirs is not None:
+            dirs = [log_dirs.get(r.node, "any") for r in a.replicas]
+            for d in dirs:
+                if d != "any" and not d.startswith("/"):
+                    raise InputError(f"log dir {d!r} must be 'any' or an absolute path")
+            entry["log_dirs"] = dirs
+        partitions.append(entry)
+    return {"version": 1, "partitions": partitions}
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    """Compact JSON on one line, as ``kafka-reassign-partitions.sh --generate`` prints it."""
+    return json.dumps(document, separators=(",", ":")) + "\n"
+
+
+def read_reassignment(path: str | Path) -> list[tuple[str, int, list[int]]]:
+    """(topic, partition, broker ids) of a reassignment-format file, such as the "Current
+    partition replica assignment" that ``--generate`` prints; a malformed entry is an error
+    naming it."""
+    source = Path(path)
+    try:
+        doc = json.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"assignment file {source} does not exist") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"assignment file {source} is not JSON: {exc}") from None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("version") != 1
+        or not isinstance(doc.get("partitions"), list)
+    ):
+        raise InputError(f'{source}: expected {{"version": 1, "partitions": [...]}}')
+    out = []
+    for n, entry in enumerate(doc["partitions"]):
+        topic = entry.get("topic") if isinstance(entry, dict) else None
+        partition = entry.get("partition") if isinstance(entry, dict) else None
+        replicas = entry.get("replicas") if isinstance(entry, dict) else None
+        if (
+            not isinstance(topic, str)
+            or not isinstance(partition, int)
+            or not isinstance(replicas, list)
+            or not all(isinstance(r, int) and not isinstance(r, bool) for r in replicas)
+        ):
+            raise InputError(
+                f"{source}: partitions[{n}] needs a topic (string), a partition (integer) and "
+                f"replicas (broker ids), got {entry!r}"
+            )
+        out.append((topic, partition, list(replicas)))
+    return out

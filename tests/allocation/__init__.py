@@ -1,0 +1,1 @@
+"""Tests of partition allocation (Redpanda's RFC and constraint allocators, rendezvous, DRF)."""

@@ -1,0 +1,68 @@
+"""plan_allocations: one call per cluster, all requests or none, leaders spread."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from tests.allocation.helpers import make_cluster
+from trimtab.allocation import AllocationRequest, plan_allocations
+from trimtab.allocation.plan import order_leaders
+from trimtab.cluster import NodeId
+from trimtab.config import AllocationConfig
+from trimtab.errors import AllocationError, ConfigError
+
+
+def req(topic: str, partitions: int, rf: int = 3, cluster: str | None = None) -> AllocationRequest:
+    return AllocationRequest(
+        topic=topic, partitions=partitions, replication_factor=rf, cluster=cluster
+    )
+
+
+@pytest.mark.parametrize("mode", ["rfc", "constraints", "rendezvous"])
+def test_a_failing_request_fails_the_whole_batch_and_says_which(mode: str) -> None:
+    """The third request cannot be met: the error names it (request_index 2), nothing stays."""
+    cluster = make_cluster([1, 1, 1])
+    cfg = AllocationConfig(topic_partitions_per_shard=16, topic_partitions_reserve_shard0=0)
+    with pytest.raises(AllocationError) as info:
+        plan_allocations(cluster, [req("a", 4), req("b", 4), req("c", 9)], cfg, mode=mode)
+    assert info.value.request_index == 2 and info.value.topic == "c"
+    plan = plan_allocations(cluster, [req("a", 4), req("b", 4)], cfg, mode=mode)
+    assert plan.replicas == 24 and sum(plan.per_node.values()) == 24
+
+
+def test_leaders_are_spread_in_proportion_to_capacity() -> None:
+    """First replicas (Kafka's preferred leaders) follow capacity, whatever the placement order."""
+    plan = plan_allocations(make_cluster([4, 4, 8, 16]), [req("t", 320)], seed=2)
+    leaders = Counter(a.replicas[0].node for a in plan.assignments)
+    assert (
+        leaders
+        == Counter(plan.leaders)
+        == {
+            NodeId("n00"): 40,
+            NodeId("n01"): 40,
+            NodeId("n02"): 80,
+            NodeId("n03"): 160,
+        }
+    )
+    reordered, _ = order_leaders(plan.assignments, plan.capacity)
+    assert [set(a.nodes) for a in reordered] == [set(a.nodes) for a in plan.assignments]
+
+
+def test_requests_for_another_cluster_are_refused() -> None:
+    """A request naming a different cluster is a caller error, not silently skipped."""
+    with pytest.raises(ValueError, match="is for cluster 'other'"):
+        plan_allocations(make_cluster([4] * 3), [req("t", 1, cluster="other")])
+
+
+def test_rebalancing_needs_the_constraint_rules() -> None:
+    """Moving existing replicas is only offered by the constraints mode."""
+    with pytest.raises(ConfigError, match="constraints"):
+        plan_allocations(make_cluster([4] * 3), [], mode="rfc", rebalance=True)
+
+
+def test_excluded_nodes_are_left_alone_by_placement_and_evening_out() -> None:
+    """An excluded node gets no new replica, even when it is far below its share."""
+    plan = plan_allocations(make_cluster([4, 4, 4, 4]), [req("t", 30)], excluded=[NodeId("n00")])
+    assert plan.per_node[NodeId("n00")] == 0 and plan.replicas == 90
