@@ -16,6 +16,7 @@ import pytest
 from tests.online.conftest import AgentProcess, free_port, trimtab_command
 from tests.online.helpers import RecordingSink, wait_until
 from trimtab.bookieinfo.client import GrpcBookieInfoClient
+from trimtab.bookieinfo.feed import PolicyFeed
 from trimtab.bookieinfo.info import (
     BookieInfo,
     BookieInfoSink,
@@ -28,6 +29,7 @@ from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.membership import ZkTarget, ZooKeeperWatcher
 from trimtab.placement import make_policy
+from trimtab.placement.weights import DiskWeights
 
 pytestmark = pytest.mark.online
 
@@ -336,6 +338,7 @@ def test_agent_and_watch_expose_prometheus_metrics(
 
         body = wait_until(scrape, what="weights exported")
         assert 'trimtab_bookieinfo_scans_total{kind="full"}' in body
+        assert 'trimtab_placement_pick_probability{node="bk1:3181"}' in body
     finally:
         watch.terminate()
         assert watch.wait(timeout=20) == 0
@@ -344,9 +347,12 @@ def test_agent_and_watch_expose_prometheus_metrics(
 def test_real_placement_policy_takes_the_readers_feed(
     agents: list[AgentProcess], tmp_path: Path, zk_target: ZkTarget
 ) -> None:
-    """A real policy as the sink: it gets every node's space and never places on a leaver."""
-    policy = make_policy(Config.of(ensemblePlacementPolicy="default"), rng=random.Random(7))
-    sink: BookieInfoSink = policy  # the policy satisfies the reader's protocol as it is
+    """A real disk-weighted policy as the sink: its weights follow the agents' free space,
+    and it never places on a node that left."""
+    config = Config.of(ensemblePlacementPolicy="default", diskWeightBasedPlacementEnabled=True)
+    policy = make_policy(config, rng=random.Random(7))
+    feed = PolicyFeed(policy, config.placement)
+    sink: BookieInfoSink = feed  # the reader's protocol, forwarding to the policy
     reader = BookieInfoReader(
         sink,
         GrpcBookieInfoClient(),
@@ -362,8 +368,17 @@ def test_real_placement_policy_takes_the_readers_feed(
         wait_until(lambda: set(policy.bookie_info) == {a.node, b.node, c.node}, what="policy fed")
         seen = policy.bookie_info[a.node]
         assert close_to(BookieInfo(seen.total_bytes, seen.free_bytes), statvfs_info(a.ledger_dir))
+        weights = feed.weights()
+        assert set(weights) == {a.node, b.node, c.node}
+        for node in (a, b, c):
+            weight, _ = weights[node.node]
+            assert weight == policy.bookie_info[node.node].free_bytes  # one disk: no cap bites
+        assert sum(p for _, p in weights.values()) == pytest.approx(1.0)
+        assert isinstance(policy.view.weights, DiskWeights)
+        assert policy.view.weights.raw[a.node] == policy.bookie_info[a.node].free_bytes
         b.stop()
         wait_until(lambda: b.node not in policy.bookie_info, what="b purged from the policy")
+        wait_until(lambda: set(feed.weights()) == {a.node, c.node}, what="b's weight gone")
         for _ in range(200):
             assert b.node not in policy.new_ensemble(2, 2, 2).ensemble
     finally:

@@ -14,7 +14,13 @@ from trimtab.placement.sampling import (
     successive_inclusion,
     systematic_sample,
 )
-from trimtab.placement.weights import DiskWeights, WeightRule, capped_weights, load_factor
+from trimtab.placement.weights import (
+    DiskWeights,
+    WeightRule,
+    capped_weights,
+    load_factor,
+    pick_probabilities,
+)
 
 from .weightstats import share_ok
 
@@ -175,3 +181,18 @@ class TestLoadAware:
         off = Config.of().placement
         assert weights_for(info, on, busy).effective((a, b)) == pytest.approx([50.0, 100.0])
         assert weights_for(info, off, busy).effective((a, b)) == pytest.approx([100.0, 100.0])
+
+
+def test_pick_probabilities_reproduce_the_seed_shares() -> None:
+    """Over a whole pool, free 100/100/200/200/300/100 GB gives 0.1/0.1/0.2/0.2/0.3/0.1."""
+    free = {NodeId(f"b{i}:3181"): gb * 10**9 for i, gb in enumerate([100, 100, 200, 200, 300, 100])}
+    got = pick_probabilities(free, free, WeightRule())
+    assert [round(p, 12) for _, p in got.values()] == [0.1, 0.1, 0.2, 0.2, 0.3, 0.1]
+
+
+def test_pick_probabilities_give_unknown_nodes_the_smallest_weight() -> None:
+    """A writable node without disk info weighs as much as the lightest known node."""
+    got = pick_probabilities(
+        {NodeId("a:1"): 100.0, NodeId("b:1"): 300.0}, ["a:1", "b:1", "c:1"], WeightRule()
+    )
+    assert got[NodeId("c:1")] == (100.0, 0.2)

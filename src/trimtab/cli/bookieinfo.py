@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +12,7 @@ from rich.table import Table
 
 from trimtab._format import human_bytes
 from trimtab.bookieinfo.client import GrpcBookieInfoClient, SurveyRow, survey
+from trimtab.bookieinfo.feed import PlacementWeightsCollector, PolicyFeed
 from trimtab.bookieinfo.info import BookieInfo, FetchError
 from trimtab.bookieinfo.metrics import MetricsServer, ReaderCollector, registry_of
 from trimtab.bookieinfo.reader import BookieInfoReader
@@ -25,7 +27,6 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cli.agent import until_signalled
-from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import MembershipError
 from trimtab.membership import (
@@ -36,6 +37,7 @@ from trimtab.membership import (
     read_registry,
     zk_target,
 )
+from trimtab.placement import make_policy
 
 __all__ = ["bookieinfo", "survey_json", "watch"]
 
@@ -146,16 +148,6 @@ def bookieinfo(
     )
 
 
-class _MembershipOnlySink:
-    """Until a placement policy is wired in, ``watch`` only exports what the reader sees."""
-
-    def on_cluster_changed(self, writable: set[NodeId], readonly: set[NodeId]) -> set[NodeId]:
-        return set()
-
-    def update_bookie_info(self, info: Any) -> None:
-        return None
-
-
 @app.command()
 def watch(
     metrics_port: Annotated[int, typer.Option("--metrics-port", help="Serve /metrics here.")],
@@ -173,12 +165,20 @@ def watch(
     ] = None,
     timeout: TimeoutOption = None,
     config: ConfigOption = None,
+    seed: Annotated[int, typer.Option(help="Seed of the policy's random choices.")] = 0,
 ) -> None:
-    """Follow membership, poll every writable node, export weights to Prometheus until stopped."""
+    """Follow membership, poll every writable node, feed a placement policy, export its weights.
+
+    The policy is the one the config names (``ensemblePlacementPolicy``, disk weights with
+    ``diskWeightBasedPlacementEnabled``); its capped weights and single-pick probabilities
+    are exported as ``trimtab_placement_weight`` and ``trimtab_placement_pick_probability``.
+    """
     with user_errors():
-        cfg = load_config(config).bookie_info
+        full = load_config(config)
+        cfg = full.bookie_info
+        feed = PolicyFeed(make_policy(full, rng=random.Random(seed)), full.placement)
         reader = BookieInfoReader(
-            _MembershipOnlySink(),
+            feed,
             GrpcBookieInfoClient(),
             interval_seconds=interval or cfg.interval_seconds,
             retry_interval_seconds=retry_interval or cfg.retry_interval_seconds,
@@ -202,7 +202,7 @@ def watch(
             try:
                 source.start()
                 metrics = MetricsServer(
-                    registry_of(ReaderCollector(reader.snapshot)),
+                    registry_of(ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed)),
                     port=metrics_port,
                     host=metrics_host,
                 )

@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 import statistics
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -45,6 +45,7 @@ __all__ = [
     "capped_weights",
     "disk_weights",
     "load_factor",
+    "pick_probabilities",
     "weights_for",
 ]
 
@@ -68,6 +69,23 @@ def capped_weights(
     if multiple > 0 and cap > 0:
         out = [min(w, cap) for w in out]
     return out
+
+
+def pick_probabilities(
+    free: Mapping[NodeId, float], pool: Iterable[str], rule: WeightRule
+) -> dict[NodeId, tuple[float, float]]:
+    """``node -> (capped weight, single-pick probability)`` over a whole writable ``pool``.
+
+    What a policy would use to draw one node from the cluster (nodes missing from ``free``
+    get the smallest positive weight): the figures ``trimtab watch`` exports and the
+    pipeline's ``bookie_weights`` table holds.
+    """
+    members = sorted(NodeId(n) for n in pool)
+    weights = capped_weights(
+        [float(free.get(n, 0.0)) for n in members], multiple=rule.multiple, basis=rule.basis
+    )
+    total = sum(weights)
+    return {n: (w, w / total if total else 0.0) for n, w in zip(members, weights, strict=True)}
 
 
 def load_factor(utilization: float, threshold: float = 0.7) -> float:
