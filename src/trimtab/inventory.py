@@ -38,7 +38,7 @@ REQUIRED_COLUMNS = (
     "nic_bps",
     "state",
 )
-OPTIONAL_COLUMNS = ("region", "rack", "disk_free_bytes")
+OPTIONAL_COLUMNS = ("region", "rack", "disk_free_bytes", "role")
 NODES = TableSpec("inventory", REQUIRED_COLUMNS, OPTIONAL_COLUMNS)
 
 

@@ -226,6 +226,7 @@ def _make_cluster(spec: FleetSpec, index: int, rng: np.random.Generator) -> _Clu
                     "disk_free_bytes": free,
                     "nic_bps": nic,
                     "state": state,
+                    "role": "broker" if kind == "broker" else "bookie",
                 }
             )
             (brokers if kind == "broker" else bookies).append(node)

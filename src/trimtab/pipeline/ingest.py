@@ -271,6 +271,10 @@ def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> S
         elif column.kind == "state":
             reason = F.format_string("state %s is not writable, readonly or down", col)
             rules.append(("bad_state", ~F.lower(F.trim(col)).isin(*_STATES), reason))
+        elif column.kind == "role":
+            reason = F.format_string("role %s is not bookie or broker", col)
+            bad = ~_blank(column.name) & ~F.lower(F.trim(col)).isin("bookie", "broker")
+            rules.append(("bad_role", bad, reason))
     if {"disk_free_bytes", "disk_total_bytes"} <= {c.name for c in table.columns}:
         free, total = F.col("disk_free_bytes"), F.col("disk_total_bytes")
         reason = F.format_string("disk_free_bytes %d is above disk_total_bytes %d", free, total)

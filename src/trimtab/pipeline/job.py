@@ -24,6 +24,7 @@ from trimtab.config import Config
 from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
+from trimtab.pipeline.weights import bookie_weights
 
 __all__ = ["JobOptions", "RunSummary", "run_job"]
 
@@ -107,6 +108,13 @@ def run_job(
             ).orderBy("cluster", "node", "window_start")
             out.write_table("node_load", loads)
             _load_summary(spark.read.parquet(out.path("node_load")), summary)
+        with stage("weights"):
+            weights = bookie_weights(
+                ingested.accepted("node_metrics"),
+                ingested.accepted("nodes"),
+                options.config.placement,
+            ).orderBy("cluster", "node")
+            out.write_table("bookie_weights", weights)
         with stage("publish"):
             out.write_json("run.json", summary.as_json(options, started))
             summary.output = out.commit()

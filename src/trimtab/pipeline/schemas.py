@@ -11,7 +11,7 @@ from typing import Literal
 
 __all__ = ["INPUT_TABLES", "Column", "InputTable"]
 
-Kind = Literal["key", "text", "fraction", "count", "rate", "timestamp", "state"]
+Kind = Literal["key", "text", "fraction", "count", "rate", "timestamp", "state", "role"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +19,8 @@ class Column:
     """One column: its Spark type and the rule family its values obey.
 
     ``fraction`` is a usage in 0..1; ``count``/``rate`` must not be negative; ``key`` must
-    be present; ``timestamp`` must parse and not lie in the future beyond the tolerance.
+    be present; ``timestamp`` must parse and not lie in the future beyond the tolerance;
+    ``role`` is ``bookie``, ``broker`` or empty (both).
     """
 
     name: str
@@ -68,6 +69,7 @@ INPUT_TABLES: dict[str, InputTable] = {
             Column("disk_free_bytes", "long", "count", required=False),
             _c("nic_bps", "long", "count"),
             _c("state", "string", "state"),
+            Column("role", "string", "role", required=False),
         ),
     ),
     "node_metrics": InputTable(

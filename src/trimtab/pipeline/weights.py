@@ -1,0 +1,76 @@
+"""Bookie weights: per cluster, each writable bookie's latest disk view, capped weight and
+single-pick probability — exactly what the placement engine would draw with.
+
+Algorithm
+    1. The latest accepted ``node_metrics`` sample per node gives free and total disk.
+    2. The pool is the cluster's writable nodes whose ``role`` is ``bookie`` or empty (read-only
+       and down nodes never carry weight, as in the policies); a pool member without a sample
+       gets the smallest positive weight, as upstream treats a bookie with no info.
+    3. ``groupBy(cluster).applyInPandas`` runs
+       :func:`trimtab.placement.weights.pick_probabilities` with the config's cap
+       (``bookieMaxMultipleForWeightBasedPlacement`` × median or minimum of the pool).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from trimtab.cluster import NodeId
+from trimtab.config import PlacementConfig
+from trimtab.placement.weights import WeightRule, pick_probabilities
+
+__all__ = ["BOOKIE_WEIGHTS_SCHEMA", "bookie_weights"]
+
+BOOKIE_WEIGHTS_SCHEMA = (
+    "cluster string, node string, sample_ts timestamp, disk_free_bytes long, "
+    "disk_total_bytes long, weight double, probability double"
+)
+
+
+def bookie_weights(metrics: DataFrame, nodes: DataFrame, placement: PlacementConfig) -> DataFrame:
+    """One row per writable bookie of every cluster (see the module docstring)."""
+    newest = Window.partitionBy("cluster", "node").orderBy(F.col("ts").desc())
+    latest = (
+        metrics.withColumn("_rank", F.row_number().over(newest))
+        .where(F.col("_rank") == 1)
+        .select(
+            "cluster",
+            "node",
+            F.col("ts").alias("sample_ts"),
+            "disk_free_bytes",
+            "disk_total_bytes",
+        )
+    )
+    role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
+    pool = nodes.where(
+        (F.lower(F.trim(F.col("state"))) == "writable") & role.isin("", "bookie")
+    ).select("cluster", "node")
+    joined = pool.join(latest, ["cluster", "node"], "left")
+    rule = WeightRule.of(placement)
+
+    def per_cluster(frame: pd.DataFrame) -> pd.DataFrame:
+        known = frame.dropna(subset=["disk_free_bytes"])
+        free = {
+            NodeId(n): float(f)
+            for n, f in zip(known["node"], known["disk_free_bytes"], strict=True)
+        }
+        chosen = pick_probabilities(free, frame["node"], rule)
+        ordered = frame.assign(_node=frame["node"]).sort_values("_node").drop(columns="_node")
+        return ordered.assign(
+            weight=[chosen[NodeId(n)][0] for n in ordered["node"]],
+            probability=[chosen[NodeId(n)][1] for n in ordered["node"]],
+        )[
+            [
+                "cluster",
+                "node",
+                "sample_ts",
+                "disk_free_bytes",
+                "disk_total_bytes",
+                "weight",
+                "probability",
+            ]
+        ]
+
+    return joined.groupBy("cluster").applyInPandas(per_cluster, BOOKIE_WEIGHTS_SCHEMA)
