@@ -103,6 +103,18 @@ def run_cmd(
         str, typer.Option(help="Averaging window for node loads: 30s, 1m, 5m, 1h...")
     ] = "1m",
     config: ConfigOption = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="Shedder: transfer, balanced, threshold, overload, uniform (default: config)."
+        ),
+    ] = None,
+    cycles: Annotated[
+        int, typer.Option(help="Shedding cycles to plan when --no-until-balanced.")
+    ] = 1,
+    until_balanced: Annotated[
+        bool, typer.Option(help="Plan cycles until the shedder stops (default) or run --cycles.")
+    ] = True,
     seed: Annotated[int, typer.Option(help="Seed for every random choice of the engines.")] = 0,
     now: Annotated[
         datetime | None,
@@ -132,6 +144,9 @@ def run_cmd(
             now=reference,
             window=window,
             config=load_config(config),
+            strategy=strategy,
+            cycles=cycles,
+            until_balanced=until_balanced,
         )
         with _bar(quiet=as_json) as bar:
             task = bar.add_task("starting Spark", total=None)
@@ -156,16 +171,27 @@ def run_cmd(
     for name, counts in summary.tables.items():
         table.add_row(name, *(f"{counts[k]:,}" for k in ("read", "accepted", "quarantined")))
     out.print(table)
-    loads = Table(title="latest node load per cluster (smoothed weighted max)")
-    for column in ("cluster", "nodes", "with load", "mean", "std"):
+    loads = Table(title="per cluster: node loads now, and the shedding plan")
+    columns = (
+        "cluster",
+        "nodes",
+        "mean load",
+        "load std",
+        "broker std before → after",
+        "transfers",
+    )
+    for column in columns:
         loads.add_column(column, justify="left" if column == "cluster" else "right")
     for name, info in summary.clusters.items():
+        before, after = info.get("std_before"), info.get("std_after")
+        plan = "-" if before is None else f"{before:.3f} → {after:.3f}"
         loads.add_row(
             name,
             str(info.get("nodes", 0)),
-            str(info.get("nodes_with_load", 0)),
             f"{info.get('load_mean', 0.0):.3f}",
             f"{info.get('load_std', 0.0):.3f}",
+            plan,
+            str(info.get("transfers", 0)),
         )
     out.print(loads)
     nodes = sum(c["nodes"] for c in summary.clusters.values())

@@ -21,10 +21,13 @@ from pyspark.sql import functions as F
 
 from trimtab import __version__
 from trimtab.config import Config
+from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
+from trimtab.pipeline.plans import shedding_plans
 from trimtab.pipeline.weights import bookie_weights
+from trimtab.shedding import Move
 
 __all__ = ["JobOptions", "RunSummary", "run_job"]
 
@@ -42,6 +45,9 @@ class JobOptions:
     future_tolerance_s: float = 300.0
     window: str = "1m"
     config: Config = field(default_factory=Config)
+    strategy: str | None = None  # default: the config's loadBalancerLoadSheddingStrategy
+    cycles: int = 1
+    until_balanced: bool = True  # plan from history: run cycles until the shedder is satisfied
 
 
 @dataclass(slots=True)
@@ -115,6 +121,8 @@ def run_job(
                 options.config.placement,
             ).orderBy("cluster", "node")
             out.write_table("bookie_weights", weights)
+        with stage("plans"):
+            _plans(spark, ingested, options, out, summary)
         with stage("publish"):
             out.write_json("run.json", summary.as_json(options, started))
             summary.output = out.commit()
@@ -126,6 +134,56 @@ def run_job(
             for frame in ingested.checked.values():
                 frame.unpersist()
     return summary
+
+
+def _plans(
+    spark: SparkSession,
+    ingested: Ingested,
+    options: JobOptions,
+    out: StagedOutput,
+    summary: RunSummary,
+) -> None:
+    """Shedding plans per cluster -> decisions, transfers, pulsar-admin lines, std in run.json."""
+    plans = shedding_plans(
+        spark.read.parquet(out.path("node_load")),
+        ingested.accepted("bundle_metrics"),
+        ingested.accepted("nodes"),
+        options.config.shedding,
+        strategy=options.strategy,
+        cycles=options.cycles,
+        until_balanced=options.until_balanced,
+        seed=options.seed,
+    )
+    out.write_table("plans_all", plans)
+    plans = spark.read.parquet(out.path("plans_all"))
+    order = ["cluster", "cycle", "source", "bundle"]
+    transfers = plans.where("kind = 'transfer'").select(
+        "cluster", "cycle", "bundle", "source", "destination", "throughput", "reason", "std_after"
+    )
+    out.write_table("transfers", transfers.orderBy(*order))
+    decisions = plans.where("kind != 'summary'").select(
+        "cluster", "cycle", "label", "reason", "broker", "bundle", "note"
+    )
+    out.write_table("decisions", decisions.orderBy("cluster", "cycle", "broker", "bundle"))
+    for row in plans.where("kind = 'summary'").collect():
+        entry = summary.clusters.setdefault(row["cluster"], {})
+        entry["std_before"] = round(row["std_before"], 6)
+        entry["std_after"] = round(row["std_after"], 6)
+        entry["plan"] = row["note"]
+    moves: dict[str, list[str]] = {}
+    for row in transfers.orderBy(*order).collect():
+        move = Move(
+            bundle=row["bundle"],
+            source=row["source"],
+            destination=row["destination"],
+            throughput=row["throughput"],
+        )
+        moves.setdefault(row["cluster"], []).append(unload_command(move))
+    for cluster, entry in summary.clusters.items():
+        entry["transfers"] = len(moves.get(cluster, []))
+        lines = moves.get(cluster, [])
+        out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
+    out.fs.delete(out.path("plans_all"))
 
 
 def _load_summary(loads: DataFrame, summary: RunSummary) -> None:

@@ -1,0 +1,188 @@
+"""Shedding plans per cluster: the Pulsar shedder run on each cluster's loads and bundles.
+
+Algorithm
+    1. Brokers are the nodes whose ``role`` is ``broker`` or empty and whose state is not
+       ``down``; their per-window metric means (``node_load``) and inventory limits go to one
+       side of a cogroup, each bundle's latest accepted sample to the other.
+    2. ``cogroup(cluster).applyInPandas`` folds each broker's windows with the engine's
+       :meth:`LoadModel.fold`, builds a :class:`LoadSnapshot` and runs
+       :func:`trimtab.shedding.plan` with the chosen strategy from the latest sample time, so
+       clusters are planned in parallel across executors, never in a driver loop.
+    3. The result is one long table: a ``summary`` row per cluster (std before → after), a
+       ``decision`` row per decision and a ``transfer`` row per bundle move, with the std the
+       shedder expects after that cycle.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from trimtab.config import SheddingConfig
+from trimtab.shedding import (
+    BundleLoads,
+    Limits,
+    LoadModel,
+    LoadSnapshot,
+    NodeSample,
+    plan,
+    shedder_for,
+)
+
+__all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
+
+PLAN_SCHEMA = (
+    "cluster string, kind string, cycle int, label string, reason string, broker string, "
+    "bundle string, source string, destination string, throughput double, std_before double, "
+    "std_after double, note string"
+)
+PLAN_COLUMNS = [c.split()[0] for c in PLAN_SCHEMA.split(", ")]
+_SAMPLE_FIELDS = (
+    "cpu",
+    "memory",
+    "direct_memory",
+    "net_in_bps",
+    "net_out_bps",
+    "msg_in_per_s",
+    "msg_out_per_s",
+    "throughput_in_bytes_per_s",
+    "throughput_out_bytes_per_s",
+)
+
+
+def shedding_plans(
+    node_load: DataFrame,
+    bundles: DataFrame,
+    nodes: DataFrame,
+    config: SheddingConfig,
+    *,
+    strategy: str | None = None,
+    cycles: int = 1,
+    until_balanced: bool = False,
+    seed: int = 0,
+) -> DataFrame:
+    """The plan of every cluster as rows of :data:`PLAN_SCHEMA` (see the module docstring)."""
+    role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
+    brokers = nodes.where(role.isin("", "broker")).select(
+        "cluster",
+        "node",
+        "cores",
+        "memory_bytes",
+        "nic_bps",
+        F.lower(F.col("state")).alias("state"),
+    )
+    windows = node_load.select("cluster", "node", "window_start", *_SAMPLE_FIELDS).join(
+        brokers, ["cluster", "node"], "inner"
+    )
+    newest = Window.partitionBy("cluster", "bundle").orderBy(F.col("ts").desc())
+    latest = (
+        bundles.withColumn("_rank", F.row_number().over(newest))
+        .where(F.col("_rank") == 1)
+        .select(
+            "cluster",
+            "bundle",
+            "broker",
+            "ts",
+            "msg_in_per_s",
+            "msg_out_per_s",
+            "throughput_in_bytes_per_s",
+            "throughput_out_bytes_per_s",
+        )
+    )
+    model = LoadModel.of(config)
+    shedder = shedder_for(config, strategy)
+
+    def per_cluster(broker_rows: pd.DataFrame, bundle_rows: pd.DataFrame) -> pd.DataFrame:
+        if broker_rows.empty:
+            return pd.DataFrame(columns=PLAN_COLUMNS)
+        cluster = str(broker_rows["cluster"].iloc[0])
+        limits: dict[str, Limits] = {}
+        samples: dict[str, list[NodeSample]] = {}
+        states: dict[str, str] = {}
+        records: list[dict[Any, Any]] = broker_rows.to_dict("records")
+        for row in records:
+            node = str(row["node"])
+            limits[node] = Limits(
+                cores=float(row["cores"]),
+                memory_bytes=float(row["memory_bytes"]),
+                nic_bps=float(row["nic_bps"]),
+            )
+            states[node] = str(row["state"])
+            values = {f: float(row[f]) for f in _SAMPLE_FIELDS}
+            ts = pd.Timestamp(row["window_start"]).timestamp()
+            samples.setdefault(node, []).append(NodeSample(ts=ts, **values))
+        reference = Limits.reference(limits.values())
+        loads = [
+            load
+            for node in sorted(samples)
+            if (load := model.fold(node, samples[node], limits[node], reference)) is not None
+        ]
+        ordered = bundle_rows.sort_values("bundle", kind="stable")
+        table = BundleLoads.from_arrays(
+            ordered["bundle"].astype(str).tolist(),
+            ordered["broker"].astype(str).tolist(),
+            throughput_in=ordered["throughput_in_bytes_per_s"].to_numpy(dtype=float),
+            throughput_out=ordered["throughput_out_bytes_per_s"].to_numpy(dtype=float),
+            msg_rate_in=ordered["msg_in_per_s"].to_numpy(dtype=float),
+            msg_rate_out=ordered["msg_out_per_s"].to_numpy(dtype=float),
+        )
+        available = [n for n, s in states.items() if s != "down"]
+        snapshot = LoadSnapshot.of(loads, table, available=available)
+        stamps = [load.updated_at for load in loads]
+        if not ordered.empty:
+            stamps.append(pd.Timestamp(ordered["ts"].max()).timestamp())
+        now = max(stamps, default=0.0)
+        result = plan(
+            snapshot,
+            shedder,
+            now=now,
+            cycles=cycles,
+            until_balanced=until_balanced,
+            rng=random.Random(seed),
+        )
+        rows = [
+            _row(
+                cluster,
+                "summary",
+                std_before=result.std_before,
+                std_after=result.std_after,
+                note=f"{len(result.results)} cycles, strategy {result.strategy}",
+            )
+        ]
+        for cycle, outcome in enumerate(result.results, start=1):
+            for decision in outcome.decisions:
+                move = decision.move
+                rows.append(
+                    _row(
+                        cluster,
+                        "transfer" if move is not None else "decision",
+                        cycle=cycle,
+                        label=decision.label.value,
+                        reason=decision.reason.value,
+                        broker=decision.broker,
+                        bundle=move.bundle if move else None,
+                        source=move.source if move else None,
+                        destination=move.destination if move else None,
+                        throughput=move.throughput if move else None,
+                        std_before=outcome.std,
+                        std_after=outcome.std_after,
+                        note=decision.note,
+                    )
+                )
+        return pd.DataFrame(rows, columns=PLAN_COLUMNS)
+
+    return (
+        windows.groupBy("cluster")
+        .cogroup(latest.groupBy("cluster"))
+        .applyInPandas(per_cluster, PLAN_SCHEMA)
+    )
+
+
+def _row(cluster: str, kind: str, **values: object) -> dict[str, object]:
+    row: dict[str, object] = dict.fromkeys(PLAN_COLUMNS)
+    row.update(cluster=cluster, kind=kind, **values)
+    return row

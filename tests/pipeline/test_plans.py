@@ -1,0 +1,76 @@
+"""Shedding plans from the pipeline equal `trimtab shed` on the same telemetry."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+from typer.testing import CliRunner
+
+from trimtab.cli import app
+from trimtab.pipeline.generate import FleetSpec, generate_fleet
+from trimtab.pipeline.job import JobOptions, run_job
+
+NOW = datetime(2026, 11, 2, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("strategy", ["balanced", "transfer"])
+def test_pipeline_transfers_equal_the_shed_command(
+    spark: SparkSession, tmp_path: Path, strategy: str
+) -> None:
+    """Per-minute windows over per-minute samples: the pipeline plans exactly what the engine,
+    run by `trimtab shed` on the brokers' rows, plans; the pulsar-admin export matches."""
+    fleet = generate_fleet(
+        FleetSpec(clusters=1, brokers=5, bookies=2, bundles=24, minutes=10, seed=3), tmp_path / "in"
+    )
+    out = tmp_path / "out"
+    summary = run_job(
+        spark,
+        JobOptions(
+            input=str(fleet.out), output=str(out), now=NOW, window="1m", strategy=strategy, seed=3
+        ),
+    )
+    got = [
+        (r["cycle"], r["bundle"], r["source"], r["destination"])
+        for r in pq.read_table(out / "transfers").to_pylist()
+    ]
+    # The same telemetry, brokers only, through the shedding CLI.
+    nodes = pq.read_table(fleet.out / "nodes")
+    brokers = nodes.filter(pc.equal(nodes["role"], "broker"))
+    metrics = pq.read_table(fleet.out / "node_metrics")
+    broker_metrics = metrics.filter(pc.is_in(metrics["node"], brokers["node"]))
+    pq.write_table(brokers.drop_columns(["role"]), tmp_path / "brokers.parquet")
+    pq.write_table(broker_metrics, tmp_path / "broker_metrics.parquet")
+    result = CliRunner().invoke(
+        app,
+        [
+            "shed",
+            "-i",
+            str(tmp_path / "brokers.parquet"),
+            "--brokers",
+            str(tmp_path / "broker_metrics.parquet"),
+            "--bundles",
+            str(fleet.out / "bundle_metrics"),
+            "--strategy",
+            strategy,
+            "--until-balanced",
+            "--seed",
+            "3",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    want = [(t["cycle"], t["bundle"], t["source"], t["destination"]) for t in doc["transfers"]]
+    assert sorted(got) == sorted(want)
+    (cluster,) = summary.clusters
+    assert summary.clusters[cluster]["std_before"] == pytest.approx(doc["std_before"], abs=1e-6)
+    assert summary.clusters[cluster]["transfers"] == len(want)
+    script = (out / "exports" / "pulsar-admin" / f"{cluster}.sh").read_text().splitlines()
+    assert len(script) == len(want)
+    assert all(line.startswith("pulsar-admin namespaces unload ") for line in script)
