@@ -20,8 +20,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from trimtab import __version__
+from trimtab.allocation.model import PartitionAssignment, Replica
+from trimtab.cluster import NodeId
 from trimtab.config import Config
+from trimtab.errors import TrimtabError
+from trimtab.export.kafka import broker_ids, reassignment
 from trimtab.export.pulsar_admin import unload_command
+from trimtab.pipeline.allocations import allocation_plans
 from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
@@ -123,6 +128,9 @@ def run_job(
             out.write_table("bookie_weights", weights)
         with stage("plans"):
             _plans(spark, ingested, options, out, summary)
+        if "allocation_requests" in ingested.checked:
+            with stage("allocations"):
+                _allocations(spark, ingested, options, out, summary)
         with stage("publish"):
             out.write_json("run.json", summary.as_json(options, started))
             summary.output = out.commit()
@@ -184,6 +192,47 @@ def _plans(
         lines = moves.get(cluster, [])
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
     out.fs.delete(out.path("plans_all"))
+
+
+def _allocations(
+    spark: SparkSession,
+    ingested: Ingested,
+    options: JobOptions,
+    out: StagedOutput,
+    summary: RunSummary,
+) -> None:
+    """Allocation plans per cluster -> allocations, Kafka reassignment JSON where ids allow."""
+    plans = allocation_plans(
+        ingested.accepted("nodes"),
+        ingested.accepted("allocation_requests"),
+        options.config.allocation,
+        seed=options.seed,
+    )
+    out.write_table("allocations_all", plans)
+    plans = spark.read.parquet(out.path("allocations_all"))
+    placed = plans.where("error IS NULL").drop("error")
+    out.write_table("allocations", placed.orderBy("cluster", "topic", "partition", "replica"))
+    for row in plans.where("error IS NOT NULL").collect():
+        summary.clusters.setdefault(row["cluster"], {})["allocation_error"] = row["error"]
+    assignments: dict[str, dict[tuple[str, int], list[Replica]]] = {}
+    for row in placed.orderBy("cluster", "topic", "partition", "replica").collect():
+        partitions = assignments.setdefault(row["cluster"], {})
+        replica = Replica(node=NodeId(row["node"]), core=row["core"])
+        partitions.setdefault((row["topic"], row["partition"]), []).append(replica)
+    for cluster, partitions in assignments.items():
+        entry = summary.clusters.setdefault(cluster, {})
+        entry["partitions_allocated"] = len(partitions)
+        placed_partitions = [
+            PartitionAssignment(topic=t, partition=p, replicas=tuple(members))
+            for (t, p), members in sorted(partitions.items())
+        ]
+        try:
+            ids = broker_ids({r.node for a in placed_partitions for r in a.replicas})
+        except TrimtabError as exc:  # Kafka wants numeric broker ids; host names have none
+            entry["kafka_reassignment"] = f"not written: {exc}"
+            continue
+        out.write_json(f"exports/kafka/{cluster}.json", reassignment(placed_partitions, ids))
+    out.fs.delete(out.path("allocations_all"))
 
 
 def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
