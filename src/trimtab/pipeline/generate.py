@@ -35,6 +35,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from trimtab.pipeline.schemas import INPUT_TABLES
+
 __all__ = ["BAD_RULES", "FleetSpec", "GeneratedFleet", "generate_fleet"]
 
 GIB = 2**30
@@ -78,33 +80,8 @@ BAD_RULES = {
     ),
 }
 
-NODE_METRIC_COLUMNS = (
-    "ts",
-    "cluster",
-    "node",
-    "cpu",
-    "memory",
-    "direct_memory",
-    "net_in_bps",
-    "net_out_bps",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-    "disk_free_bytes",
-    "disk_total_bytes",
-)
-BUNDLE_METRIC_COLUMNS = (
-    "ts",
-    "cluster",
-    "bundle",
-    "broker",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-    "storage_bytes",
-)
+NODE_METRIC_COLUMNS = tuple(c.name for c in INPUT_TABLES["node_metrics"].columns)
+BUNDLE_METRIC_COLUMNS = tuple(c.name for c in INPUT_TABLES["bundle_metrics"].columns)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

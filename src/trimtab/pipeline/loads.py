@@ -17,6 +17,7 @@ Algorithm
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -25,23 +26,20 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from trimtab.config import SheddingConfig
-from trimtab.shedding.load import Limits, LoadModel
+from trimtab.shedding.load import Limits, LoadModel, NodeSample
 
-__all__ = ["METRICS", "NODE_LOAD_SCHEMA", "ema_by_group", "node_loads", "parse_window"]
+__all__ = [
+    "METRICS",
+    "NODE_LOAD_SCHEMA",
+    "SAMPLE_FIELDS",
+    "ema_by_group",
+    "node_loads",
+    "parse_window",
+]
 
-METRICS = (
-    "cpu",
-    "memory",
-    "direct_memory",
-    "net_in_bps",
-    "net_out_bps",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-    "disk_free_bytes",
-    "disk_total_bytes",
-)
+#: What the engine's load formula reads (``NodeSample``), plus the disk view.
+SAMPLE_FIELDS = tuple(f.name for f in dataclasses.fields(NodeSample) if f.name != "ts")
+METRICS = (*SAMPLE_FIELDS, "disk_free_bytes", "disk_total_bytes")
 NODE_LOAD_SCHEMA = (
     "cluster string, node string, window_start timestamp, samples long, last_sample_ts timestamp, "
     + ", ".join(f"{m} double" for m in METRICS)

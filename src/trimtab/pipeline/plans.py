@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from trimtab.config import SheddingConfig
+from trimtab.pipeline.loads import SAMPLE_FIELDS
 from trimtab.shedding import (
     BundleLoads,
     Limits,
@@ -41,17 +42,6 @@ PLAN_SCHEMA = (
     "std_after double, note string"
 )
 PLAN_COLUMNS = [c.split()[0] for c in PLAN_SCHEMA.split(", ")]
-_SAMPLE_FIELDS = (
-    "cpu",
-    "memory",
-    "direct_memory",
-    "net_in_bps",
-    "net_out_bps",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-)
 
 
 def shedding_plans(
@@ -75,7 +65,7 @@ def shedding_plans(
         "nic_bps",
         F.lower(F.col("state")).alias("state"),
     )
-    windows = node_load.select("cluster", "node", "window_start", *_SAMPLE_FIELDS).join(
+    windows = node_load.select("cluster", "node", "window_start", *SAMPLE_FIELDS).join(
         brokers, ["cluster", "node"], "inner"
     )
     newest = Window.partitionBy("cluster", "bundle").orderBy(F.col("ts").desc())
@@ -112,7 +102,7 @@ def shedding_plans(
                 nic_bps=float(row["nic_bps"]),
             )
             states[node] = str(row["state"])
-            values = {f: float(row[f]) for f in _SAMPLE_FIELDS}
+            values = {f: float(row[f]) for f in SAMPLE_FIELDS}
             ts = pd.Timestamp(row["window_start"]).timestamp()
             samples.setdefault(node, []).append(NodeSample(ts=ts, **values))
         reference = Limits.reference(limits.values())
