@@ -9,16 +9,26 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from types import MappingProxyType
+from typing import TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
 from trimtab.config import Config
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.base import BookieInfo, InfoMap, node_ids
+from trimtab.placement.base import (
+    Adherence,
+    BookieInfo,
+    EnsemblePlacement,
+    InfoMap,
+    Replacement,
+    node_ids,
+)
 from trimtab.placement.locations import LocationSource, Locator
 from trimtab.placement.reorder import SlowNodes, add_missing_indices, reorder_reads
 from trimtab.placement.selection import CandidateIndex, UniformWeights, Weights
 from trimtab.placement.services import (
+    ENSEMBLE_NOT_ADHERING,
     READ_REQUESTS_REORDERED,
     FeatureSwitches,
     NoFeatures,
@@ -37,6 +47,12 @@ WeightsFactory = Callable[[Mapping[NodeId, BookieInfo]], Weights]
 def uniform_weights(info: Mapping[NodeId, BookieInfo]) -> Weights:
     """Ignore disk info: every writable node equally likely."""
     return UniformWeights()
+
+
+#: The note on a result that only the stabilized topology could serve.
+STABILIZED_NOTE = "placed on the stabilized topology (last resort)"
+
+Placed = TypeVar("Placed", EnsemblePlacement, Replacement)
 
 
 class PolicyBase:
@@ -223,6 +239,21 @@ class PolicyBase:
         free = len(index.nodes) - self._excluded_here(index, excluded)
         if free < size:
             raise self._not_enough(index, size, excluded, f"only {free} candidates")
+
+    def _last_resort(self, attempt: Callable[[bool], Placed]) -> Placed:
+        """``attempt(stabilized=False)``; only if the plain topology cannot serve it, the
+        stabilized one (upstream's second policy instance), noted. A FAIL result is counted."""
+        result: Placed
+        try:
+            result = attempt(False)
+        except NotEnoughNodesError:
+            if self.view.stable is None:
+                raise
+            fallback: Placed = attempt(True)
+            result = replace(fallback, notes=(*fallback.notes, STABILIZED_NOTE))
+        if result.adherence is Adherence.FAIL:
+            self.stats.incr(ENSEMBLE_NOT_ADHERING)
+        return result
 
     @staticmethod
     def _ids(nodes: Iterable[str]) -> frozenset[NodeId]:

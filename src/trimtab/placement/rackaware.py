@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import replace
 
 from trimtab.cluster import NodeId
 from trimtab.errors import NotEnoughNodesError
@@ -62,7 +61,6 @@ from trimtab.placement.selection import (
     plan_for,
     replacement_rules,
 )
-from trimtab.placement.services import ENSEMBLE_NOT_ADHERING
 from trimtab.placement.solver import solve_racks
 
 __all__ = ["RackAwarePolicy", "exact_fill", "random_fill"]
@@ -71,7 +69,6 @@ Check = Callable[[NodeId], bool]
 _ENSEMBLE = ensemble_rules()
 _REPLACE = replacement_rules(keep_coverage=False)
 _REPLACE_COVERED = replacement_rules(keep_coverage=True)
-_STABILIZED_NOTE = "placed on the stabilized topology (last resort)"
 
 
 class RackAwarePolicy(PolicyBase):
@@ -84,16 +81,9 @@ class RackAwarePolicy(PolicyBase):
     ) -> EnsemblePlacement:
         check_quorums(ensemble_size, write_quorum, ack_quorum)
         excluded = self._ids(exclude)
-        try:
-            result = self._new(ensemble_size, write_quorum, ack_quorum, excluded, False)
-        except NotEnoughNodesError:
-            if self.view.stable is None:
-                raise
-            result = self._new(ensemble_size, write_quorum, ack_quorum, excluded, True)
-            result = replace(result, notes=(*result.notes, _STABILIZED_NOTE))
-        if result.adherence is Adherence.FAIL:
-            self.stats.incr(ENSEMBLE_NOT_ADHERING)
-        return result
+        return self._last_resort(
+            lambda stable: self._new(ensemble_size, write_quorum, ack_quorum, excluded, stable)
+        )
 
     @property
     def enforce(self) -> bool:
@@ -212,16 +202,11 @@ class RackAwarePolicy(PolicyBase):
     ) -> Replacement:
         current, target = self._members(current_ensemble, bookie_to_replace)
         excluded = self._ids(exclude) | frozenset(current) | {target}
-        try:
-            result = self._replace(current, target, write_quorum, ack_quorum, excluded, False)
-        except NotEnoughNodesError:
-            if self.view.stable is None:
-                raise
-            result = self._replace(current, target, write_quorum, ack_quorum, excluded, True)
-            result = replace(result, notes=(*result.notes, _STABILIZED_NOTE))
-        if result.adherence is Adherence.FAIL:
-            self.stats.incr(ENSEMBLE_NOT_ADHERING)
-        return result
+        return self._last_resort(
+            lambda stable: self._replace(
+                current, target, write_quorum, ack_quorum, excluded, stable
+            )
+        )
 
     def _replace(
         self,

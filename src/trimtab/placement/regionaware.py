@@ -41,10 +41,9 @@ Adherence is real (upstream always says MEETS_STRICT, #1898): see
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 
 from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
-from trimtab.errors import ConfigError, NotEnoughNodesError
+from trimtab.errors import ConfigError
 from trimtab.placement._common import PolicyBase
 from trimtab.placement.adherence import acked_span_ok, region_adherence
 from trimtab.placement.base import (
@@ -66,7 +65,6 @@ from trimtab.placement.selection import (
     replacement_rules,
 )
 from trimtab.placement.services import (
-    ENSEMBLE_NOT_ADHERING,
     REGION_AWARE_ANOMALOUS_ENSEMBLE,
     NullStats,
 )
@@ -182,16 +180,7 @@ class RegionAwarePolicy(PolicyBase):
         check_durable_quorums(ensemble_size, write_quorum, ack_quorum, min_regions)
         excluded = self._ids(exclude)
         args = (ensemble_size, write_quorum, ack_quorum, excluded, min_regions)
-        try:
-            result = self._new(*args, stabilized=False)
-        except NotEnoughNodesError:
-            if self.view.stable is None:
-                raise
-            result = self._new(*args, stabilized=True)
-            result = replace(result, notes=(*result.notes, "placed on the stabilized topology"))
-        if result.adherence is Adherence.FAIL:
-            self.stats.incr(ENSEMBLE_NOT_ADHERING)
-        return result
+        return self._last_resort(lambda stable: self._new(*args, stabilized=stable))
 
     def _new(
         self,
@@ -326,16 +315,7 @@ class RegionAwarePolicy(PolicyBase):
         current, target = self._members(current_ensemble, bookie_to_replace)
         excluded = self._ids(exclude) | frozenset(current) | {target}
         args = (current, target, write_quorum, ack_quorum, excluded)
-        try:
-            result = self._replace(*args, stabilized=False)
-        except NotEnoughNodesError:
-            if self.view.stable is None:
-                raise
-            result = self._replace(*args, stabilized=True)
-            result = replace(result, notes=(*result.notes, "placed on the stabilized topology"))
-        if result.adherence is Adherence.FAIL:
-            self.stats.incr(ENSEMBLE_NOT_ADHERING)
-        return result
+        return self._last_resort(lambda stable: self._replace(*args, stabilized=stable))
 
     def _replace(
         self,
