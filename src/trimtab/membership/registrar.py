@@ -28,7 +28,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from trimtab.cluster import NodeId
 from trimtab.errors import AgentError
-from trimtab.membership.zk import ZkTarget, encode_node_data, make_client
+from trimtab.membership.zk import ZkTarget, encode_node_data, end_session, make_client
 
 __all__ = ["ZooKeeperRegistrar"]
 
@@ -107,13 +107,8 @@ class ZooKeeperRegistrar:
         """Unregister at once by closing the session; idempotent."""
         if self._stop.is_set():
             return
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10.0)
-            self._thread = None
-        self._client.stop()
-        self._client.close()
+        end_session(self._stop, self._wake, self._thread, self._client)
+        self._thread = None
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -27,7 +27,13 @@ from kazoo.handlers.threading import KazooTimeoutError
 from trimtab.cluster import NodeId
 from trimtab.errors import MembershipError
 from trimtab.membership.model import EMPTY, Membership, MembershipListener
-from trimtab.membership.zk import READONLY, ZkTarget, decode_node_data, make_client
+from trimtab.membership.zk import (
+    READONLY,
+    ZkTarget,
+    decode_node_data,
+    end_session,
+    make_client,
+)
 
 __all__ = ["WatcherStats", "ZooKeeperWatcher", "read_membership"]
 
@@ -92,13 +98,8 @@ class ZooKeeperWatcher:
         """Stop following and close the ZooKeeper session; idempotent."""
         if self._stop.is_set():
             return
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10.0)
-            self._thread = None
-        self._client.stop()
-        self._client.close()
+        end_session(self._stop, self._wake, self._thread, self._client)
+        self._thread = None
 
     def current(self) -> Membership:
         with self._lock:

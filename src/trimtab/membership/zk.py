@@ -19,6 +19,7 @@ ZooKeeper is named either by ``zkServers`` plus ``zkLedgersRootPath`` or by a
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,6 +34,7 @@ __all__ = [
     "ZkTarget",
     "decode_node_data",
     "encode_node_data",
+    "end_session",
     "make_client",
     "zk_target",
 ]
@@ -122,3 +124,16 @@ def make_client(hosts: str, *, session_timeout: float) -> Any:
         connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0},
         command_retry={"max_tries": 3, "delay": 0.1, "backoff": 2, "max_delay": 1.0},
     )
+
+
+def end_session(
+    stop: threading.Event, wake: threading.Event, thread: threading.Thread | None, client: Any
+) -> None:
+    """Stop a worker thread that follows ZooKeeper, then close its session, so the session's
+    ephemeral znodes go at once (a registered node leaves without waiting for the timeout)."""
+    stop.set()
+    wake.set()
+    if thread is not None:
+        thread.join(timeout=10.0)
+    client.stop()
+    client.close()
