@@ -22,6 +22,7 @@ Algorithm
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,7 +35,11 @@ from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.schemas import INPUT_TABLES, InputTable
 
-__all__ = ["QUARANTINE_COLUMNS", "Ingested", "ingest", "read_table", "validate"]
+__all__ = ["QUARANTINE_COLUMNS", "Ingested", "Materialize", "ingest", "read_table", "validate"]
+
+#: Stores a checked table and returns it read back (the job writes it to its staging
+#: directory), so that every later stage reads plain files instead of re-running the checks.
+Materialize = Callable[[str, DataFrame], DataFrame]
 
 QUARANTINE_COLUMNS = ("table", "source_file", "rule", "reason", "row")
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json"}
@@ -84,8 +89,13 @@ def ingest(
     *,
     now: datetime,
     future_tolerance_s: float = 300.0,
+    materialize: Materialize | None = None,
 ) -> Ingested:
-    """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...)."""
+    """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
+
+    Without ``materialize`` the result is lazy (tests); with it, each table is checked once,
+    the inventory first so that the telemetry is checked against the stored inventory.
+    """
     fs = HadoopFS(spark, input_dir)
     if not fs.exists(input_dir):
         raise InputError(f"input directory {input_dir} does not exist: give --input DIR")
@@ -96,14 +106,17 @@ def ingest(
             spark, fs, input_dir, table, now=now, future_tolerance_s=future_tolerance_s
         )
 
-    nodes = validate(read(INPUT_TABLES["nodes"]), "nodes")
+    def keep(name: str, frame: DataFrame) -> DataFrame:
+        return frame if materialize is None else materialize(name, frame)
+
+    nodes = keep("nodes", validate(read(INPUT_TABLES["nodes"]), "nodes"))
     checked["nodes"] = nodes
     good_nodes = nodes.where(F.col("_rule").isNull()).select("cluster", "node")
     for name in ("node_metrics", "bundle_metrics", "allocation_requests"):
         table = INPUT_TABLES[name]
         if table.optional and not fs.exists(f"{input_dir}/{name}"):
             continue
-        checked[name] = validate(read(table), name, nodes=good_nodes)
+        checked[name] = keep(name, validate(read(table), name, nodes=good_nodes))
     return Ingested(checked)
 
 
@@ -300,7 +313,7 @@ def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> S
 def validate(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> DataFrame:
     """Apply the rules that need other rows, then expose ``_rule`` and ``_reason``."""
     table = INPUT_TABLES[name]
-    checked = _duplicates(_membership(frame, name, nodes), table)
+    checked = _duplicates(_membership(frame, name, nodes), frame, table)
     # Rows refused by these later rules parsed cleanly: their typed values are the raw row.
     typed = F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
     raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), typed))
@@ -353,18 +366,30 @@ def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFra
     return frame.drop("_known_cluster")
 
 
-def _duplicates(frame: DataFrame, table: InputTable) -> DataFrame:
+def _duplicates(frame: DataFrame, source: DataFrame, table: InputTable) -> DataFrame:
     """An exact copy of an earlier accepted row is quarantined; the first copy stays.
 
-    Copies share their sample key (time, cluster, node or bundle), and almost every key is
-    unique, so keys seen more than once are found first with an aggregate over the key
-    columns alone; only rows with such a key are compared whole.
+    Copies share their sample key (time, cluster, node or bundle) and almost every key is
+    unique, so the whole table is never shuffled: a 64-bit hash of each key is counted (a
+    shuffle of one long per row), the few hashes seen more than once are broadcast back, and
+    only the rows carrying them are compared whole (a hash collision only adds a candidate).
     """
     keys = [c.name for c in table.columns if c.kind in ("key", "timestamp")]
     columns = keys if table.name == "nodes" else [c.name for c in table.columns]
-    ok = frame.where(F.col("_first").isNull())
-    repeated = ok.groupBy(*keys).count().where(F.col("count") > 1).drop("count")
-    candidates = ok.join(repeated, keys, "left_semi")
+    key_hash = F.xxhash64(*keys)
+    # Counted over every row read (only the key columns are scanned): a key repeated only
+    # because of a refused row adds a candidate that the exact comparison then clears.
+    repeated = (
+        source.groupBy(key_hash.alias("_key_hash"))
+        .count()
+        .where(F.col("count") > 1)
+        .select("_key_hash")
+    )
+    candidates = (
+        frame.where(F.col("_first").isNull())
+        .withColumn("_key_hash", key_hash)
+        .join(F.broadcast(repeated), "_key_hash", "left_semi")
+    )
     rank = F.row_number().over(Window.partitionBy(*columns).orderBy("_pos"))
     copies = candidates.withColumn("_rank", rank).where(F.col("_rank") > 1)
     flagged = copies.select("_pos", F.lit(True).alias("_copy"))
@@ -374,6 +399,6 @@ def _duplicates(frame: DataFrame, table: InputTable) -> DataFrame:
         else "an exact duplicate of an earlier row"
     )
     duplicate = F.struct(F.lit("duplicate").alias("r"), F.lit(reason).alias("m"))
-    marked = frame.join(flagged, "_pos", "left")
+    marked = frame.join(F.broadcast(flagged), "_pos", "left")
     first = F.when(F.col("_copy").isNotNull(), duplicate).otherwise(F.col("_first"))
     return marked.withColumn("_first", first).drop("_copy")

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import reduce
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -37,6 +37,7 @@ from trimtab.shedding import Move
 __all__ = ["JobOptions", "RunSummary", "run_job"]
 
 ProgressHook = Callable[[str], None]
+_CHECKED = "_checked"  # the checked input tables, kept in staging until publication
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,14 +99,20 @@ def run_job(
 
     # Staging exists from the start: whatever dies from here on, the target is untouched.
     out = StagedOutput(spark, options.output, run_id)
-    ingested: Ingested | None = None
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        out.write_table(f"{_CHECKED}/{name}", frame)
+        return spark.read.parquet(out.path(f"{_CHECKED}/{name}"))
+
     try:
         with stage("read and validate"):
             ingested = ingest(
-                spark, options.input, now=now, future_tolerance_s=options.future_tolerance_s
+                spark,
+                options.input,
+                now=now,
+                future_tolerance_s=options.future_tolerance_s,
+                materialize=materialize,
             )
-            for frame in ingested.checked.values():
-                frame.persist(StorageLevel.MEMORY_AND_DISK)
             _count(ingested, summary)
         with stage("write quarantine"):
             quarantine = ingested.quarantine().orderBy("table", "source_file", "rule", "row")
@@ -116,7 +123,7 @@ def run_job(
                 ingested.accepted("nodes"),
                 options.config.shedding,
                 window=options.window,
-            ).orderBy("cluster", "node", "window_start")
+            ).sortWithinPartitions("cluster", "node", "window_start")
             out.write_table("node_load", loads)
             _load_summary(spark.read.parquet(out.path("node_load")), summary)
         with stage("weights"):
@@ -124,24 +131,26 @@ def run_job(
                 ingested.accepted("node_metrics"),
                 ingested.accepted("nodes"),
                 options.config.placement,
-            ).orderBy("cluster", "node")
-            out.write_table("bookie_weights", weights)
+            )
+            out.write_table("bookie_weights", _small(weights, "cluster", "node"))
         with stage("plans"):
             _plans(spark, ingested, options, out, summary)
         if "allocation_requests" in ingested.checked:
             with stage("allocations"):
                 _allocations(spark, ingested, options, out, summary)
         with stage("publish"):
+            out.fs.delete(out.path(_CHECKED))
             out.write_json("run.json", summary.as_json(options, started))
             summary.output = out.commit()
     except BaseException:
         out.abandon()
         raise
-    finally:
-        if ingested is not None:
-            for frame in ingested.checked.values():
-                frame.unpersist()
     return summary
+
+
+def _small(frame: DataFrame, *order: str) -> DataFrame:
+    """A small output as one sorted file: no range-partitioning pass, easy to read by hand."""
+    return frame.repartition(1).sortWithinPartitions(*order)
 
 
 def _plans(
@@ -168,11 +177,11 @@ def _plans(
     transfers = plans.where("kind = 'transfer'").select(
         "cluster", "cycle", "bundle", "source", "destination", "throughput", "reason", "std_after"
     )
-    out.write_table("transfers", transfers.orderBy(*order))
+    out.write_table("transfers", _small(transfers, *order))
     decisions = plans.where("kind != 'summary'").select(
         "cluster", "cycle", "label", "reason", "broker", "bundle", "note"
     )
-    out.write_table("decisions", decisions.orderBy("cluster", "cycle", "broker", "bundle"))
+    out.write_table("decisions", _small(decisions, "cluster", "cycle", "broker", "bundle"))
     for row in plans.where("kind = 'summary'").collect():
         entry = summary.clusters.setdefault(row["cluster"], {})
         entry["std_before"] = round(row["std_before"], 6)
@@ -211,7 +220,7 @@ def _allocations(
     out.write_table("allocations_all", plans)
     plans = spark.read.parquet(out.path("allocations_all"))
     placed = plans.where("error IS NULL").drop("error")
-    out.write_table("allocations", placed.orderBy("cluster", "topic", "partition", "replica"))
+    out.write_table("allocations", _small(placed, "cluster", "topic", "partition", "replica"))
     for row in plans.where("error IS NOT NULL").collect():
         summary.clusters.setdefault(row["cluster"], {})["allocation_error"] = row["error"]
     assignments: dict[str, dict[tuple[str, int], list[Replica]]] = {}
@@ -252,9 +261,14 @@ def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
 
 
 def _count(ingested: Ingested, summary: RunSummary) -> None:
-    """Rows read, accepted and quarantined per table, and quarantined rows per rule."""
-    for name, frame in ingested.checked.items():
-        by_rule = {row["_rule"]: row["count"] for row in frame.groupBy("_rule").count().collect()}
+    """Rows read, accepted and quarantined per table, and quarantined rows per rule (one job)."""
+    parts = [
+        frame.select(F.lit(name).alias("table"), F.col("_rule").alias("rule"))
+        for name, frame in ingested.checked.items()
+    ]
+    counted = reduce(DataFrame.unionByName, parts).groupBy("table", "rule").count().collect()
+    for name in ingested.checked:
+        by_rule = {row["rule"]: row["count"] for row in counted if row["table"] == name}
         accepted = by_rule.pop(None, 0)
         quarantined = sum(by_rule.values())
         summary.tables[name] = {

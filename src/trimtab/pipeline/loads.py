@@ -10,7 +10,8 @@ Algorithm
        every metric; the last sample time and sample count are kept.
     2. Each node's inventory limits (cores, memory, NIC) are joined in.
     3. ``groupBy(cluster).applyInPandas`` runs the engine per cluster (its reference limits
-       for ``absolute`` load are the cluster's largest): the weighted max column-wise with
+       for ``absolute`` load are the largest of the cluster's brokers, as the shedding plans
+       use, or of all its nodes when it has no broker): the weighted max column-wise with
        :meth:`LoadModel.weighted_max_array`, then, per node in window order, the moving
        averages (first window sets them; then ``h·ema + (1 − h)·x``).
 """
@@ -84,7 +85,15 @@ def node_loads(
         F.max("ts").alias("last_sample_ts"),
         *[F.mean(m).alias(m) for m in METRICS],
     )
-    limits = nodes.select("cluster", "node", "cores", "memory_bytes", "nic_bps")
+    role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
+    limits = nodes.select(
+        "cluster",
+        "node",
+        "cores",
+        "memory_bytes",
+        "nic_bps",
+        role.isin("", "broker").alias("_broker"),
+    )
     joined = windowed.join(limits, ["cluster", "node"], "inner")
     model = LoadModel.of(config)
 
@@ -95,7 +104,11 @@ def node_loads(
         nic = frame["nic_bps"].to_numpy(dtype=float)
         reference = None
         if model.normalisation == "absolute":
-            reference = Limits(cores=cores.max(), memory_bytes=memory.max(), nic_bps=nic.max())
+            pool = frame["_broker"].to_numpy(dtype=bool)
+            pool = pool if pool.any() else np.ones(len(frame), dtype=bool)
+            reference = Limits(
+                cores=cores[pool].max(), memory_bytes=memory[pool].max(), nic_bps=nic[pool].max()
+            )
         columns = {m: frame[m].to_numpy(dtype=float) for m in METRICS}
         weighted = model.weighted_max_array(
             columns, cores=cores, memory_bytes=memory, nic_bps=nic, reference=reference

@@ -4,8 +4,10 @@ Algorithm
     1. Brokers are the nodes whose ``role`` is ``broker`` or empty and whose state is not
        ``down``; their per-window metric means (``node_load``) and inventory limits go to one
        side of a cogroup, each bundle's latest accepted sample to the other.
-    2. ``cogroup(cluster).applyInPandas`` folds each broker's windows with the engine's
-       :meth:`LoadModel.fold`, builds a :class:`LoadSnapshot` and runs
+    2. Spark keeps each broker's newest window and its window count (``node_load`` already
+       holds the moving averages the engine's :meth:`LoadModel.fold` would reach, tested
+       equal), so the Python side does one :meth:`LoadModel.update` per broker, not one per
+       window. ``cogroup(cluster).applyInPandas`` builds a :class:`LoadSnapshot` and runs
        :func:`trimtab.shedding.plan` with the chosen strategy from the latest sample time, so
        clusters are planned in parallel across executors, never in a driver loop.
     3. The result is one long table: a ``summary`` row per cluster (std before → after), a
@@ -16,15 +18,17 @@ Algorithm
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from trimtab.config import SheddingConfig
 from trimtab.pipeline.loads import SAMPLE_FIELDS
 from trimtab.shedding import (
+    BrokerLoad,
     BundleLoads,
     Limits,
     LoadModel,
@@ -65,23 +69,28 @@ def shedding_plans(
         "nic_bps",
         F.lower(F.col("state")).alias("state"),
     )
-    windows = node_load.select("cluster", "node", "window_start", *SAMPLE_FIELDS).join(
-        brokers, ["cluster", "node"], "inner"
-    )
-    newest = Window.partitionBy("cluster", "bundle").orderBy(F.col("ts").desc())
-    latest = (
-        bundles.withColumn("_rank", F.row_number().over(newest))
-        .where(F.col("_rank") == 1)
-        .select(
-            "cluster",
-            "bundle",
-            "broker",
-            "ts",
-            "msg_in_per_s",
-            "msg_out_per_s",
-            "throughput_in_bytes_per_s",
-            "throughput_out_bytes_per_s",
+    kept = ("window_start", *SAMPLE_FIELDS, "load", "msg_throughput_ema")
+    newest = (
+        node_load.groupBy("cluster", "node")
+        .agg(
+            F.count("*").alias("windows"),
+            F.max_by(F.struct(*kept), "window_start").alias("_newest"),
         )
+        .select("cluster", "node", "windows", *(F.col(f"_newest.{c}").alias(c) for c in kept))
+    )
+    windows = newest.join(brokers, ["cluster", "node"], "inner")
+    sample = (
+        "ts",
+        "broker",
+        "msg_in_per_s",
+        "msg_out_per_s",
+        "throughput_in_bytes_per_s",
+        "throughput_out_bytes_per_s",
+    )
+    latest = (
+        bundles.groupBy("cluster", "bundle")
+        .agg(F.max_by(F.struct(*sample), "ts").alias("_newest"))
+        .select("cluster", "bundle", *(F.col(f"_newest.{c}").alias(c) for c in sample))
     )
     model = LoadModel.of(config)
     shedder = shedder_for(config, strategy)
@@ -91,26 +100,17 @@ def shedding_plans(
             return pd.DataFrame(columns=PLAN_COLUMNS)
         cluster = str(broker_rows["cluster"].iloc[0])
         limits: dict[str, Limits] = {}
-        samples: dict[str, list[NodeSample]] = {}
         states: dict[str, str] = {}
-        records: list[dict[Any, Any]] = broker_rows.to_dict("records")
+        records: list[dict[Any, Any]] = broker_rows.sort_values("node").to_dict("records")
         for row in records:
-            node = str(row["node"])
-            limits[node] = Limits(
+            limits[str(row["node"])] = Limits(
                 cores=float(row["cores"]),
                 memory_bytes=float(row["memory_bytes"]),
                 nic_bps=float(row["nic_bps"]),
             )
-            states[node] = str(row["state"])
-            values = {f: float(row[f]) for f in SAMPLE_FIELDS}
-            ts = pd.Timestamp(row["window_start"]).timestamp()
-            samples.setdefault(node, []).append(NodeSample(ts=ts, **values))
+            states[str(row["node"])] = str(row["state"])
         reference = Limits.reference(limits.values())
-        loads = [
-            load
-            for node in sorted(samples)
-            if (load := model.fold(node, samples[node], limits[node], reference)) is not None
-        ]
+        loads = [_broker_load(model, row, limits[str(row["node"])], reference) for row in records]
         ordered = bundle_rows.sort_values("bundle", kind="stable")
         table = BundleLoads.from_arrays(
             ordered["bundle"].astype(str).tolist(),
@@ -169,6 +169,23 @@ def shedding_plans(
         windows.groupBy("cluster")
         .cogroup(latest.groupBy("cluster"))
         .applyInPandas(per_cluster, PLAN_SCHEMA)
+    )
+
+
+def _broker_load(
+    model: LoadModel, row: dict[Any, Any], limits: Limits, reference: Limits
+) -> BrokerLoad:
+    """What ``model.fold`` gives after all of a broker's windows, from its newest window."""
+    sample = NodeSample(
+        ts=pd.Timestamp(row["window_start"]).timestamp(),
+        **{f: float(row[f]) for f in SAMPLE_FIELDS},
+    )
+    latest = model.update(None, str(row["node"]), sample, limits, reference)
+    return replace(
+        latest,
+        weighted_max_ema=float(row["load"]),
+        msg_throughput_ema=float(row["msg_throughput_ema"]),
+        samples=int(row["windows"]),
     )
 
 

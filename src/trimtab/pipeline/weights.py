@@ -14,7 +14,7 @@ Algorithm
 from __future__ import annotations
 
 import pandas as pd
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from trimtab.cluster import NodeId
@@ -31,16 +31,16 @@ BOOKIE_WEIGHTS_SCHEMA = (
 
 def bookie_weights(metrics: DataFrame, nodes: DataFrame, placement: PlacementConfig) -> DataFrame:
     """One row per writable bookie of every cluster (see the module docstring)."""
-    newest = Window.partitionBy("cluster", "node").orderBy(F.col("ts").desc())
+    newest = F.max_by(F.struct("ts", "disk_free_bytes", "disk_total_bytes"), "ts")
     latest = (
-        metrics.withColumn("_rank", F.row_number().over(newest))
-        .where(F.col("_rank") == 1)
+        metrics.groupBy("cluster", "node")
+        .agg(newest.alias("_newest"))
         .select(
             "cluster",
             "node",
-            F.col("ts").alias("sample_ts"),
-            "disk_free_bytes",
-            "disk_total_bytes",
+            F.col("_newest.ts").alias("sample_ts"),
+            F.col("_newest.disk_free_bytes").alias("disk_free_bytes"),
+            F.col("_newest.disk_total_bytes").alias("disk_total_bytes"),
         )
     )
     role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
