@@ -54,7 +54,7 @@ _BAND_FILL = "#2ca02c"
 _RULE_COLOUR = "#555555"
 _FONT = 12.0  # px, in the SVG's own units
 _CHAR = 0.6 * _FONT  # a rough average glyph width, enough to lay out labels without a font
-_MAX_LABEL_CHARS = 28
+_MAX_LABEL_CHARS = 40
 
 Formatter = Callable[[float], str]
 Sort = Literal["none", "ascending", "descending"]
@@ -150,13 +150,15 @@ def bar_chart(
     fmt: Formatter = format_number,
     width: int = 720,
     value_labels: bool = True,
+    axis_label: str | None = None,
 ) -> Html:
     """Bars per label, one bar per series in each group, against an optional band and rules.
 
     ``series`` maps a series name to one value per label (a bare sequence is one unnamed
     series). ``sort`` orders the labels by the first series' values. ``domain`` fixes the
     value axis (so that several charts share a scale); by default it spans 0, the values, the
-    band and the rules. ``unit`` names the value axis ("load, fraction of capacity").
+    band and the rules. ``unit`` names the value axis ("load, fraction of capacity"),
+    ``axis_label`` the label axis of a vertical chart (under the labels).
     """
     named = _as_series(series)
     if not labels or not named:
@@ -182,7 +184,12 @@ def bar_chart(
         body = _vertical(rows, columns, low, high, ticks, band, rules, fmt, width, value_labels)
     plot_w, plot_h, parts = body
     legend = _legend(list(columns) if len(columns) > 1 else [], band, rules, fmt, plot_w)
-    return _svg(title, unit, plot_w, plot_h, legend, parts)
+    if horizontal:
+        return _svg(title, unit, plot_w, plot_h, legend, parts)
+    if axis_label:
+        parts.append(_text(plot_w / 2, plot_h + 10, axis_label, anchor="middle", cls="label"))
+        plot_h += 20
+    return _svg(title, unit, plot_w, plot_h, legend, parts, unit_above=True)
 
 
 def line_chart(
@@ -275,7 +282,7 @@ def line_chart(
                     f"<title>{escape(tip)}</title></circle>"
                 )
     legend = _legend([s.name for s in series], band, rules, fmt, plot_w)
-    return _svg(title, unit, plot_w, plot_h + 40, legend, parts, y_axis_left=left)
+    return _svg(title, unit, plot_w, plot_h + 40, legend, parts, unit_above=True)
 
 
 def table(
@@ -501,13 +508,14 @@ def _svg(
     legend: tuple[list[str], int],
     parts: list[str],
     *,
-    y_axis_left: float | None = None,
+    unit_above: bool = False,
 ) -> Html:
-    """Title on top, then the legend, then the plot; the unit under the plot (or beside y)."""
+    """Title on top, then the legend, then the plot; the unit under the plot, or above it
+    for a vertical value axis (``unit_above``)."""
     entries, legend_lines = legend
     legend_h = 18.0 * legend_lines + (6 if legend_lines else 0)
     top = 26.0 + legend_h
-    unit_h = 20.0 if y_axis_left is not None else 18.0
+    unit_h = 20.0 if unit_above else 18.0
     height = top + plot_h + unit_h + 8
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {width:.0f} '
@@ -518,11 +526,11 @@ def _svg(
     ]
     if entries:
         out.append(f'<g class="legend" transform="translate(0,28)">{"".join(entries)}</g>')
-    if y_axis_left is not None:  # the y unit on its own line above the plot
+    if unit_above:  # the y unit on its own line above the plot
         out.append(f'<text x="0" y="{top + 4:.1f}" class="label">{escape(unit)}</text>')
         top += 20
     out.append(f'<g transform="translate(0,{top:.1f})">{"".join(parts)}</g>')
-    if y_axis_left is None:
+    if not unit_above:
         out.append(
             f'<text x="{width / 2:.1f}" y="{top + plot_h + 14:.1f}" text-anchor="middle" '
             f'class="label">{escape(unit)}</text>'
