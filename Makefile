@@ -28,7 +28,7 @@ demo: $(VENV)/.installed
 	$(BIN)/trimtab generate-fleet --out $(DEMO)/fleet --bad-rows 0.01
 	$(BIN)/trimtab pipeline run --input $(DEMO)/fleet --output $(DEMO)/results --master 'local[2]' \
 	    --conf spark.ui.enabled=false
-	@echo "demo: inputs in $(DEMO)/fleet; results (node_load, bookie_weights, transfers, allocations, exports, run.json) in $(DEMO)/results"
+	@echo "demo: inputs in $(DEMO)/fleet; results (node_load, bookie_weights, transfers, allocations, exports, run.json) in $(DEMO)/results; open $(DEMO)/results/report.html in a browser"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

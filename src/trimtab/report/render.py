@@ -130,20 +130,17 @@ def render(data: ReportData) -> str:
 
 
 def rank_clusters(data: ReportData) -> list[ClusterRank]:
-    """Clusters from most to least imbalanced (broker load std now, then max − min)."""
+    """Clusters from most to least imbalanced (broker load std now, then max − min); clusters
+    without brokers have no broker figures (NaN) and come last."""
     run_clusters: dict[str, dict[str, Any]] = data.run.get("clusters", {})
     loads = data.table("plan_loads")
     inventory = data.table("inventory")
-    latest = data.table("node_load")
     ranks = []
     for cluster in sorted(set(run_clusters) | set(loads["cluster"].dropna())):
         info = run_clusters.get(cluster, {})
         mine = loads[loads["cluster"] == cluster]
-        now = _floats(mine["load_before"])
+        now = _floats(mine["load_before"])  # empty without brokers: figures read "–"
         after = _floats(mine["load_after"])
-        if not now:  # no brokers planned: fall back to every node's latest load
-            now = _floats(latest.loc[latest["cluster"] == cluster, "load"])
-            after = now
         roles = _roles(inventory[inventory["cluster"] == cluster])
         ranks.append(
             ClusterRank(
