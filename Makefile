@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean help zookeeper proto
+.PHONY: demo test lint typecheck unit clean help zookeeper chromium proto
 
 help:
 	@echo "make demo   install trimtab into .venv, show a sample topology, run the fleet job on a generated fleet"
@@ -28,7 +28,7 @@ demo: $(VENV)/.installed
 	$(BIN)/trimtab generate-fleet --out $(DEMO)/fleet --bad-rows 0.01
 	$(BIN)/trimtab pipeline run --input $(DEMO)/fleet --output $(DEMO)/results --master 'local[2]' \
 	    --conf spark.ui.enabled=false
-	@echo "demo: inputs in $(DEMO)/fleet; results (node_load, bookie_weights, transfers, allocations, exports, run.json) in $(DEMO)/results"
+	@echo "demo: inputs in $(DEMO)/fleet; results (node_load, bookie_weights, transfers, allocations, exports, run.json) in $(DEMO)/results; open $(DEMO)/results/report.html in a browser"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -48,7 +48,18 @@ zookeeper:
 	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq zookeeper >/dev/null; \
 	fi
 
-unit: $(VENV)/.installed-dev zookeeper
+# The report test opens report.html in Debian's headless Chromium (tests/report/test_browser.py),
+# driven by playwright with no browser download. Installed only when missing, like zookeeper.
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	    echo "make: installing Debian's chromium package for the report's browser test"; \
+	    sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	    $$sudo apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+unit: $(VENV)/.installed-dev zookeeper chromium
 	$(BIN)/python -m pytest
 
 # Regenerate the committed GetBookieInfo code after editing bookieinfo.proto (grpcio-tools).

@@ -17,6 +17,7 @@ from trimtab.cli import (
     config,
     pipeline,
     place,
+    report,
     shed,
     simulate,
     topology,
@@ -26,7 +27,18 @@ from trimtab.cli._common import app
 __all__ = ["app", "main"]
 
 # imported for their registration side effect
-_COMMANDS = (agent, allocate, bookieinfo, config, pipeline, place, shed, simulate, topology)
+_COMMANDS = (
+    agent,
+    allocate,
+    bookieinfo,
+    config,
+    pipeline,
+    place,
+    report,
+    shed,
+    simulate,
+    topology,
+)
 
 
 def main(argv: list[str] | None = None) -> None:

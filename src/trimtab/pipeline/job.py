@@ -31,6 +31,7 @@ from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import shedding_plans
+from trimtab.pipeline.report import inventory, write_staged_report
 from trimtab.pipeline.weights import bookie_weights
 from trimtab.shedding import Move
 
@@ -139,8 +140,13 @@ def run_job(
             with stage("allocations"):
                 _allocations(spark, ingested, options, out, summary)
         with stage("publish"):
+            out.write_table(
+                "inventory", _small(inventory(ingested.accepted("nodes")), "cluster", "node")
+            )
             out.fs.delete(out.path(_CHECKED))
-            out.write_json("run.json", summary.as_json(options, started))
+            run = summary.as_json(options, started)
+            out.write_json("run.json", run)
+            write_staged_report(spark, out, run)
             summary.output = out.commit()
     except BaseException:
         out.abandon()
@@ -178,15 +184,26 @@ def _plans(
         "cluster", "cycle", "bundle", "source", "destination", "throughput", "reason", "std_after"
     )
     out.write_table("transfers", _small(transfers, *order))
-    decisions = plans.where("kind != 'summary'").select(
+    decisions = plans.where("kind IN ('decision', 'transfer')").select(
         "cluster", "cycle", "label", "reason", "broker", "bundle", "note"
     )
     out.write_table("decisions", _small(decisions, "cluster", "cycle", "broker", "bundle"))
+    loads = plans.where("kind = 'broker'").select("cluster", "broker", "load_before", "load_after")
+    out.write_table("plan_loads", _small(loads, "cluster", "broker"))
+    per_cycle = transfers.groupBy("cluster", "cycle").agg(F.count("*").alias("transfers"))
+    cycles = (
+        plans.where("kind = 'cycle'")
+        .select("cluster", "cycle", "label", "reason", "std_before", "std_after", "note")
+        .join(per_cycle, ["cluster", "cycle"], "left")
+        .fillna(0, subset=["transfers"])
+    )
+    out.write_table("plan_cycles", _small(cycles, "cluster", "cycle"))
     for row in plans.where("kind = 'summary'").collect():
         entry = summary.clusters.setdefault(row["cluster"], {})
         entry["std_before"] = round(row["std_before"], 6)
         entry["std_after"] = round(row["std_after"], 6)
         entry["plan"] = row["note"]
+        entry["target_std"] = options.config.shedding.target_std
     moves: dict[str, list[str]] = {}
     for row in transfers.orderBy(*order).collect():
         move = Move(

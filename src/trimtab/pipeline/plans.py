@@ -12,7 +12,11 @@ Algorithm
        clusters are planned in parallel across executors, never in a driver loop.
     3. The result is one long table: a ``summary`` row per cluster (std before → after), a
        ``decision`` row per decision and a ``transfer`` row per bundle move, with the std the
-       shedder expects after that cycle.
+       shedder expects after that cycle. For the report, a ``broker`` row per broker gives its
+       load now and where the plan leaves it once the moves have settled (``load_before``,
+       ``load_after``), and a ``cycle`` row per cycle the settled std before and after that
+       cycle's moves (the summary's measure, so cycle 1's before and the last cycle's after
+       are the summary's) with the cycle's outcome in ``label``/``reason``.
 """
 
 from __future__ import annotations
@@ -33,9 +37,13 @@ from trimtab.shedding import (
     Limits,
     LoadModel,
     LoadSnapshot,
+    LoadStats,
     NodeSample,
+    Plan,
+    load_per_byte,
     plan,
     shedder_for,
+    shift,
 )
 
 __all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
@@ -43,7 +51,7 @@ __all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
 PLAN_SCHEMA = (
     "cluster string, kind string, cycle int, label string, reason string, broker string, "
     "bundle string, source string, destination string, throughput double, std_before double, "
-    "std_after double, note string"
+    "std_after double, note string, load_before double, load_after double"
 )
 PLAN_COLUMNS = [c.split()[0] for c in PLAN_SCHEMA.split(", ")]
 
@@ -163,6 +171,7 @@ def shedding_plans(
                         note=decision.note,
                     )
                 )
+        rows.extend(_load_rows(cluster, snapshot, result))
         return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
     return (
@@ -187,6 +196,45 @@ def _broker_load(
         msg_throughput_ema=float(row["msg_throughput_ema"]),
         samples=int(row["windows"]),
     )
+
+
+def _load_rows(cluster: str, snapshot: LoadSnapshot, result: Plan) -> list[dict[str, object]]:
+    """``broker`` rows (load now → settled after the plan) and ``cycle`` rows (settled std).
+
+    The settled loads are replayed cycle by cycle with the same ratios and :func:`shift` that
+    :func:`trimtab.shedding.plan` uses, so the last cycle ends at ``result.loads_after``.
+    """
+    available = set(snapshot.available or ())
+    ratios = load_per_byte([b for name, b in snapshot.loads.items() if name in available])
+    rows = [
+        _row(
+            cluster,
+            "broker",
+            broker=broker,
+            load_before=load,
+            load_after=result.loads_after.get(broker),
+        )
+        for broker, load in sorted(result.loads_before.items())
+    ]
+    settled = dict(result.loads_before)
+    for cycle, outcome in enumerate(result.results, start=1):
+        before = LoadStats.of(settled.values()).std if settled else None
+        settled = shift(settled, outcome.moves, ratios)
+        after = LoadStats.of(settled.values()).std if settled else None
+        decision = outcome.outcome
+        rows.append(
+            _row(
+                cluster,
+                "cycle",
+                cycle=cycle,
+                label=decision.label.value,
+                reason=decision.reason.value,
+                std_before=before,
+                std_after=after,
+                note=decision.note,
+            )
+        )
+    return rows
 
 
 def _row(cluster: str, kind: str, **values: object) -> dict[str, object]:
