@@ -35,7 +35,17 @@ from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.schemas import INPUT_TABLES, InputTable
 
-__all__ = ["QUARANTINE_COLUMNS", "Ingested", "Materialize", "ingest", "read_table", "validate"]
+__all__ = [
+    "QUARANTINE_COLUMNS",
+    "Ingested",
+    "Materialize",
+    "check",
+    "duplicate_copies",
+    "ingest",
+    "mark_duplicates",
+    "read_table",
+    "validate",
+]
 
 #: Stores a checked table and returns it read back (the job writes it to its staging
 #: directory), so that every later stage reads plain files instead of re-running the checks.
@@ -107,16 +117,21 @@ def ingest(
         )
 
     def keep(name: str, frame: DataFrame) -> DataFrame:
-        return frame if materialize is None else materialize(name, frame)
+        table = INPUT_TABLES[name]
+        if materialize is None:
+            return mark_duplicates(frame, duplicate_copies(frame, table), table)
+        stored = materialize(name, frame)
+        copies = materialize(f"{name}_copies", duplicate_copies(stored, table))
+        return mark_duplicates(stored, copies, table)
 
-    nodes = keep("nodes", validate(read(INPUT_TABLES["nodes"]), "nodes"))
+    nodes = keep("nodes", check(read(INPUT_TABLES["nodes"]), "nodes"))
     checked["nodes"] = nodes
     good_nodes = nodes.where(F.col("_rule").isNull()).select("cluster", "node")
     for name in ("node_metrics", "bundle_metrics", "allocation_requests"):
         table = INPUT_TABLES[name]
         if table.optional and not fs.exists(f"{input_dir}/{name}"):
             continue
-        checked[name] = keep(name, validate(read(table), name, nodes=good_nodes))
+        checked[name] = keep(name, check(read(table), name, nodes=good_nodes))
     return Ingested(checked)
 
 
@@ -310,13 +325,16 @@ def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> S
     )
 
 
-def validate(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> DataFrame:
-    """Apply the rules that need other rows, then expose ``_rule`` and ``_reason``."""
+def check(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> DataFrame:
+    """Apply the membership rules, then expose ``_rule``, ``_reason`` and ``_raw``.
+
+    Duplicates are left to :func:`duplicate_copies` and :func:`mark_duplicates`, which need
+    the checked rows and are cheap once those are stored.
+    """
     table = INPUT_TABLES[name]
-    checked = _duplicates(_membership(frame, name, nodes), frame, table)
+    checked = _membership(frame, name, nodes)
     # Rows refused by these later rules parsed cleanly: their typed values are the raw row.
-    typed = F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
-    raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), typed))
+    raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), _typed_json(table)))
     return (
         checked.withColumn("_raw", raw)
         .withColumn("_rule", F.col("_first.r"))
@@ -325,28 +343,35 @@ def validate(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> 
     )
 
 
+def validate(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> DataFrame:
+    """Every rule, lazily: :func:`check`, then duplicates marked."""
+    table = INPUT_TABLES[name]
+    checked = check(frame, name, nodes=nodes)
+    return mark_duplicates(checked, duplicate_copies(checked, table), table)
+
+
+def _typed_json(table: InputTable) -> SparkColumn:
+    return F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
+
+
 def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFrame:
-    """unknown_cluster / unknown_node against the accepted inventory (small: broadcast)."""
+    """unknown_cluster / unknown_node against the accepted inventory.
+
+    The inventory is small: its clusters become an in-set test and its nodes one broadcast
+    join, so a telemetry row costs a hash lookup, never a shuffle.
+    """
     if nodes is None or name == "nodes":
         return frame
-    clusters = nodes.select("cluster").distinct().withColumn("_known_cluster", F.lit(True))
-    frame = frame.join(F.broadcast(clusters), "cluster", "left")
-    node_column = (
-        "node" if "node" in frame.columns else ("broker" if "broker" in frame.columns else None)
-    )
+    clusters = sorted({row["cluster"] for row in nodes.select("cluster").distinct().collect()})
     ok = F.col("_first").isNull()
     unknown_cluster = F.struct(
         F.lit("unknown_cluster").alias("r"),
         F.format_string("cluster %s is not in the inventory", F.col("cluster")).alias("m"),
     )
-    frame = frame.withColumn(
-        "_first",
-        F.when(ok & F.col("_known_cluster").isNull(), unknown_cluster).otherwise(F.col("_first")),
-    )
+    first = F.when(ok & ~F.col("cluster").isin(*clusters), unknown_cluster)
+    node_column = next((c for c in ("node", "broker") if c in frame.columns), None)
     if node_column is not None:
-        known = nodes.select("cluster", F.col("node").alias(node_column)).withColumn(
-            "_known_node", F.lit(True)
-        )
+        known = nodes.select("cluster", F.col("node").alias(node_column), F.lit(True).alias("_k"))
         frame = frame.join(F.broadcast(known), ["cluster", node_column], "left")
         unknown_node = F.struct(
             F.lit("unknown_node").alias("r"),
@@ -356,49 +381,48 @@ def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFra
                 F.col("cluster"),
             ).alias("m"),
         )
-        frame = frame.withColumn(
-            "_first",
-            F.when(
-                F.col("_first").isNull() & F.col("_known_node").isNull(), unknown_node
-            ).otherwise(F.col("_first")),
-        )
-        frame = frame.drop("_known_node")
-    return frame.drop("_known_cluster")
+        first = first.when(ok & F.col("_k").isNull(), unknown_node)
+    return frame.withColumn("_first", first.otherwise(F.col("_first"))).drop("_k")
 
 
-def _duplicates(frame: DataFrame, source: DataFrame, table: InputTable) -> DataFrame:
-    """An exact copy of an earlier accepted row is quarantined; the first copy stays.
+def duplicate_copies(checked: DataFrame, table: InputTable) -> DataFrame:
+    """``_pos`` of every accepted row that is an exact copy of an earlier one (first kept).
 
     Copies share their sample key (time, cluster, node or bundle) and almost every key is
-    unique, so the whole table is never shuffled: a 64-bit hash of each key is counted (a
-    shuffle of one long per row), the few hashes seen more than once are broadcast back, and
-    only the rows carrying them are compared whole (a hash collision only adds a candidate).
+    unique, so the whole table is never shuffled: a 64-bit hash of each key is counted (only
+    the key columns are read), and only rows whose key hash repeats are compared whole (a
+    hash collision only adds a candidate). For ``nodes`` a second row for a node is a copy.
     """
     keys = [c.name for c in table.columns if c.kind in ("key", "timestamp")]
     columns = keys if table.name == "nodes" else [c.name for c in table.columns]
+    ok = checked.where(F.col("_rule").isNull())
     key_hash = F.xxhash64(*keys)
-    # Counted over every row read (only the key columns are scanned): a key repeated only
-    # because of a refused row adds a candidate that the exact comparison then clears.
     repeated = (
-        source.groupBy(key_hash.alias("_key_hash"))
+        ok.groupBy(key_hash.alias("_key_hash"))
         .count()
         .where(F.col("count") > 1)
         .select("_key_hash")
     )
-    candidates = (
-        frame.where(F.col("_first").isNull())
-        .withColumn("_key_hash", key_hash)
-        .join(F.broadcast(repeated), "_key_hash", "left_semi")
+    candidates = ok.withColumn("_key_hash", key_hash).join(
+        F.broadcast(repeated), "_key_hash", "left_semi"
     )
     rank = F.row_number().over(Window.partitionBy(*columns).orderBy("_pos"))
-    copies = candidates.withColumn("_rank", rank).where(F.col("_rank") > 1)
-    flagged = copies.select("_pos", F.lit(True).alias("_copy"))
+    return candidates.withColumn("_rank", rank).where(F.col("_rank") > 1).select("_pos")
+
+
+def mark_duplicates(checked: DataFrame, copies: DataFrame, table: InputTable) -> DataFrame:
+    """``checked`` with the rows listed in ``copies`` refused as ``duplicate``."""
     reason = (
         "a second row for this node"
         if table.name == "nodes"
         else "an exact duplicate of an earlier row"
     )
-    duplicate = F.struct(F.lit("duplicate").alias("r"), F.lit(reason).alias("m"))
-    marked = frame.join(F.broadcast(flagged), "_pos", "left")
-    first = F.when(F.col("_copy").isNotNull(), duplicate).otherwise(F.col("_first"))
-    return marked.withColumn("_first", first).drop("_copy")
+    flagged = copies.select("_pos", F.lit(True).alias("_copy"))
+    marked = checked.join(F.broadcast(flagged), "_pos", "left")
+    copy = F.col("_copy").isNotNull()
+    return (
+        marked.withColumn("_rule", F.when(copy, F.lit("duplicate")).otherwise(F.col("_rule")))
+        .withColumn("_reason", F.when(copy, F.lit(reason)).otherwise(F.col("_reason")))
+        .withColumn("_raw", F.when(copy, _typed_json(table)).otherwise(F.col("_raw")))
+        .drop("_copy")
+    )
