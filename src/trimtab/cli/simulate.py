@@ -6,7 +6,7 @@ module in :mod:`trimtab.cli` (``_COMMANDS``); the group itself is registered her
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,8 +38,16 @@ from trimtab.sim.diskfill import (
     run_diskfill,
 )
 from trimtab.sim.shedding_cluster import ClusterRun, ClusterScenario, run_cluster, with_target
+from trimtab.sim.sweep import DiskFillSetting
 
-__all__ = ["diskfill", "shedding", "simulate_app"]
+__all__ = [
+    "diskfill",
+    "diskfill_base",
+    "parse_sizes",
+    "parse_strategies",
+    "shedding",
+    "simulate_app",
+]
 
 simulate_app = typer.Typer(
     name="simulate",
@@ -92,8 +100,8 @@ def shedding(
     """PIP-220's static experiment (epochs to reach the target), or --dynamic: a living cluster."""
     with user_errors():
         cfg = load_config(config).shedding
-        sizes = _sizes(brokers)
-        names = _strategies(strategy)
+        sizes = parse_sizes(brokers)
+        names = parse_strategies(strategy)
         if dynamic:
             scenario = ClusterScenario(brokers=sizes[0], hours=hours, seed=seed or 1)
             runs = [run_cluster(name, with_target(cfg, target_std), scenario) for name in names]
@@ -130,7 +138,8 @@ def shedding(
     out.print(_table(rows, target_std, setup.max_broker_shedding_per_cycle, timers))
 
 
-def _sizes(text: str) -> list[int]:
+def parse_sizes(text: str) -> list[int]:
+    """``"10,100,1000"`` -> cluster sizes (each at least 2); shared with ``trimtab sweep``."""
     try:
         sizes = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
@@ -142,11 +151,12 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
-def _strategies(text: str) -> list[str]:
+def parse_strategies(text: str, option: str = "--strategy") -> list[str]:
+    """``"transfer,balanced"`` -> known strategy names, in the order written."""
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown or not names:
-        raise TrimtabError(f"--strategy {text!r}: choose from {', '.join(STRATEGIES)}")
+        raise TrimtabError(f"{option} {text!r}: choose from {', '.join(STRATEGIES)}")
     return names
 
 
@@ -290,23 +300,21 @@ def diskfill(
 ) -> None:
     """Fill a cluster with ledgers until its first node turns read-only; print the figures."""
     with user_errors():
-        run = _diskfill_run(scenario, inventory, cluster, policy)
+        run = diskfill_base(scenario, inventory, cluster, policy)
         if weights not in ("off", "disk", "disk+load"):
             raise TrimtabError(f"--weights {weights!r}: choose off, disk or disk+load")
         if sampling not in ("successive", "proportional"):
             raise TrimtabError(f"--sampling {sampling!r}: choose successive or proportional")
         if cap_mode not in ("median", "min", "minimum"):
             raise TrimtabError(f"--cap-mode {cap_mode!r}: choose median or min")
-        run = replace(
-            run,
+        setting = DiskFillSetting(
             weights=weights,
             sampling=sampling,
             cap=cap,
-            cap_basis="median" if cap_mode == "median" else "minimum",
-            refresh_seconds=refresh or None,
-            seed=seed,
+            cap_mode="median" if cap_mode == "median" else "minimum",
+            refresh=refresh,
         )
-        result = run_diskfill(run)
+        result = run_diskfill(setting.apply(run, seed=seed))
         if out_dir is not None:
             _write_series(result, out_dir)
     figures = result.figures()
@@ -317,9 +325,11 @@ def diskfill(
         out.print(f"{key}: {value}", highlight=False)
 
 
-def _diskfill_run(
+def diskfill_base(
     scenario: str | None, inventory: Path | None, cluster: str | None, policy: str | None
 ) -> DiskFillRun:
+    """The cluster, workload and policy of ``--scenario`` or ``--inventory`` (+ ``--cluster``);
+    shared with ``trimtab sweep diskfill``."""
     if (scenario is None) == (inventory is None):
         raise TrimtabError("give exactly one of --scenario NAME or --inventory FILE")
     if scenario is not None:

@@ -43,6 +43,7 @@ __all__ = [
     "exact_reports",
     "experiment_config",
     "static_experiment",
+    "static_rng",
     "static_trial",
 ]
 
@@ -194,6 +195,13 @@ def exact_reports(ids: Sequence[str], level: np.ndarray, now: float) -> list[Bro
     return out
 
 
+def static_rng(seed: int, brokers: int, trial: int) -> np.random.Generator:
+    """The random source of trial ``trial`` at ``brokers`` brokers: it depends on the size and
+    the trial only, so every strategy sees the same clusters, and a sweep task that knows
+    (seed, brokers, trial) draws exactly what :func:`static_experiment` draws."""
+    return np.random.default_rng([seed, brokers, trial])
+
+
 def experiment_config(
     config: SheddingConfig,
     *,
@@ -222,7 +230,7 @@ def static_experiment(
 ) -> list[StaticRow]:
     """The table: for each size and strategy, the means over ``trials`` seeded runs.
 
-    Every strategy sees the same initial clusters (the seed depends on size and trial only).
+    Every strategy sees the same initial clusters (:func:`static_rng`: size and trial only).
     ``on_trial`` (a callable taking no arguments) is called after each run, for progress bars.
     """
     rows = []
@@ -231,7 +239,7 @@ def static_experiment(
             shedder = shedder_for(config, strategy)
             runs = []
             for t in range(trials):
-                rng = np.random.default_rng([seed, n, t])
+                rng = static_rng(seed, n, t)
                 runs.append(static_trial(n, shedder, rng, bundles_per_broker=bundles_per_broker))
                 if callable(on_trial):
                     on_trial()
