@@ -1,0 +1,346 @@
+"""``sweep.html``: the page of a simulator sweep, drawn from ``sweep.json`` alone.
+
+Goals
+    Answer the sweep's question at a glance, offline, with the numbers beside the picture:
+    for shedding, how many transfers (PIP-220's *epochs*) each strategy needs per cluster size
+    against the PIP's published table; for diskfill, how much of the cluster's capacity each
+    setting fills before the first node turns read-only.
+
+Layout
+    Key figures; the main chart with its table; the secondary charts (cycles and traffic
+    moved; hot spots); every summary column in a folded table. The page is built with the
+    report's primitives (:mod:`trimtab.report.charts`, :mod:`trimtab.report.page`), so it has
+    no script and its CSP forbids every fetch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from trimtab._format import human_bytes, plural
+from trimtab.report.charts import Html, Rule, Series, bar_chart, line_chart, table
+from trimtab.report.page import details, figure, grid, key_figures, note, page, section
+
+__all__ = ["sweep_page"]
+
+Row = Mapping[str, Any]
+
+_FOOTER = (
+    "Written by trimtab sweep; every number here is also in the runs and summary Parquet "
+    "tables and sweep.json beside this file."
+)
+
+
+def sweep_page(doc: Mapping[str, Any]) -> str:
+    """The whole page for a ``sweep.json`` document (``SweepResult.as_json()``)."""
+    if doc["sweep"]["kind"] == "shedding":
+        return _shedding(doc)
+    return _diskfill(doc)
+
+
+# -- shedding ----------------------------------------------------------------------------------
+
+
+def _shedding(doc: Mapping[str, Any]) -> str:
+    sweep, rows = doc["sweep"], list(doc["summary"])
+    strategies = list(sweep["strategies"])
+    sizes = sorted({int(r["brokers"]) for r in rows})
+    pairs = sweep["pairs_per_cycle"]
+    timers = "upstream's hit count and cooldown" if sweep["timers"] else "no timers"
+    subtitle = (
+        f"{plural(doc['tasks'], 'simulation')}: {plural(len(sizes), 'cluster size')} × "
+        f"{', '.join(strategies)} × {plural(sweep['trials'], 'trial')}, seed {sweep['seed']}. "
+        f"PIP-220's static experiment: loads uniform in [0, 1], "
+        f"{sweep['bundles_per_broker']} bundles per broker, TransferShedder at "
+        f"{plural(pairs, 'pair')} per cycle, {timers}. Run {doc['run_id']}."
+    )
+    reached = min((r["reached_share"] for r in rows), default=0.0)
+    figures = key_figures(
+        [
+            (f"{doc['tasks']:,}", "simulations"),
+            (f"{sizes[0]:,}–{sizes[-1]:,}" if sizes else "–", "brokers"),
+            (f"{reached:.0%}", "runs reaching the target (worst setting)"),
+            (f"{doc['simulations_per_s']:,.1f}", "simulations per second"),
+        ]
+    )
+    by = {(int(r["brokers"]), r["strategy"]): r for r in rows}
+    pip = [(n, by_pip) for n in sizes if (by_pip := _pip(rows, n)) is not None]
+    series = [
+        Series(s, sizes, [_value(by.get((n, s)), "transfers_mean") for n in sizes])
+        for s in strategies
+    ]
+    if pip:
+        series.append(Series("PIP-220", [n for n, _ in pip], [float(e) for _, e in pip]))
+    epochs = line_chart(
+        series,
+        title=f"Transfers to reach std ≤ {sweep['target_std']:g}, per cluster size",
+        x_label="brokers",
+        unit="transfers (mean over trials)",
+    )
+    columns = ["brokers", "PIP-220"]
+    for s in strategies:
+        columns += [f"{s} mean", f"{s} p10–p90", f"{s} vs PIP"]
+    epochs_rows = []
+    for n in sizes:
+        expected = _pip(rows, n)
+        line: list[object] = [n, expected]
+        for s in strategies:
+            r = by.get((n, s))
+            mean = _value(r, "transfers_mean")
+            spread = f"{_value(r, 'transfers_p10'):g}–{_value(r, 'transfers_p90'):g}"
+            gap = f"{(mean - expected) / expected:+.1%}" if expected else "–"
+            line += [round(mean, 2), spread if r else "–", gap if r else "–"]
+        epochs_rows.append(line)
+    cycles = line_chart(
+        [
+            Series(s, sizes, [_value(by.get((n, s)), "cycles_mean") for n in sizes])
+            for s in strategies
+        ],
+        title="Shedding cycles to reach the target",
+        x_label="brokers",
+        unit="cycles (mean)",
+    )
+    moved = line_chart(
+        [
+            Series(s, sizes, [100 * _value(by.get((n, s)), "moved_share_mean") for n in sizes])
+            for s in strategies
+        ],
+        title="Traffic moved to reach the target",
+        x_label="brokers",
+        unit="% of the cluster's traffic (mean)",
+        fmt=lambda v: f"{v:.3g} %",
+    )
+    every = [
+        [
+            r["brokers"],
+            r["strategy"],
+            r["trials"],
+            _round(r["transfers_mean"]),
+            _round(r["transfers_std"]),
+            _round(r["transfers_p50"]),
+            _round(r["cycles_mean"]),
+            _round(r["bundles_moved_mean"]),
+            _round(100 * r["moved_share_mean"]),
+            _round(r["std_end_mean"], 4),
+            f"{r['reached_share']:.0%}",
+        ]
+        for r in rows
+    ]
+    return page(
+        "Shedding sweep: transfers to balance a cluster",
+        figures,
+        section(
+            "Transfers against PIP-220's epochs",
+            figure(
+                epochs,
+                "Mean transfers (source → destination pairs: the PIP's epochs) until the std of "
+                "broker load is at most the target; PIP-220's published numbers beside them.",
+            ),
+            table(columns, epochs_rows, caption="Transfers per cluster size (means over trials)"),
+            anchor="epochs",
+        ),
+        section(
+            "Cycles and traffic moved",
+            grid(
+                figure(
+                    cycles,
+                    f"Shedder runs needed: the TransferShedder moves at most {pairs} pair(s) a "
+                    "cycle, balanced pairs every broker above the mean with one below.",
+                ),
+                figure(moved, "Bytes per second moved, as a share of all the cluster's traffic."),
+            ),
+            anchor="cycles",
+        ),
+        section(
+            "Every setting",
+            details(
+                f"{plural(len(rows), 'setting')}: transfers, cycles, bundles, traffic, final std",
+                table(
+                    [
+                        "brokers",
+                        "strategy",
+                        "trials",
+                        "transfers mean",
+                        "transfers std",
+                        "transfers p50",
+                        "cycles mean",
+                        "bundles moved",
+                        "traffic moved %",
+                        "final std",
+                        "reached",
+                    ],
+                    every,
+                ),
+            ),
+            anchor="all",
+        ),
+        subtitle=subtitle,
+        contents=[("epochs", "Against PIP-220"), ("cycles", "Cycles, traffic"), ("all", "All")],
+        footer=_FOOTER,
+    )
+
+
+def _pip(rows: Sequence[Row], brokers: int) -> int | None:
+    for r in rows:
+        if int(r["brokers"]) == brokers and r.get("pip_epochs") is not None:
+            return int(r["pip_epochs"])
+    return None
+
+
+# -- diskfill ----------------------------------------------------------------------------------
+
+
+def _diskfill(doc: Mapping[str, Any]) -> str:
+    sweep, rows = doc["sweep"], list(doc["summary"])
+    wl = sweep["workload"]
+    subtitle = (
+        f"{sweep['cluster']}: {plural(sweep['nodes'], 'writable node')}, "
+        f"{human_bytes(sweep['capacity_bytes'])} raw; ledgers E={wl['ensemble']} "
+        f"W={wl['write_quorum']} A={wl['ack_quorum']} of {human_bytes(wl['mean_bytes'])} mean. "
+        f"{plural(len(rows), 'setting')} ({sweep['combinations']} combinations of "
+        f"{', '.join(sweep['grid'])}) × {plural(sweep['trials'], 'trial')}, seeds "
+        f"{sweep['seed']}…{sweep['seed'] + sweep['trials'] - 1}. Run {doc['run_id']}."
+    )
+    labels = [str(r["label"]) for r in rows]
+    usable = [100 * _value(r, "usable_fraction_at_first_readonly_mean") for r in rows]
+    ranked = sorted((u, label) for u, label in zip(usable, labels, strict=True) if u == u)
+    figures = key_figures(
+        [
+            (f"{doc['tasks']:,}", "simulations"),
+            (f"{ranked[-1][0]:.1f} %", f"best: {ranked[-1][1]}") if ranked else ("–", "best"),
+            (f"{ranked[0][0]:.1f} %", f"worst: {ranked[0][1]}") if ranked else ("–", "worst"),
+            (f"{doc['simulations_per_s']:,.2f}", "simulations per second"),
+        ]
+    )
+    bars = bar_chart(
+        labels,
+        {
+            "mean": usable,
+            "p10": [100 * _value(r, "usable_fraction_at_first_readonly_p10") for r in rows],
+        },
+        title="Usable capacity when the first node turns read-only",
+        unit="% of capacity up to diskUsageThreshold",
+        rules=[Rule(100.0, "physical limit")],
+        domain=(0.0, 100.0),
+        fmt=lambda v: f"{v:.1f} %",
+    )
+    hot = bar_chart(
+        labels,
+        {"mean": [100 * _value(r, "max_write_share_mean") for r in rows]},
+        title="Largest share of one window's writes on one node",
+        unit="% of the window's bytes (mean over trials)",
+        fmt=lambda v: f"{v:.1f} %",
+    )
+    usable_rows = [
+        [
+            r["label"],
+            r["trials"],
+            _round(100 * _value(r, "usable_fraction_at_first_readonly_mean"), 2),
+            _round(100 * _value(r, "usable_fraction_at_first_readonly_std"), 2),
+            _round(100 * _value(r, "usable_fraction_at_first_readonly_p10"), 2),
+            _round(100 * _value(r, "usable_fraction_at_first_readonly_p50"), 2),
+            _round(100 * _value(r, "usable_fraction_at_first_readonly_p90"), 2),
+            _round(100 * _value(r, "max_write_share_mean"), 2),
+            _round(_value(r, "first_readonly_time_mean") / 86_400, 1),
+            _round(_value(r, "ledgers_mean"), 0),
+            f"{r['readonly_share']:.0%}",
+        ]
+        for r in rows
+    ]
+    parameter_rows = [
+        [
+            r["label"],
+            r["policy"],
+            r["weights"],
+            r["sampling"],
+            r["cap"],
+            {"minimum": "min"}.get(str(r["cap_mode"]), r["cap_mode"]),
+            _refresh(r["refresh_s"]),
+        ]
+        for r in rows
+    ]
+    never = [r["label"] for r in rows if r["readonly_share"] < 1]
+    caveat = (
+        note(
+            "No node turned read-only in some runs of: "
+            + "; ".join(never)
+            + " (the simulator's ledger limit came first); their means cover the other runs."
+        )
+        if never
+        else Html("")
+    )
+    return page(
+        "Disk-fill sweep: usable capacity at first read-only",
+        figures,
+        section(
+            "Usable capacity per setting",
+            figure(
+                bars,
+                "Bytes stored when the first node turned read-only, over what the nodes could "
+                "hold up to diskUsageThreshold: 100 % means every disk filled at the same pace; "
+                "p10 is the level nine runs in ten reached.",
+            ),
+            caveat,
+            table(
+                [
+                    "setting",
+                    "trials",
+                    "usable % mean",
+                    "std",
+                    "p10",
+                    "p50",
+                    "p90",
+                    "max write share %",
+                    "first read-only (days)",
+                    "ledgers",
+                    "read-only reached",
+                ],
+                usable_rows,
+                caption="Usable capacity at first read-only, per setting (% of capacity)",
+            ),
+            details(
+                "Every parameter of each setting (empty: does not apply)",
+                table(
+                    ["setting", "policy", "weights", "sampling", "cap", "cap mode", "refresh"],
+                    parameter_rows,
+                ),
+            ),
+            anchor="usable",
+        ),
+        section(
+            "Hot spots",
+            figure(
+                hot,
+                "The largest share of one window's stored bytes that went to a single node: "
+                "high means new ledgers pile onto few disks.",
+            ),
+            anchor="hot-spots",
+        ),
+        subtitle=subtitle,
+        contents=[("usable", "Usable capacity"), ("hot-spots", "Hot spots")],
+        footer=_FOOTER,
+    )
+
+
+def _refresh(seconds: float) -> str:
+    if not seconds:
+        return "every ledger"
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
+
+
+# -- numbers -----------------------------------------------------------------------------------
+
+
+def _value(row: Row | None, key: str) -> float:
+    """A summary number as a float; NaN when missing (charts leave a gap, tables a dash)."""
+    if row is None or row.get(key) is None:
+        return math.nan
+    return float(row[key])
+
+
+def _round(value: float | None, digits: int = 2) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return round(value, digits) if digits else float(round(value))
