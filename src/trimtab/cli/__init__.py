@@ -20,6 +20,7 @@ from trimtab.cli import (
     report,
     shed,
     simulate,
+    sweep,
     topology,
 )
 from trimtab.cli._common import app
@@ -37,6 +38,7 @@ _COMMANDS = (
     report,
     shed,
     simulate,
+    sweep,
     topology,
 )
 
