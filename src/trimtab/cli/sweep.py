@@ -202,10 +202,9 @@ def diskfill(
             f"seeds {seed}…{seed + trials - 1})"
         )
     )
-    longest = max((len(w) for s in parsed.settings for w in parsed.label(s).split()), default=8)
-    table.add_column("setting", min_width=longest, overflow="fold")
-    for column in ("usable", "p10–p90", "max write share", "first read-only", "reached"):
-        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("setting", overflow="fold")
+    for column in ("usable", "p10–p90", "hot spot", "first read-only", "reached"):
+        table.add_column(column, justify="right", overflow="fold")
     for r in result.summary:
         p10, p90 = (
             r["usable_fraction_at_first_readonly_p10"],
@@ -221,7 +220,7 @@ def diskfill(
             ),
             "-" if p10 is None else f"{p10:.1%}–{p90:.1%}",
             f"{r['max_write_share_mean']:.1%}",
-            "-" if days is None else f"{days / 86_400:.1f} days",
+            "-" if days is None else f"{days / 86_400:.1f} d",
             f"{r['readonly_share']:.0%}",
         )
     out.print(table)
@@ -270,7 +269,10 @@ def _progress(*, quiet: bool, tasks: int) -> Iterator[Callable[[SweepStep], None
 
     def show(step: SweepStep) -> None:
         label = _PHASES.get(step.phase, step.phase)
-        if step.stage is None:
+        if step.stage is None:  # a new phase: the last one's stages are done
+            for task in stages.values():
+                bar.remove_task(task)
+            stages.clear()
             what = f"{label} {plural(tasks, 'run')}" if step.phase == "simulate" else label
             bar.update(phase, description=what)
             return
@@ -280,6 +282,8 @@ def _progress(*, quiet: bool, tasks: int) -> Iterator[Callable[[SweepStep], None
         if s.stage not in stages:
             stages[s.stage] = bar.add_task(text, total=s.total)
         bar.update(stages[s.stage], description=text, completed=s.done, total=s.total)
+        if s.done >= s.total and s.total == 1:  # one-task stages only flicker: drop when done
+            bar.remove_task(stages.pop(s.stage))
 
     with bar:
         yield show
