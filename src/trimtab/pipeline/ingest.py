@@ -5,19 +5,27 @@ Goals
     its source file, the rule it broke and a readable reason, and per table
     ``read = accepted + quarantined``. An input that cannot be used at all (missing directory,
     missing required column, no rows) stops the job before any output with one message
-    naming the table, the path and the fix.
+    naming the table, the path and the fix. The checks must cost little beside reading the
+    files: telemetry is never written back whole, and no rule shuffles every row.
 
 Algorithm
     1. List the table's files through Hadoop's FileSystem; group them by format (suffix).
        CSV files are grouped by header too, so columns are matched by name, never position.
     2. Read each group with an explicit schema (CSV and JSON as strings, so nothing is lost to
-       a failed parse; Parquet with its own types), keep the source file and the raw row, and
-       convert to the canonical types with ``try_cast`` (a value that does not convert is a
-       ``wrong_type`` row, not a job failure).
+       a failed parse; Parquet with its own types), keep the source file, and convert to the
+       canonical types with ``try_cast`` (a value that does not convert is a ``wrong_type``
+       row, not a job failure). The raw row is rendered only for refused rows.
     3. Row-local rules, first broken rule wins: malformed, missing_key, bad_timestamp,
        wrong_type, out_of_range, negative, free_above_total, bad_state, future_timestamp.
     4. Rules needing other rows: unknown_cluster / unknown_node (against the accepted
-       inventory) and duplicate (an exact copy of an earlier row; the first copy is kept).
+       inventory: an in-set test and a broadcast join) and duplicate (an exact copy of an
+       earlier row; the first copy is kept). Copies share their sample key, and almost every
+       key is unique, so only a 64-bit hash of each key is counted (the key columns alone are
+       read) and only rows whose key hash repeats — the *candidates* — are compared whole.
+    5. The result per table is a :class:`CheckedTable`: every row with its row-local and
+       membership verdict, plus the small *flagged* set (refused rows and candidates with
+       duplicates resolved). Accepted rows are the clean non-candidates plus the flagged
+       rows that passed; the quarantine is the flagged rows that did not.
 """
 
 from __future__ import annotations
@@ -37,18 +45,18 @@ from trimtab.pipeline.schemas import INPUT_TABLES, InputTable
 
 __all__ = [
     "QUARANTINE_COLUMNS",
+    "CheckedTable",
     "Ingested",
     "Materialize",
     "check",
-    "duplicate_copies",
+    "flag",
     "ingest",
-    "mark_duplicates",
     "read_table",
-    "validate",
+    "repeated_keys",
 ]
 
-#: Stores a checked table and returns it read back (the job writes it to its staging
-#: directory), so that every later stage reads plain files instead of re-running the checks.
+#: Stores a small frame and returns it read back (the job writes it to its staging
+#: directory), so that later stages read a few stored rows instead of re-running a check.
 Materialize = Callable[[str, DataFrame], DataFrame]
 
 QUARANTINE_COLUMNS = ("table", "source_file", "rule", "reason", "row")
@@ -64,28 +72,65 @@ _STATES = ("writable", "readonly", "read-only", "read_only", "down")
 # host[:port] as trimtab.cluster.NodeId accepts it (bracketed IPv6 allowed).
 _NODE_ID = r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(:([1-9][0-9]{0,4}))?$"
 _CORRUPT = "_corrupt_record"
+_TELEMETRY = ("node_metrics", "bundle_metrics")
+_INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_key_hash", "_candidate")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedTable:
+    """One table after every rule.
+
+    ``rows``: every row read, with ``_rule`` null where no row-local or membership rule
+    refused it and ``_candidate`` true where its key hash repeats. ``flagged``: the refused
+    rows and the candidates, with exact copies refused as ``duplicate`` (small; the job
+    stores it). ``rows_read``: how many rows the table's files hold.
+    """
+
+    name: str
+    rows: DataFrame
+    flagged: DataFrame
+    rows_read: int
+
+    def accepted(self) -> DataFrame:
+        """Rows that pass every rule, as the canonical columns."""
+        clean = self.rows.where(F.col("_rule").isNull() & ~F.col("_candidate"))
+        kept = self.flagged.where(F.col("_rule").isNull())
+        return clean.unionByName(kept).drop(*_INTERNAL)
+
+    def quarantined(self) -> DataFrame:
+        """Refused rows with ``_rule``, ``_reason``, ``_raw`` and ``_source_file``."""
+        return self.flagged.where(F.col("_rule").isNotNull())
+
+    def all(self) -> DataFrame:
+        """Every row once, ``_rule`` null for accepted rows (tests count by rule on it)."""
+        clean = self.rows.where(F.col("_rule").isNull() & ~F.col("_candidate"))
+        return clean.unionByName(self.flagged)
 
 
 @dataclass(frozen=True, slots=True)
 class Ingested:
-    """Per table: the checked rows (``_rule`` null = accepted) as one DataFrame each."""
+    """Per input table, its :class:`CheckedTable`."""
 
-    checked: dict[str, DataFrame]
+    tables: dict[str, CheckedTable]
+
+    @property
+    def checked(self) -> dict[str, DataFrame]:
+        """Every row of each table with its verdict (``_rule`` null = accepted)."""
+        return {name: table.all() for name, table in self.tables.items()}
 
     def accepted(self, table: str) -> DataFrame:
-        frame = self.checked[table].where(F.col("_rule").isNull())
-        return frame.drop("_rule", "_reason", "_raw", "_source_file", "_pos")
+        return self.tables[table].accepted()
 
     def quarantine(self) -> DataFrame:
         parts = [
-            frame.where(F.col("_rule").isNotNull()).select(
+            table.quarantined().select(
                 F.lit(name).alias("table"),
                 F.col("_source_file").alias("source_file"),
                 F.col("_rule").alias("rule"),
                 F.col("_reason").alias("reason"),
                 F.col("_raw").alias("row"),
             )
-            for name, frame in self.checked.items()
+            for name, table in self.tables.items()
         ]
         result = parts[0]
         for part in parts[1:]:
@@ -103,36 +148,43 @@ def ingest(
 ) -> Ingested:
     """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
 
-    Without ``materialize`` the result is lazy (tests); with it, each table is checked once,
-    the inventory first so that the telemetry is checked against the stored inventory.
+    Without ``materialize`` the result is lazy (tests); with it, the small frames (the
+    inventory, each table's repeated key hashes and flagged rows) are stored once, the
+    inventory first so that the telemetry is checked against the stored inventory.
     """
     fs = HadoopFS(spark, input_dir)
     if not fs.exists(input_dir):
         raise InputError(f"input directory {input_dir} does not exist: give --input DIR")
-    checked: dict[str, DataFrame] = {}
+    tables: dict[str, CheckedTable] = {}
 
-    def read(table: InputTable) -> DataFrame:
-        return read_table(
+    def checked(name: str, nodes: DataFrame | None, clusters: list[str] | None) -> CheckedTable:
+        table = INPUT_TABLES[name]
+        read, count = read_table(
             spark, fs, input_dir, table, now=now, future_tolerance_s=future_tolerance_s
         )
+        # Only telemetry is big enough to be worth storing its small derived frames.
+        store = materialize if materialize is not None and name in _TELEMETRY else None
+        repeated = repeated_keys(read, table)
+        if store is not None:
+            repeated = store(f"{name}_repeated", repeated)
+        rows = check(read, name, nodes=nodes, clusters=clusters, repeated=repeated)
+        flagged = flag(rows, table)
+        if store is not None:
+            flagged = store(f"{name}_flagged", flagged)
+        return CheckedTable(name, rows, flagged, count)
 
-    def keep(name: str, frame: DataFrame) -> DataFrame:
-        table = INPUT_TABLES[name]
-        if materialize is None:
-            return mark_duplicates(frame, duplicate_copies(frame, table), table)
-        stored = materialize(name, frame)
-        copies = materialize(f"{name}_copies", duplicate_copies(stored, table))
-        return mark_duplicates(stored, copies, table)
-
-    nodes = keep("nodes", check(read(INPUT_TABLES["nodes"]), "nodes"))
-    checked["nodes"] = nodes
-    good_nodes = nodes.where(F.col("_rule").isNull()).select("cluster", "node")
+    tables["nodes"] = checked("nodes", None, None)
+    good_nodes = tables["nodes"].accepted()
+    if materialize is not None:
+        good_nodes = materialize("nodes", good_nodes)
+    good_nodes = good_nodes.select("cluster", "node")
+    clusters = sorted({row["cluster"] for row in good_nodes.select("cluster").distinct().collect()})
     for name in ("node_metrics", "bundle_metrics", "allocation_requests"):
         table = INPUT_TABLES[name]
         if table.optional and not fs.exists(f"{input_dir}/{name}"):
             continue
-        checked[name] = keep(name, check(read(table), name, nodes=good_nodes))
-    return Ingested(checked)
+        tables[name] = checked(name, good_nodes, clusters)
+    return Ingested(tables)
 
 
 def read_table(
@@ -143,9 +195,10 @@ def read_table(
     *,
     now: datetime,
     future_tolerance_s: float,
-) -> DataFrame:
+) -> tuple[DataFrame, int]:
     """All files of one table as canonical typed columns plus ``_source_file``, ``_pos`` and
-    ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows."""
+    ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows;
+    and how many rows the files hold."""
     path = f"{input_dir}/{table.name}"
     fix = f"put {table.name} files (.parquet, .csv or .jsonl) with columns " + ", ".join(
         table.required
@@ -170,9 +223,10 @@ def read_table(
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other)
-    if frame.isEmpty():
+    count = frame.count()  # no rule runs for this: Parquet answers from its footers
+    if count == 0:
         raise InputError(f"table {table.name}: {path} has no rows; {fix}")
-    return frame.withColumn("_pos", F.monotonically_increasing_id())
+    return frame.withColumn("_pos", F.monotonically_increasing_id()), count
 
 
 def _read_group(
@@ -215,13 +269,23 @@ def _read_group(
             f"it has {', '.join(present) or 'none'}. Required: {', '.join(table.required)}"
         )
     known = [c.name for c in table.columns if c.name in present]
+    # The input columns step aside (``_in_<name>``) so the typed columns can take their names;
+    # the raw row and the text of a timestamp are built only inside the rules' lazy branches.
+    frame = frame.select(
+        *(F.col(c).alias(f"_in_{c}") for c in known),
+        (F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")).alias("_corrupt"),
+        F.col("_metadata.file_path").alias("_source_file"),
+    )
     typed: list[SparkColumn] = []
     type_errors: list[SparkColumn] = []
+    texts: dict[str, SparkColumn] = {}
     for column in table.columns:
         if column.name not in present:
             typed.append(F.lit(None).cast(_SPARK_TYPES[column.type]).alias(column.name))
+            texts[column.name] = F.lit(None).cast("string")
             continue
-        source = F.col(column.name)
+        source = F.col(f"_in_{column.name}")
+        texts[column.name] = source if fmt != "parquet" else source.cast("string")
         if column.type == "timestamp":
             value = source if fmt == "parquet" else F.try_to_timestamp(source)
         else:
@@ -230,38 +294,36 @@ def _read_group(
         if fmt != "parquet" and column.type != "string":
             failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
             type_errors.append(F.when(failed, F.lit(column.name)))
-    corrupt = F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")
-    ts_text = [
-        (F.col(c.name).cast("string") if c.name in present else F.lit(None).cast("string")).alias(
-            f"_text_{c.name}"
-        )
-        for c in table.columns
-        if c.kind == "timestamp"
-    ]
-    checked = frame.select(
-        *typed,
-        F.col("_metadata.file_path").alias("_source_file"),
-        F.struct(*[F.col(c) for c in known]).alias("_original"),
-        corrupt.alias("_corrupt"),
-        (F.concat_ws(",", *type_errors) if type_errors else F.lit("")).alias("_type_errors"),
-        *ts_text,
-    ).withColumn("_first", _row_rules(table, now, future_tolerance_s))
-    # The raw row is rendered only for rows already refused: good rows never pay for JSON.
-    raw = F.when(F.col("_first").isNotNull(), F.to_json("_original"))
-    dropped = ["_original", "_corrupt", "_type_errors", *(f"_text_{c}" for c in _ts(table))]
-    return checked.withColumn("_raw", raw).drop(*dropped)
+    errors = F.concat_ws(",", *type_errors) if type_errors else F.lit("")
+    typed_frame = frame.select("*", *typed, errors.alias("_type_errors"))
+    first = _row_rules(table, now, future_tolerance_s, texts)
+    original = F.struct(*[F.col(f"_in_{c}").alias(c) for c in known])
+    ruled = typed_frame.select("*", first.alias("_first"))
+    return ruled.select(
+        *(c.name for c in table.columns),
+        "_source_file",
+        "_first",
+        # The raw row is rendered only for rows already refused: good rows never pay for JSON.
+        F.when(F.col("_first").isNotNull(), F.to_json(original)).alias("_raw"),
+    )
 
 
 def _ts(table: InputTable) -> list[str]:
     return [c.name for c in table.columns if c.kind == "timestamp"]
 
 
-def _blank(column: str) -> SparkColumn:
-    return F.col(column).isNull() | (F.trim(F.col(column)) == "")
+def _blank(column: SparkColumn) -> SparkColumn:
+    return column.isNull() | (F.trim(column) == "")
 
 
-def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> SparkColumn:
-    """The first row-local rule a row breaks, as ``struct(r: rule, m: reason)``, else null."""
+def _row_rules(
+    table: InputTable, now: datetime, future_tolerance_s: float, texts: dict[str, SparkColumn]
+) -> SparkColumn:
+    """The first row-local rule a row breaks, as ``struct(r: rule, m: reason)``, else null.
+
+    ``texts`` holds each column's input as text, used only in reasons and only evaluated for
+    a row that breaks the rule (CASE branches are lazy).
+    """
     rules: list[tuple[str, SparkColumn, SparkColumn]] = [
         (
             "malformed",
@@ -270,10 +332,11 @@ def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> S
         ),
     ]
     for key in (c.name for c in table.columns if c.kind == "key"):
-        rules.append(("missing_key", _blank(key), F.lit(f"missing {key}")))
+        rules.append(("missing_key", _blank(F.col(key)), F.lit(f"missing {key}")))
     for ts in _ts(table):
-        text = F.col(f"_text_{ts}")
-        rules.append(("missing_key", _blank(f"_text_{ts}"), F.lit(f"missing {ts}")))
+        text = texts[ts]
+        missing = F.col(ts).isNull() & _blank(text)
+        rules.append(("missing_key", missing, F.lit(f"missing {ts}")))
         rules.append(
             (
                 "bad_timestamp",
@@ -301,7 +364,7 @@ def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> S
             rules.append(("bad_state", ~F.lower(F.trim(col)).isin(*_STATES), reason))
         elif column.kind == "role":
             reason = F.format_string("role %s is not bookie or broker", col)
-            bad = ~_blank(column.name) & ~F.lower(F.trim(col)).isin("bookie", "broker")
+            bad = ~_blank(col) & ~F.lower(F.trim(col)).isin("bookie", "broker")
             rules.append(("bad_role", bad, reason))
     if {"disk_free_bytes", "disk_total_bytes"} <= {c.name for c in table.columns}:
         free, total = F.col("disk_free_bytes"), F.col("disk_total_bytes")
@@ -325,36 +388,90 @@ def _row_rules(table: InputTable, now: datetime, future_tolerance_s: float) -> S
     )
 
 
-def check(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> DataFrame:
-    """Apply the membership rules, then expose ``_rule``, ``_reason`` and ``_raw``.
+def _key_hash(table: InputTable) -> SparkColumn:
+    return F.xxhash64(*table.keys)
 
-    Duplicates are left to :func:`duplicate_copies` and :func:`mark_duplicates`, which need
-    the checked rows and are cheap once those are stored.
+
+def repeated_keys(read: DataFrame, table: InputTable) -> DataFrame:
+    """``_key_hash`` values that occur more than once among rows whose keys are all present.
+
+    Only the key columns are read and only 8 bytes per row are shuffled; counting every row
+    (not only accepted ones) gives a superset of the candidates, which :func:`flag` narrows.
+    """
+    present = F.lit(True)
+    for key in table.keys:
+        present = present & F.col(key).isNotNull()
+    return (
+        read.where(present)
+        .groupBy(_key_hash(table).alias("_key_hash"))
+        .count()
+        .where(F.col("count") > 1)
+        .select("_key_hash")
+    )
+
+
+def check(
+    frame: DataFrame,
+    name: str,
+    *,
+    nodes: DataFrame | None = None,
+    clusters: list[str] | None = None,
+    repeated: DataFrame | None = None,
+) -> DataFrame:
+    """Apply the membership rules and mark duplicate candidates (see :class:`CheckedTable`).
+
+    ``repeated`` is :func:`repeated_keys` of the same frame (computed here when not given);
+    ``clusters``, the inventory's clusters (read from ``nodes`` when not given).
     """
     table = INPUT_TABLES[name]
-    checked = _membership(frame, name, nodes)
+    checked = _membership(frame, name, nodes, clusters)
     # Rows refused by these later rules parsed cleanly: their typed values are the raw row.
     raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), _typed_json(table)))
+    if repeated is None:
+        repeated = repeated_keys(frame, table)
+    marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
     return (
         checked.withColumn("_raw", raw)
         .withColumn("_rule", F.col("_first.r"))
         .withColumn("_reason", F.col("_first.m"))
         .drop("_first")
+        .withColumn("_key_hash", _key_hash(table))
+        .join(marks, "_key_hash", "left")
+        .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
     )
 
 
-def validate(frame: DataFrame, name: str, *, nodes: DataFrame | None = None) -> DataFrame:
-    """Every rule, lazily: :func:`check`, then duplicates marked."""
-    table = INPUT_TABLES[name]
-    checked = check(frame, name, nodes=nodes)
-    return mark_duplicates(checked, duplicate_copies(checked, table), table)
+def flag(rows: DataFrame, table: InputTable) -> DataFrame:
+    """The refused rows and the duplicate candidates, exact copies refused as ``duplicate``.
+
+    Among accepted candidates, rows equal in every column (for ``nodes``: in the key) are
+    copies; the first one read is kept. Only these few rows are shuffled.
+    """
+    columns = list(table.keys) if table.name == "nodes" else [c.name for c in table.columns]
+    reason = (
+        "a second row for this node"
+        if table.name == "nodes"
+        else "an exact duplicate of an earlier row"
+    )
+    few = rows.where(F.col("_rule").isNotNull() | F.col("_candidate"))
+    order = Window.partitionBy(F.col("_rule").isNull(), *columns).orderBy("_pos")
+    copy = F.col("_rule").isNull() & (F.row_number().over(order) > 1)
+    return (
+        few.withColumn("_copy", copy)
+        .withColumn("_reason", F.when(F.col("_copy"), F.lit(reason)).otherwise(F.col("_reason")))
+        .withColumn("_raw", F.when(F.col("_copy"), _typed_json(table)).otherwise(F.col("_raw")))
+        .withColumn("_rule", F.when(F.col("_copy"), F.lit("duplicate")).otherwise(F.col("_rule")))
+        .drop("_copy")
+    )
 
 
 def _typed_json(table: InputTable) -> SparkColumn:
     return F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
 
 
-def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFrame:
+def _membership(
+    frame: DataFrame, name: str, nodes: DataFrame | None, clusters: list[str] | None
+) -> DataFrame:
     """unknown_cluster / unknown_node against the accepted inventory.
 
     The inventory is small: its clusters become an in-set test and its nodes one broadcast
@@ -362,7 +479,8 @@ def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFra
     """
     if nodes is None or name == "nodes":
         return frame
-    clusters = sorted({row["cluster"] for row in nodes.select("cluster").distinct().collect()})
+    if clusters is None:
+        clusters = sorted({r["cluster"] for r in nodes.select("cluster").distinct().collect()})
     ok = F.col("_first").isNull()
     unknown_cluster = F.struct(
         F.lit("unknown_cluster").alias("r"),
@@ -383,46 +501,3 @@ def _membership(frame: DataFrame, name: str, nodes: DataFrame | None) -> DataFra
         )
         first = first.when(ok & F.col("_k").isNull(), unknown_node)
     return frame.withColumn("_first", first.otherwise(F.col("_first"))).drop("_k")
-
-
-def duplicate_copies(checked: DataFrame, table: InputTable) -> DataFrame:
-    """``_pos`` of every accepted row that is an exact copy of an earlier one (first kept).
-
-    Copies share their sample key (time, cluster, node or bundle) and almost every key is
-    unique, so the whole table is never shuffled: a 64-bit hash of each key is counted (only
-    the key columns are read), and only rows whose key hash repeats are compared whole (a
-    hash collision only adds a candidate). For ``nodes`` a second row for a node is a copy.
-    """
-    keys = [c.name for c in table.columns if c.kind in ("key", "timestamp")]
-    columns = keys if table.name == "nodes" else [c.name for c in table.columns]
-    ok = checked.where(F.col("_rule").isNull())
-    key_hash = F.xxhash64(*keys)
-    repeated = (
-        ok.groupBy(key_hash.alias("_key_hash"))
-        .count()
-        .where(F.col("count") > 1)
-        .select("_key_hash")
-    )
-    candidates = ok.withColumn("_key_hash", key_hash).join(
-        F.broadcast(repeated), "_key_hash", "left_semi"
-    )
-    rank = F.row_number().over(Window.partitionBy(*columns).orderBy("_pos"))
-    return candidates.withColumn("_rank", rank).where(F.col("_rank") > 1).select("_pos")
-
-
-def mark_duplicates(checked: DataFrame, copies: DataFrame, table: InputTable) -> DataFrame:
-    """``checked`` with the rows listed in ``copies`` refused as ``duplicate``."""
-    reason = (
-        "a second row for this node"
-        if table.name == "nodes"
-        else "an exact duplicate of an earlier row"
-    )
-    flagged = copies.select("_pos", F.lit(True).alias("_copy"))
-    marked = checked.join(F.broadcast(flagged), "_pos", "left")
-    copy = F.col("_copy").isNotNull()
-    return (
-        marked.withColumn("_rule", F.when(copy, F.lit("duplicate")).otherwise(F.col("_rule")))
-        .withColumn("_reason", F.when(copy, F.lit(reason)).otherwise(F.col("_reason")))
-        .withColumn("_raw", F.when(copy, _typed_json(table)).otherwise(F.col("_raw")))
-        .drop("_copy")
-    )

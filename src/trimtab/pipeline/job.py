@@ -38,7 +38,7 @@ from trimtab.shedding import Move
 __all__ = ["JobOptions", "RunSummary", "run_job"]
 
 ProgressHook = Callable[[str], None]
-_CHECKED = "_checked"  # the checked input tables, kept in staging until publication
+_CHECKED = "_checked"  # the small checked frames (inventory, flagged rows), kept until publication
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -278,19 +278,22 @@ def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
 
 
 def _count(ingested: Ingested, summary: RunSummary) -> None:
-    """Rows read, accepted and quarantined per table, and quarantined rows per rule (one job)."""
+    """Rows read, accepted and quarantined per table, and quarantined rows per rule.
+
+    Rows read are counted on the files themselves (no rule runs for that); the quarantined
+    ones from the stored flagged rows; the rest were accepted.
+    """
     parts = [
-        frame.select(F.lit(name).alias("table"), F.col("_rule").alias("rule"))
-        for name, frame in ingested.checked.items()
+        table.quarantined().select(F.lit(name).alias("table"), F.col("_rule").alias("rule"))
+        for name, table in ingested.tables.items()
     ]
-    counted = reduce(DataFrame.unionByName, parts).groupBy("table", "rule").count().collect()
-    for name in ingested.checked:
-        by_rule = {row["rule"]: row["count"] for row in counted if row["table"] == name}
-        accepted = by_rule.pop(None, 0)
+    refused = reduce(DataFrame.unionByName, parts).groupBy("table", "rule").count().collect()
+    for name, table in ingested.tables.items():
+        by_rule = {row["rule"]: row["count"] for row in refused if row["table"] == name}
         quarantined = sum(by_rule.values())
         summary.tables[name] = {
-            "read": accepted + quarantined,
-            "accepted": accepted,
+            "read": table.rows_read,
+            "accepted": table.rows_read - quarantined,
             "quarantined": quarantined,
         }
         summary.quarantine_by_rule[name] = dict(sorted(by_rule.items()))

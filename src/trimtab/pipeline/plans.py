@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from trimtab.config import SheddingConfig
@@ -77,28 +77,33 @@ def shedding_plans(
         "nic_bps",
         F.lower(F.col("state")).alias("state"),
     )
-    kept = ("window_start", *SAMPLE_FIELDS, "load", "msg_throughput_ema")
-    newest = (
-        node_load.groupBy("cluster", "node")
-        .agg(
-            F.count("*").alias("windows"),
-            F.max_by(F.struct(*kept), "window_start").alias("_newest"),
-        )
-        .select("cluster", "node", "windows", *(F.col(f"_newest.{c}").alias(c) for c in kept))
+    # One max_by per column (fixed-width buffers keep Spark on its fast hash aggregation).
+    kept = (*SAMPLE_FIELDS, "load", "msg_throughput_ema")
+    newest = node_load.groupBy("cluster", "node").agg(
+        F.count("*").alias("windows"),
+        F.max("window_start").alias("window_start"),
+        *(F.max_by(c, "window_start").alias(c) for c in kept),
     )
     windows = newest.join(brokers, ["cluster", "node"], "inner")
-    sample = (
-        "ts",
-        "broker",
+    rates = (
         "msg_in_per_s",
         "msg_out_per_s",
         "throughput_in_bytes_per_s",
         "throughput_out_bytes_per_s",
     )
+    # The broker is a grouping key rather than a max_by value (a string buffer would push
+    # Spark to sort-based aggregation); a bundle that moved has a row per broker, and the
+    # newest one wins (ties by broker name, so the choice is stable).
+    per_broker = bundles.groupBy("cluster", "bundle", "broker").agg(
+        F.max("ts").alias("ts"), *(F.max_by(c, "ts").alias(c) for c in rates)
+    )
+    newest_first = Window.partitionBy("cluster", "bundle").orderBy(
+        F.col("ts").desc(), F.col("broker")
+    )
     latest = (
-        bundles.groupBy("cluster", "bundle")
-        .agg(F.max_by(F.struct(*sample), "ts").alias("_newest"))
-        .select("cluster", "bundle", *(F.col(f"_newest.{c}").alias(c) for c in sample))
+        per_broker.withColumn("_n", F.row_number().over(newest_first))
+        .where(F.col("_n") == 1)
+        .drop("_n")
     )
     model = LoadModel.of(config)
     shedder = shedder_for(config, strategy)

@@ -31,17 +31,11 @@ BOOKIE_WEIGHTS_SCHEMA = (
 
 def bookie_weights(metrics: DataFrame, nodes: DataFrame, placement: PlacementConfig) -> DataFrame:
     """One row per writable bookie of every cluster (see the module docstring)."""
-    newest = F.max_by(F.struct("ts", "disk_free_bytes", "disk_total_bytes"), "ts")
-    latest = (
-        metrics.groupBy("cluster", "node")
-        .agg(newest.alias("_newest"))
-        .select(
-            "cluster",
-            "node",
-            F.col("_newest.ts").alias("sample_ts"),
-            F.col("_newest.disk_free_bytes").alias("disk_free_bytes"),
-            F.col("_newest.disk_total_bytes").alias("disk_total_bytes"),
-        )
+    # One max_by per column: fixed-width buffers keep Spark on its fast hash aggregation.
+    latest = metrics.groupBy("cluster", "node").agg(
+        F.max("ts").alias("sample_ts"),
+        F.max_by("disk_free_bytes", "ts").alias("disk_free_bytes"),
+        F.max_by("disk_total_bytes", "ts").alias("disk_total_bytes"),
     )
     role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
     pool = nodes.where(
