@@ -1,7 +1,8 @@
 """Shared pieces of the ``trimtab`` command: the app, consoles, error handling, common options.
 
 Every command prints tables for people and, with ``--json``, one JSON document on stdout for
-machines. Errors a user can fix are printed as one ``error:`` line and exit with status 2.
+machines. Work that can take more than a few seconds shows :func:`progress_bar` on stderr (off
+with ``--json``). Errors a user can fix are printed as one ``error:`` line and exit with status 2.
 Each command lives in its own module of this package and registers itself on :data:`app`.
 """
 
@@ -16,6 +17,15 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from trimtab import __version__
 from trimtab.config import Config
@@ -29,6 +39,7 @@ __all__ = [
     "load_config",
     "out",
     "print_json",
+    "progress_bar",
     "user_errors",
 ]
 
@@ -91,3 +102,18 @@ def load_config(path: Path | None) -> Config:
 
 def print_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+
+
+def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progress:
+    """The progress display of every long command: on stderr, so stdout keeps the table or the
+    one ``--json`` document; erased when done; drawn only on a terminal; off with ``quiet``
+    (pass ``as_json``). Default columns: spinner, description, bar, percentage (blank for a
+    task without a total), elapsed time."""
+    shown = columns or (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+    )
+    return Progress(*shown, console=err, transient=True, disable=quiet)

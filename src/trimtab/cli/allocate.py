@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from trimtab._format import plural
@@ -31,6 +30,7 @@ from trimtab.cli._common import (
     err,
     load_config,
     out,
+    progress_bar,
     user_errors,
 )
 from trimtab.cli.topology import report_input_problems
@@ -50,7 +50,7 @@ from trimtab.tables import RawRow, RejectedRow
 __all__ = ["allocate", "plan_json"]
 
 FORMATS = ("table", "json", "kafka-reassignment")
-_PROGRESS_FROM = 200_000  # replicas: below this a run takes about a second, no bar
+_PROGRESS_FROM = 50_000  # replicas: below this a run takes a second or two, no bar
 
 
 @app.command()
@@ -137,7 +137,18 @@ def allocate(
         ids_map = read_broker_ids(broker_id_file) if broker_id_file else None
         held = _existing(existing, state, ids_map, cfg) if existing else ()
         try:
-            plan = _run(state, batch, cfg, mode, rack_aware, seed, held, rebalance, max_moves)
+            plan = _run(
+                state,
+                batch,
+                cfg,
+                mode,
+                rack_aware,
+                seed,
+                held,
+                rebalance,
+                max_moves,
+                quiet=fmt == "json",
+            )
         except AllocationError as error:
             index = error.request_index
             where = f"{sources[index].source}:{sources[index].line}: " if index is not None else ""
@@ -251,6 +262,8 @@ def _run(
     held: tuple[PartitionAssignment, ...] = (),
     rebalance: bool = False,
     max_moves: int | None = None,
+    *,
+    quiet: bool = False,
 ) -> AllocationPlan:
     total = sum(r.replicas for r in batch)
     options: dict[str, Any] = {
@@ -261,19 +274,21 @@ def _run(
         "rebalance": rebalance,
         "max_moves": max_moves,
     }
-    if total < _PROGRESS_FROM:
+    if quiet or total < _PROGRESS_FROM:
         return plan_allocations(state, batch, cfg, **options)
-    columns = (
-        TextColumn("allocating"),
-        BarColumn(),
-        TextColumn("{task.completed:,.0f}/{task.total:,.0f} replicas"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task("allocate", total=total)
-        return plan_allocations(
-            state, batch, cfg, progress=lambda done, _: bar.update(task, completed=done), **options
-        )
+    # constraints mode then evens out the batch (and moves held replicas with --rebalance):
+    # often longer than the placing itself, shown as its own phase once every replica is placed
+    evens = (mode or cfg.allocator) == "constraints" and (cfg.even_out_batch or rebalance)
+    with progress_bar() as bar:
+        task = bar.add_task(f"allocating {plural(total, 'replica')}", total=total)
+
+        def show(done: int, _: int) -> None:
+            bar.update(task, completed=done)
+            if done >= total and evens:  # a phase of unknown length: a pulsing bar, time runs
+                bar.remove_task(task)
+                bar.add_task("evening out the batch", total=None)
+
+        return plan_allocations(state, batch, cfg, progress=show, **options)
 
 
 def plan_json(plan: AllocationPlan) -> dict[str, Any]:

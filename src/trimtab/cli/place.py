@@ -24,10 +24,10 @@ from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
-    err,
     load_config,
     out,
     print_json,
+    progress_bar,
     user_errors,
 )
 from trimtab.cli.topology import report_input_problems, select_clusters
@@ -155,7 +155,7 @@ def place(
         if as_json or count < _PROGRESS_FROM:
             run = go()
         else:
-            with Progress(console=err, transient=True) as bar:
+            with progress_bar() as bar:
                 run = go(bar)
     if as_json:
         print_json(run.as_json())

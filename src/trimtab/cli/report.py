@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from trimtab._format import human_bytes
-from trimtab.cli._common import JsonFlag, app, err, out, print_json, user_errors
+from trimtab.cli._common import JsonFlag, app, out, print_json, progress_bar, user_errors
 from trimtab.errors import TrimtabError
 
 __all__ = ["report_cmd"]
@@ -42,16 +41,7 @@ def report_cmd(
             raise TrimtabError(f"{input_dir} is not a directory")
         if not target.parent.is_dir():
             raise TrimtabError(f"{target.parent} does not exist: cannot write {target.name}")
-        progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-            disable=as_json,
-        )
-        with progress:
+        with progress_bar(quiet=as_json) as progress:
             task = progress.add_task("reading the output tables", total=3)
             data = read_output(input_dir)
             progress.update(task, advance=1, description="drawing the charts")

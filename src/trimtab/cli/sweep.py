@@ -16,7 +16,6 @@ import typer
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     SpinnerColumn,
     TaskID,
     TextColumn,
@@ -29,10 +28,10 @@ from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
-    err,
     load_config,
     out,
     print_json,
+    progress_bar,
     user_errors,
 )
 from trimtab.cli.simulate import diskfill_base, parse_sizes, parse_strategies
@@ -254,15 +253,13 @@ def _run(
 @contextmanager
 def _progress(*, quiet: bool, tasks: int) -> Iterator[Callable[[SweepStep], None]]:
     """A phase line and one bar per Spark stage (tasks done of total), on stderr."""
-    bar = Progress(
+    bar = progress_bar(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=quiet,
+        quiet=quiet,
     )
     phase = bar.add_task("starting Spark", total=None)
     stages: dict[int, TaskID] = {}
