@@ -1,4 +1,4 @@
-"""Suite-wide test ordering.
+"""Suite-wide test ordering, and a fixture for the CLI's progress displays.
 
 The local Spark session (tests/pipeline) starts JVM-side threads that touch Python's global
 ``random`` state; Hypothesis treats a change of that state during data generation as a bug
@@ -8,8 +8,28 @@ every property test, and the session lives only for them.
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: "tests/pipeline/" in item.nodeid.replace("\\", "/"))
+
+
+@pytest.fixture
+def terminal_stderr(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """The CLI's progress displays drawn as on a terminal, into the returned buffer.
+
+    Under CliRunner stderr is no terminal, so rich draws no progress at all and a test could
+    not tell a display on stderr from none. This swaps the console that
+    :func:`trimtab.cli._common.progress_bar` draws on for a terminal-like one writing here.
+    """
+    from rich.console import Console
+
+    from trimtab.cli import _common
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=120, color_system=None)
+    monkeypatch.setattr(_common, "err", console)
+    return buffer

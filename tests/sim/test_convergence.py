@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 
@@ -103,6 +104,15 @@ def test_living_cluster_runs_are_reproducible() -> None:
     assert run_cluster("threshold", cfg, short) == run_cluster("threshold", cfg, short)
 
 
+def test_living_cluster_reports_each_minute_without_changing_the_run() -> None:
+    """on_minute is called once per simulated minute; the run is the same without it."""
+    cfg = Config().shedding
+    short = ClusterScenario(brokers=6, bundles_per_broker=5, hours=0.5)
+    minutes: list[None] = []
+    seen = run_cluster("balanced", cfg, short, on_minute=lambda: minutes.append(None))
+    assert len(minutes) == 30 and seen == run_cluster("balanced", cfg, short)
+
+
 class TestCommand:
     def test_json_rows(self) -> None:
         """simulate shedding --json prints {"rows": [{brokers, strategy, transfers_mean, ...}]}."""
@@ -150,6 +160,29 @@ class TestCommand:
         assert result.exit_code == 0, result.output
         (run,) = json.loads(result.output)["runs"]
         assert run["strategy"] == "balanced" and len(run["std"]) == 30
+
+    @pytest.mark.parametrize(
+        "dynamic",
+        [
+            pytest.param(["--brokers", "10", "--trials", "2"], id="static"),
+            pytest.param(["--brokers", "6", "--dynamic", "--hours", "0.5"], id="dynamic"),
+        ],
+    )
+    def test_progress_on_stderr_only_and_never_with_json(
+        self, dynamic: list[str], terminal_stderr: io.StringIO
+    ) -> None:
+        """Both experiments draw their progress on stderr (erased at the end), none with --json;
+        stdout holds the table or the JSON document alone."""
+        people = runner.invoke(app, ["simulate", "shedding", *dynamic])
+        assert people.exit_code == 0, people.output
+        assert "simulating" in terminal_stderr.getvalue() and "100%" in terminal_stderr.getvalue()
+        assert "simulating" not in people.stdout and "\x1b[" not in people.stdout
+        assert "strategy" in people.stdout
+        terminal_stderr.truncate(0)
+        machines = runner.invoke(app, ["simulate", "shedding", *dynamic, "--json"])
+        assert machines.exit_code == 0, machines.output
+        assert json.loads(machines.stdout)
+        assert terminal_stderr.getvalue() == ""
 
     @pytest.mark.parametrize(
         "args",

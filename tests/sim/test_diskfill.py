@@ -3,6 +3,7 @@ and the recovery pacing."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +15,7 @@ from trimtab.cli import app
 from trimtab.sim.diskfill import (
     GB,
     MONTH,
+    PROGRESS_EVERY,
     SCENARIOS,
     DiskFillRun,
     Failure,
@@ -61,6 +63,29 @@ class TestSeedCluster:
         assert len(r.series["node"]) == len(r.series["time"]) == len(r.series["used_fraction"])
         assert len(set(r.series["node"])) == 6
         assert all(0.0 <= float(f) <= 1.0 for f in r.series["used_fraction"])
+
+
+class TestProgress:
+    def test_progress_counts_ledgers_and_fills_to_one_without_changing_the_run(self) -> None:
+        """progress(ledgers, fill): every PROGRESS_EVERY ledgers, then once at the end with the
+        result's ledger count and 1.0 (a node turned read-only); fill never goes back."""
+        calls: list[tuple[int, float]] = []
+        with_progress = run_diskfill(seed_run(), progress=lambda n, f: calls.append((n, f)))
+        assert with_progress == run_diskfill(seed_run())
+        *steps, last = calls
+        assert [n for n, _ in steps] == [
+            PROGRESS_EVERY * (i + 1) for i in range(with_progress.ledgers // PROGRESS_EVERY)
+        ]
+        fills = [f for _, f in calls]
+        assert fills == sorted(fills) and 0.0 < fills[0] < 1.0
+        assert last == (with_progress.ledgers, 1.0)
+
+    def test_fill_starts_where_the_fullest_node_is(self) -> None:
+        """Nodes already 80 % of the way to read-only: the first report is at least that."""
+        nodes = tuple(replace(n, used=int(0.8 * 0.95 * n.capacity)) for n in seed_run().nodes)
+        calls: list[float] = []
+        run_diskfill(seed_run(nodes=nodes), progress=lambda _, f: calls.append(f))
+        assert calls[0] >= 0.8 and calls[-1] == 1.0
 
 
 class TestFleet:
@@ -140,3 +165,73 @@ class TestCommand:
         )
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["first_readonly_node"] is not None
+
+    def test_the_people_view_is_a_table_of_the_setting_and_the_figures(self) -> None:
+        """No key: value lines: a table with the setting, then usable capacity, the first
+        read-only node, ledgers, bytes and the hot spot."""
+        result = CliRunner().invoke(
+            app,
+            ["simulate", "diskfill", "--scenario", "seed", "--cap-mode", "min", "--refresh", "0"],
+            env={"COLUMNS": "120"},
+        )
+        assert result.exit_code == 0, result.output
+        doc = json.loads(
+            CliRunner()
+            .invoke(
+                app,
+                [
+                    *("simulate", "diskfill", "--scenario", "seed", "--cap-mode", "min"),
+                    *("--refresh", "0", "--json"),
+                ],
+            )
+            .stdout
+        )
+        text = result.stdout
+        assert "scenario seed: 6 writable nodes, 1.00 TB raw" in text
+        for setting in ("default", "disk, proportional sampling", "3× the smallest weight"):
+            assert setting in text
+        assert "before every ledger" in text
+        usable = f"{doc['usable_fraction_at_first_readonly']:.2%}"
+        assert f"│ usable capacity at first read-only │ {usable}" in text
+        assert f"{doc['first_readonly_node']} after " in text
+        assert "│ ledgers placed" in text and f"{doc['ledgers']:,}" in text
+        assert "largest write share (hot spot)" in text
+        assert "usable_fraction_at_first_readonly:" not in text  # the old key: value lines
+
+    def test_json_says_what_ran(self) -> None:
+        """--json adds the setting to the figures: cluster, policy, weights, cap, refresh."""
+        result = CliRunner().invoke(
+            app, ["simulate", "diskfill", "--scenario", "seed", "--weights", "off", "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        setting = json.loads(result.stdout)["setting"]
+        assert setting == {
+            "cluster": "scenario seed",
+            "nodes": 6,
+            "raw_bytes": 1000 * GB,
+            "policy": "default",
+            "weights": "off",
+            "sampling": "proportional",
+            "cap": 3,
+            "cap_mode": "median",
+            "refresh_seconds": 86_400.0,
+            "threshold": 0.95,
+            "seed": 1,
+        }
+
+    def test_progress_on_stderr_only_and_never_with_json(
+        self, terminal_stderr: io.StringIO
+    ) -> None:
+        """On a terminal the fill shows as a progress bar on stderr, erased at the end; stdout
+        holds the table alone. With --json nothing is drawn and stdout is one JSON document."""
+        people = CliRunner().invoke(app, ["simulate", "diskfill", "--scenario", "seed"])
+        assert people.exit_code == 0, people.output
+        drawn = terminal_stderr.getvalue()
+        assert "filling: " in drawn and "ledgers, fullest node" in drawn and "100%" in drawn
+        assert "filling" not in people.stdout and "\x1b[" not in people.stdout
+        assert "usable capacity at first read-only" in people.stdout
+        terminal_stderr.truncate(0)
+        machines = CliRunner().invoke(app, ["simulate", "diskfill", "--scenario", "seed", "--json"])
+        assert machines.exit_code == 0, machines.output
+        assert json.loads(machines.stdout)["ledgers"] > 0
+        assert terminal_stderr.getvalue() == ""

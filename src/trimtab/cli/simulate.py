@@ -1,4 +1,4 @@
-"""``trimtab simulate``: simulators, one subcommand each (``shedding`` here).
+"""``trimtab simulate``: simulators, one subcommand each (``shedding`` and ``diskfill`` here).
 
 To add one, define ``@simulate_app.command("name")`` in a module of this package and list the
 module in :mod:`trimtab.cli` (``_COMMANDS``); the group itself is registered here once.
@@ -11,17 +11,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
+from trimtab._format import human_bytes, plural
 from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
-    err,
     load_config,
     out,
     print_json,
+    progress_bar,
     user_errors,
 )
 from trimtab.cli.topology import select_clusters
@@ -104,14 +104,27 @@ def shedding(
         names = parse_strategies(strategy)
         if dynamic:
             scenario = ClusterScenario(brokers=sizes[0], hours=hours, seed=seed or 1)
-            runs = [run_cluster(name, with_target(cfg, target_std), scenario) for name in names]
+            minutes = int(scenario.hours * 60)
+            runs = []
+            with progress_bar(quiet=as_json) as bar:
+                task = bar.add_task("simulating", total=minutes * len(names))
+                for name in names:
+                    bar.update(task, description=f"simulating {name}: {minutes:,} minutes")
+                    runs.append(
+                        run_cluster(
+                            name,
+                            with_target(cfg, target_std),
+                            scenario,
+                            on_minute=lambda: bar.advance(task),
+                        )
+                    )
         else:
             setup = experiment_config(
                 cfg, target_std=target_std, pairs_per_cycle=pairs_per_cycle, timers=timers
             )
             total = len(sizes) * len(names) * trials
-            with Progress(console=err, transient=True, disable=as_json) as bar:
-                task = bar.add_task("simulating", total=total)
+            with progress_bar(quiet=as_json) as bar:
+                task = bar.add_task(f"simulating {plural(total, 'run')}", total=total)
                 rows = static_experiment(
                     sizes,
                     names,
@@ -314,15 +327,24 @@ def diskfill(
             cap_mode="median" if cap_mode == "median" else "minimum",
             refresh=refresh,
         )
-        result = run_diskfill(setting.apply(run, seed=seed))
+        run = setting.apply(run, seed=seed)
+        where = (
+            f"scenario {scenario}" if scenario is not None else _inventory_name(inventory, cluster)
+        )
+        with progress_bar(quiet=as_json) as bar:
+            task = bar.add_task("filling to the first read-only node", total=1.0)
+
+            def show(ledgers: int, fill: float) -> None:
+                text = f"filling: {ledgers:,} ledgers, fullest node {fill:.0%} of the way"
+                bar.update(task, completed=fill, description=text)
+
+            result = run_diskfill(run, progress=show)
         if out_dir is not None:
             _write_series(result, out_dir)
-    figures = result.figures()
     if as_json:
-        print_json(figures)
+        print_json({**result.figures(), "setting": _setting_json(run, where)})
         return
-    for key, value in figures.items():
-        out.print(f"{key}: {value}", highlight=False)
+    out.print(_diskfill_table(result, run, where))
 
 
 def diskfill_base(
@@ -348,6 +370,85 @@ def diskfill_base(
     return DiskFillRun(
         nodes=nodes, workload=workload, policy=policy or default_policy, sample_every=100
     )
+
+
+def _inventory_name(inventory: Path | None, cluster: str | None) -> str:
+    name = inventory.name if inventory is not None else "inventory"
+    return name + (f", cluster {cluster}" if cluster else "")
+
+
+def _setting_json(run: DiskFillRun, where: str) -> dict[str, Any]:
+    """The cluster and the options a diskfill run used (``--json``'s ``setting``)."""
+    return {
+        "cluster": where,
+        "nodes": len(run.nodes),
+        "raw_bytes": sum(n.capacity for n in run.nodes),
+        "policy": run.policy,
+        "weights": run.weights,
+        "sampling": run.sampling,
+        "cap": run.cap,
+        "cap_mode": run.cap_basis,
+        "refresh_seconds": run.refresh_seconds,
+        "threshold": run.threshold,
+        "seed": run.seed,
+    }
+
+
+def _duration(seconds: float) -> str:
+    """``2_548_800`` -> ``'29.5 d'``, ``86_400`` -> ``'24 h'``, ``90`` -> ``'90 s'``."""
+    for unit, size in (("d", 172_800), ("h", 7_200)):
+        if seconds >= size:
+            return f"{seconds / (size / 2):.1f}".removesuffix(".0") + f" {unit}"
+    return f"{seconds:.0f} s"
+
+
+def _diskfill_table(result: DiskFillResult, run: DiskFillRun, where: str) -> Table:
+    """What ran (policy, weighting, refresh, seed), then the run's figures, one per row."""
+    refresh = (
+        "before every ledger"
+        if run.refresh_seconds is None
+        else f"every {_duration(run.refresh_seconds)}"
+    )
+    raw = sum(n.capacity for n in run.nodes)
+    table = Table(
+        title=f"{where}: {plural(len(run.nodes), 'writable node')}, {human_bytes(raw)} raw",
+        caption=(
+            f"usable capacity: bytes stored when the first node turns read-only ÷ "
+            f"({run.threshold:.0%} × raw capacity); 100% is the physical limit"
+        ),
+        show_header=False,
+    )
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    table.add_row("policy", run.policy)
+    if run.weights == "off":
+        table.add_row("weights", "off")
+    else:
+        table.add_row("weights", f"{run.weights}, {run.sampling} sampling")
+        table.add_row(
+            "cap", "none" if run.cap <= 0 else f"{run.cap}× the {_CAP_BASIS[run.cap_basis]}"
+        )
+    table.add_row("disk info", refresh)
+    table.add_row("seed", str(run.seed), end_section=True)
+    usable = result.usable_fraction_at_first_readonly
+    table.add_row(
+        "usable capacity at first read-only",
+        "-" if usable is None else f"[bold]{usable:.2%}[/]",
+    )
+    if result.first_readonly_node is None or result.first_readonly_time is None:
+        table.add_row("first read-only node", "none: the run ended first")
+    else:
+        table.add_row(
+            "first read-only node",
+            f"{result.first_readonly_node} after {_duration(result.first_readonly_time)}",
+        )
+    table.add_row("ledgers placed", f"{result.ledgers:,}")
+    table.add_row("bytes stored", human_bytes(result.stored_bytes))
+    table.add_row("largest write share (hot spot)", f"{result.max_write_share:.1%}")
+    return table
+
+
+_CAP_BASIS = {"median": "median weight", "minimum": "smallest weight"}
 
 
 def _write_series(result: DiskFillResult, out_dir: Path) -> None:

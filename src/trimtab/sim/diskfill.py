@@ -21,6 +21,13 @@ Model
     * **Load** (``weights="disk+load"``): a node's I/O utilisation is the bytes it received in
       the last window over what its disk can absorb in that time (``disk_bandwidth``).
 
+Progress
+    ``run_diskfill(run, progress=...)`` reports every :data:`PROGRESS_EVERY` ledgers and once
+    at the end: ledgers placed so far, and how far the fullest writable node is on its way to
+    read-only (used ÷ (threshold × capacity), at most 1.0). The run stops when that reaches
+    1.0 (by default), so it is the share of the run done, near enough; the ledger count is not
+    (the stopping point is what the simulation finds out).
+
 Figures (:class:`DiskFillResult`)
     ``usable_fraction_at_first_readonly`` = bytes stored when the first node turns read-only ÷
     (threshold × raw capacity of the nodes then in the cluster); 1.0 is the physical limit.
@@ -34,7 +41,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +54,7 @@ from trimtab.placement.factory import Policy, make_policy
 from trimtab.placement.weights import DiskWeights, disk_weights
 
 __all__ = [
+    "PROGRESS_EVERY",
     "SCENARIOS",
     "DiskFillResult",
     "DiskFillRun",
@@ -64,6 +72,9 @@ __all__ = [
 
 GB = 10**9
 TB = 10**12
+
+#: Ledgers between two calls of ``run_diskfill``'s ``progress``.
+PROGRESS_EVERY = 250
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,9 +274,24 @@ class _State:
         absorb = bandwidth * self.window_seconds
         return {n: min(1.0, b / absorb) for n, b in self.recent.items()}
 
+    def fill(self, threshold: float) -> float:
+        """How far the fullest writable node is towards read-only: 0.0 empty, 1.0 there."""
+        fullest = 0.0
+        writable = self.writable()
+        for n in writable:
+            limit = threshold * self.cap[n]
+            fullest = max(fullest, self.used[n] / limit if limit > 0 else 1.0)
+        return min(1.0, fullest) if writable else 1.0
 
-def run_diskfill(run: DiskFillRun) -> DiskFillResult:
-    """Simulate ``run`` until the first node turns read-only (or ``max_ledgers``)."""
+
+def run_diskfill(
+    run: DiskFillRun, *, progress: Callable[[int, float], None] | None = None
+) -> DiskFillResult:
+    """Simulate ``run`` until the first node turns read-only (or ``max_ledgers``).
+
+    ``progress(ledgers, fill)``, optional, is called every :data:`PROGRESS_EVERY` ledgers and
+    once at the end (see the module docstring); it does not change the run.
+    """
     st = _State(run)
     wl = run.workload
     config = run.config()
@@ -348,6 +374,8 @@ def run_diskfill(run: DiskFillRun) -> DiskFillResult:
                 series["time"].append(now)
                 series["node"].append(str(node))
                 series["used_fraction"].append(st.used[node] / st.cap[node])
+        if progress is not None and (k + 1) % PROGRESS_EVERY == 0:
+            progress(k + 1, st.fill(run.threshold))
         if turned:
             st.readonly.update(turned)
             if first is None:
@@ -358,6 +386,8 @@ def run_diskfill(run: DiskFillRun) -> DiskFillResult:
             policy.on_cluster_changed(st.writable(), st.readonly)
     if window_total:
         max_share = max(max_share, max(window.values()) / window_total)
+    if progress is not None:
+        progress(k + 1, 1.0 if first is not None else st.fill(run.threshold))
     return DiskFillResult(
         usable_fraction_at_first_readonly=first[2] if first else None,
         first_readonly_node=first[0] if first else None,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -99,8 +99,18 @@ class ClusterRun:
     outcomes: Mapping[str, int]
 
 
-def run_cluster(strategy: str, config: SheddingConfig, scenario: ClusterScenario) -> ClusterRun:
-    """Run ``scenario`` under ``strategy``; the same scenario seed gives the same cluster."""
+def run_cluster(
+    strategy: str,
+    config: SheddingConfig,
+    scenario: ClusterScenario,
+    *,
+    on_minute: Callable[[], None] | None = None,
+) -> ClusterRun:
+    """Run ``scenario`` under ``strategy``; the same scenario seed gives the same cluster.
+
+    ``on_minute`` (optional, for progress bars) is called once per simulated minute, after the
+    brokers' loads of that minute are known: ``int(hours · 60)`` calls in all.
+    """
     rng = np.random.default_rng(scenario.seed)
     place = random.Random(scenario.seed)
     shedder = shedder_for(config, strategy)
@@ -164,6 +174,8 @@ def run_cluster(strategy: str, config: SheddingConfig, scenario: ClusterScenario
                 published[broker] = load
                 last_usage[broker] = usage
         stds.append(float(np.std(true_loads)))
+        if on_minute is not None:
+            on_minute()
         if minute % every:
             continue
         table = BundleLoads(
