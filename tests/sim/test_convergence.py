@@ -178,7 +178,8 @@ class TestCommand:
         assert "simulating" in terminal_stderr.getvalue() and "100%" in terminal_stderr.getvalue()
         assert "simulating" not in people.stdout and "\x1b[" not in people.stdout
         assert "strategy" in people.stdout
-        terminal_stderr.truncate(0)
+        terminal_stderr.seek(0)
+        terminal_stderr.truncate()
         machines = runner.invoke(app, ["simulate", "shedding", *dynamic, "--json"])
         assert machines.exit_code == 0, machines.output
         assert json.loads(machines.stdout)

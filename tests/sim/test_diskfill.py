@@ -230,7 +230,8 @@ class TestCommand:
         assert "filling: " in drawn and "ledgers, fullest node" in drawn and "100%" in drawn
         assert "filling" not in people.stdout and "\x1b[" not in people.stdout
         assert "usable capacity at first read-only" in people.stdout
-        terminal_stderr.truncate(0)
+        terminal_stderr.seek(0)
+        terminal_stderr.truncate()
         machines = CliRunner().invoke(app, ["simulate", "diskfill", "--scenario", "seed", "--json"])
         assert machines.exit_code == 0, machines.output
         assert json.loads(machines.stdout)["ledgers"] > 0
