@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -49,6 +50,25 @@ def test_json_has_the_documented_fields() -> None:
     assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 4
     assert transfer["destination"] == "broker6.example.net:8080"
     assert doc["rejected"] == []
+
+
+def test_progress_shows_the_phases_on_stderr_only(terminal_stderr: io.StringIO) -> None:
+    """Reading the inputs (a day of bundle_metrics is a million rows), building the snapshot
+    and shedding show as a progress line on stderr, erased at the end; nothing is drawn for
+    --json or --format json, whose stdout is one JSON document."""
+    people = runner.invoke(app, [*ARGS, "--until-balanced"], env={"COLUMNS": "200"})
+    assert people.exit_code == 0, people.output
+    drawn = terminal_stderr.getvalue()
+    assert "reading the inventory" in drawn and "running the transfer shedder" in drawn
+    assert "reading the" not in people.stdout and "\x1b[" not in people.stdout
+    assert "brokers (load = smoothed weighted max" in people.stdout
+    for machines in (["--json"], ["--format", "json"]):
+        terminal_stderr.seek(0)
+        terminal_stderr.truncate()
+        result = runner.invoke(app, [*ARGS, "--until-balanced", *machines])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["transfers"]
+        assert terminal_stderr.getvalue() == ""
 
 
 def test_balanced_strategy_and_pulsar_admin_lines() -> None:

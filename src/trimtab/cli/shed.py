@@ -30,6 +30,7 @@ from trimtab.cli._common import (
     load_config,
     out,
     print_json,
+    progress_bar,
     user_errors,
 )
 from trimtab.cli.topology import rejected_json, report_input_problems, select_clusters
@@ -96,18 +97,24 @@ def shed(
     as_json: JsonFlag = False,
 ) -> None:
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
-    with user_errors():
+    with user_errors(), progress_bar(quiet=as_json or fmt is Format.JSON) as bar:
+        # reading a day of bundle_metrics takes a while (1.2 million rows: about 20 s)
+        phase = bar.add_task(f"reading the inventory {inventory}", total=None)
         cfg = load_config(config)
         if strategy is not None:
             cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy.value))
         inv = read_inventory(inventory)
+        bar.update(phase, description=f"reading node_metrics {brokers}")
         nodes = read_node_metrics(brokers)
+        bar.update(phase, description=f"reading bundle_metrics {bundles}")
         rows = read_bundle_metrics(bundles)
         state = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
+        bar.update(phase, description="building the load snapshot")
         built = build_snapshot(
             state, _with_origin(nodes), _with_origin(rows), LoadModel.of(cfg.shedding)
         )
         at = _parse_now(now) if now is not None else built.now
+        bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
         result = plan(
             built.snapshot,
             shedder_for(cfg.shedding),
