@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+import io
 import json
+import select
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from trimtab import __version__
@@ -154,3 +161,179 @@ def test_installed_entry_point_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert {c["cluster"] for c in json.loads(proc.stdout)["clusters"]} == {"bk-prod", "pulsar-prod"}
+
+
+# -- --json everywhere, progress on stderr only ------------------------------------------------
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+
+def leaf_commands() -> dict[str, Any]:
+    """Every command a user can run, by its full name (``"simulate diskfill"``)."""
+    found: dict[str, Any] = {}
+
+    def walk(command: Any, name: str) -> None:
+        children = getattr(command, "commands", None)
+        if children is None:
+            found[name] = command
+            return
+        for child_name, child in children.items():
+            walk(child, f"{name} {child_name}".strip())
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+def registry(tmp_path: Path) -> Path:
+    """Two nodes whose agents refuse at once (nothing listens on port 1)."""
+    path = tmp_path / "registry.csv"
+    path.write_text(
+        "id,state,address\nbk1:3181,writable,127.0.0.1:1\nbk2:3181,readonly,127.0.0.1:1\n"
+    )
+    return path
+
+
+#: Small inputs for each command whose --json is checked here (seconds in all).
+JSON_RUNS: dict[str, Callable[[Path], list[str]]] = {
+    "topology": lambda _: ["-i", str(SAMPLE)],
+    "config": lambda _: [],
+    "place": lambda _: [
+        *("-i", str(SAMPLE), "--cluster", "bk-prod", "-E", "3", "-W", "2", "-A", "2", "-n", "20")
+    ],
+    "allocate": lambda _: [
+        *("-i", str(EXAMPLES / "allocation" / "inventory.csv")),
+        *("-r", str(EXAMPLES / "allocation" / "requests.csv")),
+    ],
+    "shed": lambda _: [
+        *("-i", str(EXAMPLES / "shedding" / "inventory.csv")),
+        *("--brokers", str(EXAMPLES / "shedding" / "node_metrics.csv")),
+        *("--bundles", str(EXAMPLES / "shedding" / "bundle_metrics.csv"), "--until-balanced"),
+    ],
+    "bookieinfo": lambda tmp: ["--registry", str(registry(tmp)), "--timeout", "2"],
+    "generate-fleet": lambda tmp: [
+        *("--out", str(tmp / "fleet"), "--clusters", "1", "--brokers", "2", "--bookies", "3"),
+        *("--bundles", "4", "--minutes", "2"),
+    ],
+    "simulate shedding": lambda _: ["--brokers", "6", "--trials", "2"],
+    "simulate diskfill": lambda _: ["--scenario", "seed"],
+}
+
+#: Commands whose --json is checked elsewhere: they need Spark or a pipeline output, or run
+#: until stopped (one JSON line per event).
+JSON_ELSEWHERE = {
+    "agent": "tests/online/test_agents.py",
+    "watch": "test_watch_prints_json_lines below",
+    "report": "tests/report/test_render.py::test_report_command",
+    "pipeline run": "tests/pipeline/test_standalone.py",
+    "sweep shedding": "tests/pipeline/test_sweeps.py::test_cli_json_summary",
+    "sweep diskfill": "not yet: needs Spark",
+}
+
+
+def test_every_command_takes_json() -> None:
+    """Every command, and every subcommand of a group, has --json."""
+    commands = leaf_commands()
+    missing = [n for n, c in commands.items() if not any("--json" in p.opts for p in c.params)]
+    assert not missing, f"no --json: {missing}"
+    assert set(commands) == set(JSON_RUNS) | set(JSON_ELSEWHERE), "a command is not listed here"
+
+
+@pytest.mark.parametrize("command", sorted(JSON_RUNS))
+def test_json_is_one_document_and_nothing_is_drawn(
+    command: str, tmp_path: Path, terminal_stderr: io.StringIO
+) -> None:
+    """--json prints one JSON object on stdout, and no progress display even on a terminal."""
+    result = runner.invoke(app, [*command.split(), *JSON_RUNS[command](tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert isinstance(doc, dict) and doc
+    assert terminal_stderr.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("command", "module", "drawn"),
+    [
+        ("place", "place", ["placing"]),
+        ("allocate", "allocate", ["allocating 198 replicas", "evening out the batch"]),
+    ],
+)
+def test_large_runs_draw_progress_on_stderr(
+    command: str,
+    module: str,
+    drawn: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    terminal_stderr: io.StringIO,
+) -> None:
+    """place and allocate show a progress bar from a size up (here: from any size), on stderr;
+    stdout holds the table alone; --json draws nothing."""
+    monkeypatch.setattr(importlib.import_module(f"trimtab.cli.{module}"), "_PROGRESS_FROM", 0)
+    args = [command, *JSON_RUNS[command](tmp_path)]
+    people = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert people.exit_code == 0, people.output
+    for text in drawn:
+        assert text in terminal_stderr.getvalue()
+        assert text not in people.stdout
+    assert "\x1b[" not in people.stdout and "┃ node" in people.stdout
+    terminal_stderr.seek(0)
+    terminal_stderr.truncate()
+    assert json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert terminal_stderr.getvalue() == ""
+
+
+def test_bookieinfo_waits_with_a_spinner_and_lists_the_failures(
+    tmp_path: Path, terminal_stderr: io.StringIO
+) -> None:
+    """While the nodes are asked, stderr says how many and the timeout; the table lists each
+    node with its error, and the totals count only nodes that answered."""
+    result = runner.invoke(
+        app, ["bookieinfo", "--registry", str(registry(tmp_path)), "--timeout", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "asking 2 nodes (timeout 2 s)" in terminal_stderr.getvalue()
+    assert "Free disk space info" in result.stdout and "unavailable" in result.stdout
+    assert "0 of 2 nodes answered" in result.stdout and "asking" not in result.stdout
+    doc = json.loads(
+        runner.invoke(
+            app, ["bookieinfo", "--registry", str(registry(tmp_path)), "--timeout", "2", "--json"]
+        ).stdout
+    )
+    assert [(b["id"], b["state"], b["free_bytes"]) for b in doc["bookies"]] == [
+        ("bk1:3181", "writable", None),
+        ("bk2:3181", "readonly", None),
+    ]
+    assert all(b["error"] for b in doc["bookies"]) and doc["total_bytes"] == 0
+
+
+def test_generate_fleet_prints_a_table_of_the_tables_written(tmp_path: Path) -> None:
+    """The people's view: one row per table written with its rows and malformed rows."""
+    result = runner.invoke(
+        app, ["generate-fleet", *JSON_RUNS["generate-fleet"](tmp_path)], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "fleet written to" in result.stdout and (tmp_path / "fleet" / "nodes").is_dir()
+    for table in ("nodes", "node_metrics", "bundle_metrics"):
+        assert f"│ {table}" in result.stdout
+
+
+def test_watch_prints_json_lines(tmp_path: Path) -> None:
+    """`trimtab watch --json` (until SIGTERM) prints one JSON line when it is watching and one
+    when it stops, nothing else on stdout."""
+    exe = shutil.which("trimtab", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    args = ["watch", "--registry", str(registry(tmp_path)), "--metrics-port", "0", "--json"]
+    with subprocess.Popen(
+        [exe, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            readable, _, _ = select.select([proc.stdout], [], [], 30)
+            assert readable, "watch printed nothing in 30 s"
+            ready = json.loads(proc.stdout.readline())
+        finally:
+            proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert ready["event"] == "watching" and ready["membership"] == "registry"
+    assert ready["metrics_url"] == f"http://127.0.0.1:{ready['metrics_port']}/metrics"
+    assert [json.loads(line) for line in rest.splitlines()] == [{"event": "stopped"}]

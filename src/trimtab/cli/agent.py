@@ -23,7 +23,7 @@ from trimtab.cluster import NodeId
 from trimtab.errors import AgentError, MembershipError
 from trimtab.membership.zk import ZkTarget, zk_target
 
-__all__ = ["agent", "until_signalled"]
+__all__ = ["agent", "print_event", "until_signalled"]
 
 
 @contextmanager
@@ -42,7 +42,8 @@ def until_signalled() -> Iterator[threading.Event]:
             signal.signal(signum, old)
 
 
-def _event(as_json: bool, doc: dict[str, Any], text: str) -> None:
+def print_event(as_json: bool, doc: dict[str, Any], text: str) -> None:
+    """A daemon's news: one JSON line (flushed at once) with ``--json``, else one text line."""
     if as_json:
         sys.stdout.write(json.dumps(doc) + "\n")
         sys.stdout.flush()
@@ -167,7 +168,7 @@ def agent(
                     )
                 status = running.status()
                 port = metrics.port if metrics is not None else None
-                _event(
+                print_event(
                     as_json,
                     _ready_doc(status, target.hosts if target else None, port),
                     _ready_text(status, target.hosts if target else None, target, port),
@@ -178,4 +179,4 @@ def agent(
                 if metrics is not None:
                     metrics.close()
                 running.close()
-        _event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")
+        print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")

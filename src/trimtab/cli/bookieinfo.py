@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from trimtab._format import human_bytes
+from trimtab._format import human_bytes, plural
 from trimtab.bookieinfo.client import GrpcBookieInfoClient, SurveyRow, survey
 from trimtab.bookieinfo.feed import PlacementWeightsCollector, PolicyFeed
 from trimtab.bookieinfo.info import BookieInfo, FetchError
@@ -24,9 +24,10 @@ from trimtab.cli._common import (
     load_config,
     out,
     print_json,
+    progress_bar,
     user_errors,
 )
-from trimtab.cli.agent import until_signalled
+from trimtab.cli.agent import print_event, until_signalled
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import MembershipError
 from trimtab.membership import (
@@ -108,12 +109,17 @@ def bookieinfo(
     Sizes in base-1000 units (as `bookkeeper shell bookieinfo`); nodes that do not answer are
     listed with the reason. Totals count the nodes that answered.
     """
-    with user_errors():
+    with user_errors(), progress_bar(quiet=as_json) as bar:
+        # nodes that do not answer hold the command up to the timeout (5 s by default)
+        phase = bar.add_task("reading the membership", total=None)
         cfg = load_config(config).bookie_info
         membership = _membership(cfg, zk, zk_root, registry)
+        wait = timeout or cfg.timeout_seconds
+        asked = len(membership.writable | membership.readonly)
+        bar.update(phase, description=f"asking {plural(asked, 'node')} (timeout {wait:g} s)")
         client = GrpcBookieInfoClient()
         try:
-            rows = survey(membership, client, timeout=timeout or cfg.timeout_seconds)
+            rows = survey(membership, client, timeout=wait)
         finally:
             client.close()
     doc = survey_json(rows)
@@ -166,6 +172,10 @@ def watch(
     timeout: TimeoutOption = None,
     config: ConfigOption = None,
     seed: Annotated[int, typer.Option(help="Seed of the policy's random choices.")] = 0,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print each event (watching, stopped) as one JSON line."),
+    ] = False,
 ) -> None:
     """Follow membership, poll every writable node, feed a placement policy, export its weights.
 
@@ -206,9 +216,17 @@ def watch(
                     port=metrics_port,
                     host=metrics_host,
                 )
-                out.print(
-                    f"watching; metrics on http://{metrics_host}:{metrics.port}/metrics",
-                    highlight=False,
+                url = f"http://{metrics_host}:{metrics.port}/metrics"
+                print_event(
+                    as_json,
+                    {
+                        "event": "watching",
+                        "metrics_url": url,
+                        "metrics_port": metrics.port,
+                        "policy": full.placement.ensemble_placement_policy,
+                        "membership": "registry" if isinstance(source, StaticRegistry) else "zk",
+                    },
+                    f"watching; metrics on {url}",
                 )
                 while not stop.wait(0.5):
                     pass
@@ -217,3 +235,4 @@ def watch(
                     metrics.close()
                 source.stop()
                 reader.close()
+        print_event(as_json, {"event": "stopped"}, "watch stopped")
