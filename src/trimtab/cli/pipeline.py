@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from trimtab._format import plural
@@ -15,10 +14,10 @@ from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
-    err,
     load_config,
     out,
     print_json,
+    progress_bar,
     user_errors,
 )
 
@@ -60,7 +59,7 @@ def generate_fleet_cmd(
             )
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
-        with _bar(quiet=as_json) as bar:
+        with progress_bar(quiet=as_json) as bar:
             task = bar.add_task("generating clusters", total=clusters)
             fleet = generate_fleet(
                 spec, out_dir, progress=lambda done, _: bar.update(task, completed=done)
@@ -123,7 +122,7 @@ def run_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Read the fleet's tables, check every row, decide, and publish the outputs."""
-    from trimtab.pipeline.job import JobOptions, run_job
+    from trimtab.pipeline.job import STAGES, JobOptions, run_job
     from trimtab.pipeline.loads import parse_window
     from trimtab.pipeline.session import parse_conf, spark_session
 
@@ -148,12 +147,14 @@ def run_cmd(
             cycles=cycles,
             until_balanced=until_balanced,
         )
-        with _bar(quiet=as_json) as bar:
-            task = bar.add_task("starting Spark", total=None)
+        with progress_bar(quiet=as_json) as bar:
+            task = bar.add_task("starting Spark", total=len(STAGES))
+
+            def advance(name: str) -> None:
+                bar.update(task, description=name, completed=STAGES.index(name))
+
             spark = spark_session(master=master, conf=settings)
-            summary = run_job(
-                spark, options, progress=lambda name: bar.update(task, description=name)
-            )
+            summary = run_job(spark, options, progress=advance)
     if as_json:
         print_json(
             {
@@ -199,16 +200,4 @@ def run_cmd(
         f"{plural(len(summary.clusters), 'cluster')}, {plural(nodes, 'node')}; "
         f"outputs in [bold]{summary.output}[/]",
         highlight=False,
-    )
-
-
-def _bar(*, quiet: bool) -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=quiet,
     )

@@ -395,19 +395,30 @@ def _key_hash(table: InputTable) -> SparkColumn:
 def repeated_keys(read: DataFrame, table: InputTable) -> DataFrame:
     """``_key_hash`` values that occur more than once among rows whose keys are all present.
 
-    Only the key columns are read and only 8 bytes per row are shuffled; counting every row
+    Only the key columns are read. A telemetry key is (time, the other keys): rows are
+    grouped by the other keys, which Spark pre-aggregates before the shuffle, and each group's
+    times are collected; only a group holding a time twice is unpacked. Counting every row
     (not only accepted ones) gives a superset of the candidates, which :func:`flag` narrows.
     """
     present = F.lit(True)
     for key in table.keys:
         present = present & F.col(key).isNotNull()
-    return (
-        read.where(present)
-        .groupBy(_key_hash(table).alias("_key_hash"))
+    rows = read.where(present)
+    stamps = [k for k in table.keys if k in _ts(table)]
+    if not stamps:  # the inventory and the requests: small tables, count the key hashes
+        counted = rows.groupBy(_key_hash(table).alias("_key_hash")).count()
+        return counted.where(F.col("count") > 1).select("_key_hash")
+    (ts,) = stamps
+    others = [k for k in table.keys if k != ts]
+    seen = rows.groupBy(*others).agg(F.collect_list(ts).alias("_seen"))
+    repeated = (
+        seen.where(F.size(F.array_distinct("_seen")) < F.size("_seen"))
+        .select(*others, F.explode("_seen").alias(ts))
+        .groupBy(*table.keys)
         .count()
         .where(F.col("count") > 1)
-        .select("_key_hash")
     )
+    return repeated.select(_key_hash(table).alias("_key_hash"))
 
 
 def check(
@@ -489,8 +500,7 @@ def _membership(
     first = F.when(ok & ~F.col("cluster").isin(*clusters), unknown_cluster)
     node_column = next((c for c in ("node", "broker") if c in frame.columns), None)
     if node_column is not None:
-        known = nodes.select("cluster", F.col("node").alias(node_column), F.lit(True).alias("_k"))
-        frame = frame.join(F.broadcast(known), ["cluster", node_column], "left")
+        frame = _known_nodes(frame, nodes, node_column)
         unknown_node = F.struct(
             F.lit("unknown_node").alias("r"),
             F.format_string(
@@ -499,5 +509,34 @@ def _membership(
                 F.col("cluster"),
             ).alias("m"),
         )
-        first = first.when(ok & F.col("_k").isNull(), unknown_node)
+        first = first.when(ok & ~F.col("_k"), unknown_node)
     return frame.withColumn("_first", first.otherwise(F.col("_first"))).drop("_k")
+
+
+def _known_nodes(frame: DataFrame, nodes: DataFrame, node_column: str) -> DataFrame:
+    """``frame`` with ``_k``: whether (cluster, node) is in the inventory.
+
+    The broadcast side is keyed by a 64-bit hash of the pair (a hash table of longs is far
+    cheaper to probe per row than one of string pairs) and the strings are compared after
+    the lookup, so a hash collision can never let an unknown node through. Two inventory
+    nodes sharing a hash would make the join ambiguous; then the string pair is the key.
+    """
+    pair = [F.col("cluster"), F.col(node_column)]
+    known = nodes.select(
+        F.xxhash64("cluster", "node").alias("_node_hash"),
+        F.col("cluster").alias("_known_cluster"),
+        F.col("node").alias("_known_node"),
+    )
+    hashes = known.agg(F.count("*").alias("n"), F.count_distinct("_node_hash").alias("d"))
+    (counts,) = hashes.collect()
+    if counts["n"] != counts["d"]:
+        plain = nodes.select("cluster", F.col("node").alias(node_column), F.lit(True).alias("_k"))
+        joined = frame.join(F.broadcast(plain), ["cluster", node_column], "left")
+        return joined.withColumn("_k", F.coalesce(F.col("_k"), F.lit(False)))
+    joined = frame.withColumn("_node_hash", F.xxhash64(*pair)).join(
+        F.broadcast(known), "_node_hash", "left"
+    )
+    same = (F.col("_known_cluster") == pair[0]) & (F.col("_known_node") == pair[1])
+    return joined.withColumn("_k", F.coalesce(same, F.lit(False))).drop(
+        "_node_hash", "_known_cluster", "_known_node"
+    )

@@ -35,7 +35,19 @@ from trimtab.pipeline.report import inventory, write_staged_report
 from trimtab.pipeline.weights import bookie_weights
 from trimtab.shedding import Move
 
-__all__ = ["JobOptions", "RunSummary", "run_job"]
+__all__ = ["STAGES", "JobOptions", "RunSummary", "run_job"]
+
+#: The stages in the order they run (``allocations`` only when requests were given); each is
+#: timed into ``run.json`` and reported to the progress hook as it starts.
+STAGES = (
+    "read and validate",
+    "write quarantine",
+    "loads",
+    "weights",
+    "plans",
+    "allocations",
+    "publish",
+)
 
 ProgressHook = Callable[[str], None]
 _CHECKED = "_checked"  # the small checked frames (inventory, flagged rows), kept until publication
@@ -125,11 +137,11 @@ def run_job(
                 options.config.shedding,
                 window=options.window,
             ).sortWithinPartitions("cluster", "node", "window_start")
-            out.write_table("node_load", loads)
+            out.write_table("node_load", loads, dictionary=("cluster", "node"))
             _load_summary(spark.read.parquet(out.path("node_load")), summary)
         with stage("weights"):
             weights = bookie_weights(
-                ingested.accepted("node_metrics"),
+                spark.read.parquet(out.path("node_load")),
                 ingested.accepted("nodes"),
                 options.config.placement,
             )

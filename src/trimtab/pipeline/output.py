@@ -10,6 +10,7 @@ between the two renames is one metadata operation; if a run dies inside it, the 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trimtab.pipeline.fs import HadoopFS
@@ -47,8 +48,16 @@ class StagedOutput:
     def path(self, name: str) -> str:
         return f"{self.staging}/{name}"
 
-    def write_table(self, name: str, frame: DataFrame) -> None:
-        frame.write.mode("overwrite").parquet(self.path(name))
+    def write_table(self, name: str, frame: DataFrame, *, dictionary: Sequence[str] = ()) -> None:
+        """Write ``frame`` as Parquet. With ``dictionary``, only those columns are
+        dictionary-encoded: measured values rarely repeat, and trying to encode them as a
+        dictionary made writing node loads about 1.6× slower for no smaller file."""
+        writer = frame.write.mode("overwrite")
+        if dictionary:
+            writer = writer.option("parquet.enable.dictionary", "false")
+            for column in dictionary:
+                writer = writer.option(f"parquet.enable.dictionary#{column}", "true")
+        writer.parquet(self.path(name))
 
     def write_json(self, name: str, doc: Any) -> None:
         self.fs.write_text(self.path(name), json.dumps(doc, indent=2, default=str) + "\n")

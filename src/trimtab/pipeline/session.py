@@ -10,7 +10,8 @@ Which master runs the job, first match wins:
 The Python workers must run this interpreter, or they fail to import pyarrow and trimtab, so
 ``PYSPARK_PYTHON`` is set to ``sys.executable`` unless the user set it. Small-data defaults
 (few shuffle partitions, Arrow on, no UI in tests) are applied only where the user has not set
-the key: ``--conf key=value`` always wins. Local masters bind to loopback (``SPARK_LOCAL_IP``).
+the key: ``--conf key=value`` always wins. Local masters bind to loopback (``SPARK_LOCAL_IP``)
+and get a 4 GiB driver heap (:data:`LOCAL_CONF`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_CONF", "MASTER_ENV", "parse_conf", "spark_session"]
+__all__ = ["DEFAULT_CONF", "LOCAL_CONF", "MASTER_ENV", "parse_conf", "spark_session"]
 
 MASTER_ENV = "TRIMTAB_SPARK_MASTER"
 
@@ -33,7 +34,14 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.adaptive.enabled": "true",
+    # Duplicate checks collect each key's sample times in one hash aggregation; past this
+    # many keys per task Spark would switch to sorting every row.
+    "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "1000000",
 }
+
+#: Local runs only: the driver is the executor, and Spark's 1 GiB default heap makes a
+#: fleet's aggregations spill long before the machine runs out of memory.
+LOCAL_CONF: Mapping[str, str] = {"spark.driver.memory": "4g"}
 
 
 def parse_conf(pairs: list[str]) -> dict[str, str]:
@@ -67,7 +75,10 @@ def spark_session(
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.appName(app_name).master(chosen)
     user = dict(conf or {})
-    for key, value in DEFAULT_CONF.items():
+    defaults = dict(DEFAULT_CONF)
+    if chosen.startswith("local"):
+        defaults |= LOCAL_CONF
+    for key, value in defaults.items():
         if key not in user and not base.contains(key):
             builder = builder.config(key, value)
     for key, value in user.items():

@@ -2,7 +2,8 @@
 single-pick probability — exactly what the placement engine would draw with.
 
 Algorithm
-    1. The latest accepted ``node_metrics`` sample per node gives free and total disk.
+    1. The latest accepted ``node_metrics`` sample per node gives free and total disk; the
+       loads stage already keeps it on each node's latest ``node_load`` window.
     2. The pool is the cluster's writable nodes whose ``role`` is ``bookie`` or empty (read-only
        and down nodes never carry weight, as in the policies); a pool member without a sample
        gets the smallest positive weight, as upstream treats a bookie with no info.
@@ -29,13 +30,14 @@ BOOKIE_WEIGHTS_SCHEMA = (
 )
 
 
-def bookie_weights(metrics: DataFrame, nodes: DataFrame, placement: PlacementConfig) -> DataFrame:
+def bookie_weights(node_load: DataFrame, nodes: DataFrame, placement: PlacementConfig) -> DataFrame:
     """One row per writable bookie of every cluster (see the module docstring)."""
-    # One max_by per column: fixed-width buffers keep Spark on its fast hash aggregation.
-    latest = metrics.groupBy("cluster", "node").agg(
-        F.max("ts").alias("sample_ts"),
-        F.max_by("disk_free_bytes", "ts").alias("disk_free_bytes"),
-        F.max_by("disk_total_bytes", "ts").alias("disk_total_bytes"),
+    latest = node_load.where("latest").select(
+        "cluster",
+        "node",
+        F.col("last_sample_ts").alias("sample_ts"),
+        F.col("last_disk_free_bytes").alias("disk_free_bytes"),
+        F.col("last_disk_total_bytes").alias("disk_total_bytes"),
     )
     role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
     pool = nodes.where(
