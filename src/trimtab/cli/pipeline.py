@@ -163,6 +163,7 @@ def run_cmd(
                 "quarantine_by_rule": summary.quarantine_by_rule,
                 "clusters": summary.clusters,
                 "timings_s": summary.timings_s,
+                "spark": summary.spark,
             }
         )
         return

@@ -79,6 +79,7 @@ class RunSummary:
     quarantine_by_rule: dict[str, dict[str, int]] = field(default_factory=dict)
     clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
     timings_s: dict[str, float] = field(default_factory=dict)
+    spark: dict[str, str] = field(default_factory=dict)
 
     def as_json(self, options: JobOptions, started: datetime) -> dict[str, Any]:
         return {
@@ -90,6 +91,7 @@ class RunSummary:
             "quarantine_by_rule": self.quarantine_by_rule,
             "clusters": self.clusters,
             "timings_s": self.timings_s,
+            "spark": self.spark,
         }
 
 
@@ -101,6 +103,7 @@ def run_job(
     now = options.now or started
     run_id = started.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     summary = RunSummary(output=options.output, run_id=run_id)
+    summary.spark = {"master": str(spark.sparkContext.master), "version": spark.version}
 
     @contextmanager
     def stage(name: str) -> Iterator[None]:

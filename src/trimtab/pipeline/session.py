@@ -67,6 +67,12 @@ def spark_session(
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        # Under spark-submit the JVM is already up with its settings as system properties;
+        # connect to it first, or SparkConf cannot see them (and the master would be lost).
+        from pyspark import SparkContext
+
+        SparkContext._ensure_initialized()
     base = SparkConf()  # picks up what spark-submit passed
     chosen = master or os.environ.get(MASTER_ENV) or base.get("spark.master") or "local[*]"
     if chosen.startswith("local"):
