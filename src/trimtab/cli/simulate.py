@@ -41,6 +41,10 @@ from trimtab.sim.shedding_cluster import ClusterRun, ClusterScenario, run_cluste
 from trimtab.sim.sweep import DiskFillSetting
 
 __all__ = [
+    "BundlesPerBrokerOption",
+    "PairsPerCycleOption",
+    "TargetStdOption",
+    "TimersOption",
     "diskfill",
     "diskfill_base",
     "parse_sizes",
@@ -58,6 +62,24 @@ app.add_typer(simulate_app, name="simulate")
 
 _SPARK = "▁▂▃▄▅▆▇█"
 
+# PIP-220's static experiment, as `simulate shedding` and `sweep shedding` both run it.
+TargetStdOption = Annotated[
+    float, typer.Option("--target-std", help="Std to reach (the PIP's table: 0.15).", min=0.0)
+]
+PairsPerCycleOption = Annotated[
+    int | None,
+    typer.Option(
+        "--pairs-per-cycle", help="TransferShedder pairs per cycle (default: config).", min=1
+    ),
+]
+TimersOption = Annotated[
+    bool,
+    typer.Option("--timers", help="Keep upstream's hit count and cooldown (a cycle = 1 min)."),
+]
+BundlesPerBrokerOption = Annotated[
+    int, typer.Option("--bundles-per-broker", help="Random split of each load.", min=2)
+]
+
 
 @simulate_app.command("shedding")
 def shedding(
@@ -70,22 +92,10 @@ def shedding(
     strategy: Annotated[
         str, typer.Option("--strategy", help="Strategies, comma-separated.")
     ] = "transfer,balanced",
-    target_std: Annotated[
-        float, typer.Option("--target-std", help="Std to reach (the PIP's table: 0.15).", min=0.0)
-    ] = 0.15,
-    pairs_per_cycle: Annotated[
-        int | None,
-        typer.Option(
-            "--pairs-per-cycle", help="TransferShedder pairs per cycle (default: config).", min=1
-        ),
-    ] = None,
-    timers: Annotated[
-        bool,
-        typer.Option("--timers", help="Keep upstream's hit count and cooldown (a cycle = 1 min)."),
-    ] = False,
-    bundles_per_broker: Annotated[
-        int, typer.Option("--bundles-per-broker", help="Random split of each load.", min=2)
-    ] = 10,
+    target_std: TargetStdOption = 0.15,
+    pairs_per_cycle: PairsPerCycleOption = None,
+    timers: TimersOption = False,
+    bundles_per_broker: BundlesPerBrokerOption = 10,
     dynamic: Annotated[
         bool,
         typer.Option("--dynamic", help="Run the living-cluster scenario instead (first size)."),

@@ -34,7 +34,15 @@ from trimtab.cli._common import (
     progress_bar,
     user_errors,
 )
-from trimtab.cli.simulate import diskfill_base, parse_sizes, parse_strategies
+from trimtab.cli.simulate import (
+    BundlesPerBrokerOption,
+    PairsPerCycleOption,
+    TargetStdOption,
+    TimersOption,
+    diskfill_base,
+    parse_sizes,
+    parse_strategies,
+)
 from trimtab.sim.convergence import PIP_EPOCHS, experiment_config
 from trimtab.sim.sweep import DiskFillSweep, SheddingSweep, Sweep, parse_grid
 
@@ -83,22 +91,10 @@ def shedding(
         typer.Option("--strategies", "--strategy", help="Strategies, comma-separated."),
     ] = "transfer,balanced",
     trials: TrialsOption = 20,
-    target_std: Annotated[
-        float, typer.Option("--target-std", help="Std to reach (the PIP's table: 0.15).", min=0.0)
-    ] = 0.15,
-    pairs_per_cycle: Annotated[
-        int | None,
-        typer.Option(
-            "--pairs-per-cycle", help="TransferShedder pairs per cycle (default: config).", min=1
-        ),
-    ] = None,
-    timers: Annotated[
-        bool,
-        typer.Option("--timers", help="Keep upstream's hit count and cooldown (a cycle = 1 min)."),
-    ] = False,
-    bundles_per_broker: Annotated[
-        int, typer.Option("--bundles-per-broker", help="Random split of each load.", min=2)
-    ] = 10,
+    target_std: TargetStdOption = 0.15,
+    pairs_per_cycle: PairsPerCycleOption = None,
+    timers: TimersOption = False,
+    bundles_per_broker: BundlesPerBrokerOption = 10,
     seed: Annotated[
         int, typer.Option("--seed", help="As simulate shedding's: same seed, same runs.")
     ] = 0,
