@@ -37,7 +37,7 @@ def test_fleet_has_the_promised_shape(tmp_path: Path) -> None:
     fleet = generate_fleet(spec, tmp_path)
     assert fleet.rows["node_metrics"] == 3 * (5 + 4) * 7
     assert fleet.rows["bundle_metrics"] == 3 * 12 * 7
-    nodes = pq.read_table(tmp_path / "nodes").to_pylist()
+    nodes = pq.read_table(tmp_path / "nodes" / "nodes.parquet").to_pylist()
     bundles = pq.read_table(tmp_path / "bundle_metrics").to_pylist()
     for cluster in {n["cluster"] for n in nodes}:
         members = [n for n in nodes if n["cluster"] == cluster]
@@ -49,7 +49,7 @@ def test_fleet_has_the_promised_shape(tmp_path: Path) -> None:
 
 
 def test_bad_rows_cover_every_rule(tmp_path: Path) -> None:
-    """With bad rows on, every rule of each telemetry table has at least one row."""
+    """With bad rows on, every rule of each table (inventory and telemetry) has a row."""
     fleet = generate_fleet(
         FleetSpec(clusters=1, brokers=2, bookies=2, bundles=4, minutes=3, bad_rows=0.2), tmp_path
     )

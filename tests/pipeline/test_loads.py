@@ -59,10 +59,8 @@ def test_pipeline_loads_equal_the_engines(
     rows = pq.read_table(out / "node_load").to_pylist()
     assert rows and all(r["samples"] == 2 for r in rows if not r["latest"])
     model = LoadModel.of(config.shedding)
-    nodes = {}
-    for name in ("nodes",):
-        table = pq.read_table(Path(dirty_fleet.out) / name).to_pylist()
-        nodes = {(r["cluster"], r["node"]): r for r in table}
+    table = pq.read_table(Path(dirty_fleet.out) / "nodes" / "nodes.parquet").to_pylist()
+    nodes = {(r["cluster"], r["node"]): r for r in table}
     limits = {
         k: Limits(cores=v["cores"], memory_bytes=v["memory_bytes"], nic_bps=v["nic_bps"])
         for k, v in nodes.items()

@@ -34,7 +34,8 @@ def test_bookie_weights_equal_the_placement_policys(
     run_job(spark, JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW, config=config))
     rows = pq.read_table(out / "bookie_weights").to_pylist()
     nodes = {
-        (r["cluster"], r["node"]): r for r in pq.read_table(dirty_fleet.out / "nodes").to_pylist()
+        (r["cluster"], r["node"]): r
+        for r in pq.read_table(dirty_fleet.out / "nodes" / "nodes.parquet").to_pylist()
     }
     by_cluster: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:

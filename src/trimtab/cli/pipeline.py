@@ -39,7 +39,12 @@ def generate_fleet_cmd(
         int, typer.Option(help="Random seed; the same seed writes the same fleet.")
     ] = 7,
     bad_rows: Annotated[
-        float, typer.Option("--bad-rows", help="Fraction of telemetry rows to write malformed.")
+        float,
+        typer.Option(
+            "--bad-rows",
+            help="Fraction of telemetry rows to write malformed (and one bad inventory row "
+            "per rule).",
+        ),
     ] = 0.0,
     as_json: JsonFlag = False,
 ) -> None:

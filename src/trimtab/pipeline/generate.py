@@ -14,6 +14,7 @@ Layout written under ``out``::
     bundle_metrics/part-00000.parquet   one row per bundle per minute
     allocation_requests/requests.parquet
     */bad-rows.csv                      (with bad_rows > 0) rows that break one rule each
+                                        (the inventory: one per rule; telemetry: the fraction)
     expected_bad.json                   how many bad rows of each rule were written, per table
 
 Telemetry is written in chunks of clusters so a fleet of tens of millions of rows never has to
@@ -54,8 +55,19 @@ BOOKIE_SKUS = (
     (32, 128 * GIB, 16 * TB, 25 * 10**9),
 )
 
-#: The ingest rules a generated bad row breaks, one rule per row, per telemetry table.
+#: The ingest rules a generated bad row breaks, one rule per row, per table.
 BAD_RULES = {
+    "nodes": (
+        "missing_key",
+        "wrong_type",
+        "negative",
+        "free_above_total",
+        "bad_state",
+        "bad_role",
+        "bad_node_id",
+        "bad_location",
+        "duplicate",
+    ),
     "node_metrics": (
         "missing_key",
         "wrong_type",
@@ -162,6 +174,10 @@ def generate_fleet(
             progress(index + 1, len(clusters))
     bad: dict[str, dict[str, int]] = {}
     if spec.bad_rows > 0:
+        # The inventory is small: one bad row per rule, on node ids no telemetry uses (the
+        # duplicate repeats a real node's row, so either copy leaves the same inventory).
+        bad["nodes"] = _write_bad_nodes(root / "nodes" / "bad-rows.csv", clusters[0].nodes[0])
+        rows["nodes"] += sum(bad["nodes"].values())
         for name in ("node_metrics", "bundle_metrics"):
             count = max(len(BAD_RULES[name]), math.ceil(rows[name] * spec.bad_rows))
             bad[name] = _write_bad_rows(
@@ -346,6 +362,30 @@ def _write_bad_rows(
             writer.writerow(row)
             counts[rule] += 1
     return {rule: n for rule, n in counts.items() if n}
+
+
+def _write_bad_nodes(path: Path, node: dict[str, Any]) -> dict[str, int]:
+    """One inventory row per rule of :data:`BAD_RULES` ``["nodes"]``, built from ``node``."""
+    columns = [c.name for c in INPUT_TABLES["nodes"].columns]
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        for i, rule in enumerate(BAD_RULES["nodes"]):
+            row = {k: _csv_value(node.get(k, "")) for k in columns}
+            if rule != "duplicate":
+                row["node"] = f"{node['cluster']}-bad{i:02d}.example.net:3181"
+            row |= {
+                "missing_key": {"node": ""},
+                "wrong_type": {"cores": "eight"},
+                "negative": {"memory_bytes": "-1"},
+                "free_above_total": {"disk_free_bytes": str(int(node["disk_total_bytes"]) + 1)},
+                "bad_state": {"state": "broken"},
+                "bad_role": {"role": "zookeeper"},
+                "bad_node_id": {"node": "not a node id!"},
+                "bad_location": {"rack": "rack1/extra"},
+            }.get(rule, {})
+            writer.writerow(row)
+    return dict.fromkeys(BAD_RULES["nodes"], 1)
 
 
 def _cycle(items: tuple[str, ...]) -> Iterator[str]:
