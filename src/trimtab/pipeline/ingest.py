@@ -30,7 +30,7 @@ Algorithm
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -93,9 +93,8 @@ class CheckedTable:
 
     def accepted(self) -> DataFrame:
         """Rows that pass every rule, as the canonical columns."""
-        clean = self.rows.where(F.col("_rule").isNull() & ~F.col("_candidate"))
         kept = self.flagged.where(F.col("_rule").isNull())
-        return clean.unionByName(kept).drop(*_INTERNAL)
+        return self._clean().unionByName(kept).drop(*_INTERNAL)
 
     def quarantined(self) -> DataFrame:
         """Refused rows with ``_rule``, ``_reason``, ``_raw`` and ``_source_file``."""
@@ -103,8 +102,11 @@ class CheckedTable:
 
     def all(self) -> DataFrame:
         """Every row once, ``_rule`` null for accepted rows (tests count by rule on it)."""
-        clean = self.rows.where(F.col("_rule").isNull() & ~F.col("_candidate"))
-        return clean.unionByName(self.flagged)
+        return self._clean().unionByName(self.flagged)
+
+    def _clean(self) -> DataFrame:
+        """Accepted rows whose key is unique: the part never stored, read where it lies."""
+        return self.rows.where(F.col("_rule").isNull() & ~F.col("_candidate"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +159,7 @@ def ingest(
         raise InputError(f"input directory {input_dir} does not exist: give --input DIR")
     tables: dict[str, CheckedTable] = {}
 
-    def checked(name: str, nodes: DataFrame | None, clusters: list[str] | None) -> CheckedTable:
+    def checked(name: str, nodes: DataFrame | None, clusters: Sequence[str]) -> CheckedTable:
         table = INPUT_TABLES[name]
         read, count = read_table(
             spark, fs, input_dir, table, now=now, future_tolerance_s=future_tolerance_s
@@ -173,7 +175,7 @@ def ingest(
             flagged = store(f"{name}_flagged", flagged)
         return CheckedTable(name, rows, flagged, count)
 
-    tables["nodes"] = checked("nodes", None, None)
+    tables["nodes"] = checked("nodes", None, ())
     good_nodes = tables["nodes"].accepted()
     if materialize is not None:
         good_nodes = materialize("nodes", good_nodes)
@@ -425,21 +427,19 @@ def check(
     frame: DataFrame,
     name: str,
     *,
+    repeated: DataFrame,
     nodes: DataFrame | None = None,
-    clusters: list[str] | None = None,
-    repeated: DataFrame | None = None,
+    clusters: Sequence[str] = (),
 ) -> DataFrame:
     """Apply the membership rules and mark duplicate candidates (see :class:`CheckedTable`).
 
-    ``repeated`` is :func:`repeated_keys` of the same frame (computed here when not given);
-    ``clusters``, the inventory's clusters (read from ``nodes`` when not given).
+    ``repeated`` is :func:`repeated_keys` of the same frame; ``nodes`` the accepted
+    inventory's (cluster, node) pairs and ``clusters`` its clusters (none for the inventory).
     """
     table = INPUT_TABLES[name]
     checked = _membership(frame, name, nodes, clusters)
     # Rows refused by these later rules parsed cleanly: their typed values are the raw row.
     raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), _typed_json(table)))
-    if repeated is None:
-        repeated = repeated_keys(frame, table)
     marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
     return (
         checked.withColumn("_raw", raw)
@@ -481,7 +481,7 @@ def _typed_json(table: InputTable) -> SparkColumn:
 
 
 def _membership(
-    frame: DataFrame, name: str, nodes: DataFrame | None, clusters: list[str] | None
+    frame: DataFrame, name: str, nodes: DataFrame | None, clusters: Sequence[str]
 ) -> DataFrame:
     """unknown_cluster / unknown_node against the accepted inventory.
 
@@ -490,8 +490,6 @@ def _membership(
     """
     if nodes is None or name == "nodes":
         return frame
-    if clusters is None:
-        clusters = sorted({r["cluster"] for r in nodes.select("cluster").distinct().collect()})
     ok = F.col("_first").isNull()
     unknown_cluster = F.struct(
         F.lit("unknown_cluster").alias("r"),

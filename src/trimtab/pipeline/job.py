@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import reduce
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -298,11 +297,7 @@ def _count(ingested: Ingested, summary: RunSummary) -> None:
     Rows read are counted on the files themselves (no rule runs for that); the quarantined
     ones from the stored flagged rows; the rest were accepted.
     """
-    parts = [
-        table.quarantined().select(F.lit(name).alias("table"), F.col("_rule").alias("rule"))
-        for name, table in ingested.tables.items()
-    ]
-    refused = reduce(DataFrame.unionByName, parts).groupBy("table", "rule").count().collect()
+    refused = ingested.quarantine().groupBy("table", "rule").count().collect()
     for name, table in ingested.tables.items():
         by_rule = {row["rule"]: row["count"] for row in refused if row["table"] == name}
         quarantined = sum(by_rule.values())

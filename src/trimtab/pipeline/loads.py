@@ -102,12 +102,9 @@ def node_loads(
     )
     # Nodes and clusters travel to Python as small integers: strings and timestamps are what
     # makes Arrow's hand-over to pandas slow, and every sample would carry them.
-    clusters = sorted({row["cluster"] for row in inventory})
+    clusters = {name: i for i, name in enumerate(sorted({row["cluster"] for row in inventory}))}
     ids = metrics.sparkSession.createDataFrame(
-        [
-            (i, clusters.index(r["cluster"]), r["cluster"], r["node"])
-            for i, r in enumerate(inventory)
-        ],
+        [(i, clusters[r["cluster"]], r["cluster"], r["node"]) for i, r in enumerate(inventory)],
         "_node int, _cluster int, cluster string, node string",
     )
     cores = np.array([float(r["cores"]) for r in inventory])

@@ -77,13 +77,12 @@ def shedding_plans(
         "nic_bps",
         F.lower(F.col("state")).alias("state"),
     )
-    # One max_by per column (fixed-width buffers keep Spark on its fast hash aggregation).
-    kept = (*SAMPLE_FIELDS, "load", "msg_throughput_ema")
-    newest = node_load.groupBy("cluster", "node").agg(
-        F.count("*").alias("windows"),
-        F.max("window_start").alias("window_start"),
-        *(F.max_by(c, "window_start").alias(c) for c in kept),
+    # node_load marks each node's newest window already; only the window count is summed.
+    counts = node_load.groupBy("cluster", "node").agg(F.count("*").alias("windows"))
+    newest = node_load.where("latest").select(
+        "cluster", "node", "window_start", *SAMPLE_FIELDS, "load", "msg_throughput_ema"
     )
+    newest = newest.join(counts, ["cluster", "node"])
     windows = newest.join(brokers, ["cluster", "node"], "inner")
     rates = (
         "msg_in_per_s",
