@@ -32,8 +32,10 @@ from trimtab.config import Config
 from trimtab.errors import TrimtabError
 
 __all__ = [
+    "ConfOption",
     "ConfigOption",
     "JsonFlag",
+    "MasterOption",
     "app",
     "err",
     "load_config",
@@ -54,6 +56,17 @@ out = Console()
 err = Console(stderr=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document for machines.")]
+# The Spark commands (pipeline run, sweep): which master, and any Spark setting.
+MasterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--master",
+        help="Spark master URL; default TRIMTAB_SPARK_MASTER, spark-submit's, or local[*].",
+    ),
+]
+ConfOption = Annotated[
+    list[str] | None, typer.Option("--conf", help="Spark setting key=value; repeatable.")
+]
 ConfigOption = Annotated[
     Path | None,
     typer.Option(

@@ -12,7 +12,9 @@ from rich.table import Table
 from trimtab._format import plural
 from trimtab.cli._common import (
     ConfigOption,
+    ConfOption,
     JsonFlag,
+    MasterOption,
     app,
     load_config,
     out,
@@ -93,16 +95,8 @@ def run_cmd(
     output_dir: Annotated[
         str, typer.Option("--output", help="Directory the outputs are published to (atomically).")
     ],
-    master: Annotated[
-        str | None,
-        typer.Option(
-            "--master",
-            help="Spark master URL; default TRIMTAB_SPARK_MASTER, spark-submit's, or local[*].",
-        ),
-    ] = None,
-    conf: Annotated[
-        list[str] | None, typer.Option("--conf", help="Spark setting key=value; repeatable.")
-    ] = None,
+    master: MasterOption = None,
+    conf: ConfOption = None,
     window: Annotated[
         str, typer.Option(help="Averaging window for node loads: 30s, 1m, 5m, 1h...")
     ] = "1m",

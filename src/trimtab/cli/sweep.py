@@ -26,7 +26,9 @@ from rich.table import Table
 from trimtab._format import plural
 from trimtab.cli._common import (
     ConfigOption,
+    ConfOption,
     JsonFlag,
+    MasterOption,
     app,
     load_config,
     out,
@@ -64,16 +66,6 @@ DEFAULT_GRID = "weights=off,disk;sampling=successive,proportional;cap=0,3"
 OutputOption = Annotated[
     str,
     typer.Option("--output", help="Directory for runs/, summary/, sweep.json, sweep.html."),
-]
-MasterOption = Annotated[
-    str | None,
-    typer.Option(
-        "--master",
-        help="Spark master URL; default TRIMTAB_SPARK_MASTER, spark-submit's, or local[*].",
-    ),
-]
-ConfOption = Annotated[
-    list[str] | None, typer.Option("--conf", help="Spark setting key=value; repeatable.")
 ]
 TrialsOption = Annotated[int, typer.Option("--trials", help="Seeds per parameter set.", min=1)]
 
