@@ -19,13 +19,17 @@ Algorithm
        wrong_type, out_of_range, negative, free_above_total, bad_state, future_timestamp.
     4. Rules needing other rows: unknown_cluster / unknown_node (against the accepted
        inventory: an in-set test and a broadcast join) and duplicate (an exact copy of an
-       earlier row; the first copy is kept). Copies share their sample key, and almost every
-       key is unique, so only a 64-bit hash of each key is counted (the key columns alone are
-       read) and only rows whose key hash repeats — the *candidates* — are compared whole.
-    5. The result per table is a :class:`CheckedTable`: every row with its row-local and
-       membership verdict, plus the small *flagged* set (refused rows and candidates with
-       duplicates resolved). Accepted rows are the clean non-candidates plus the flagged
-       rows that passed; the quarantine is the flagged rows that did not.
+       earlier row; the first copy is kept).
+    5. One aggregation per table, grouped by its key without the time (e.g. per bundle and
+       broker), summarises everything the later stages need from the whole table: the
+       refused rows whole, the sample times that repeat, and for ``bundle_metrics`` the
+       newest accepted sample. Copies share their key and almost every key is unique, so
+       only rows whose key repeats — the *candidates*, usually none — are read again and
+       compared whole.
+    6. The result per table is a :class:`CheckedTable`: every row with its verdict, plus the
+       small *flagged* set (refused rows and candidates with copies resolved). Accepted rows
+       are the clean non-candidates plus the flagged rows that passed; the quarantine is the
+       flagged rows that did not.
 """
 
 from __future__ import annotations
@@ -49,10 +53,11 @@ __all__ = [
     "Ingested",
     "Materialize",
     "check",
-    "flag",
     "ingest",
     "read_table",
     "repeated_keys",
+    "resolve_copies",
+    "summarize",
 ]
 
 #: Stores a small frame and returns it read back (the job writes it to its staging
@@ -73,7 +78,10 @@ _STATES = ("writable", "readonly", "read-only", "read_only", "down")
 _NODE_ID = r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(:([1-9][0-9]{0,4}))?$"
 _CORRUPT = "_corrupt_record"
 _TELEMETRY = ("node_metrics", "bundle_metrics")
-_INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_key_hash", "_candidate")
+# Tables whose newest accepted sample per key is summarised while checking: the plans need
+# only each bundle's newest rates, while node loads need every sample anyway.
+_LATEST = ("bundle_metrics",)
+_INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_candidate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +89,17 @@ class CheckedTable:
     """One table after every rule.
 
     ``rows``: every row read, with ``_rule`` null where no row-local or membership rule
-    refused it and ``_candidate`` true where its key hash repeats. ``flagged``: the refused
-    rows and the candidates, with exact copies refused as ``duplicate`` (small; the job
-    stores it). ``rows_read``: how many rows the table's files hold.
+    refused it and ``_candidate`` true where its key repeats. ``flagged``: the refused rows
+    and the candidates, with exact copies refused as ``duplicate`` (small; the job stores
+    it). ``latest``: per key without its time, the newest accepted sample (``bundle_metrics``
+    only, else None). ``rows_read``: how many rows the table's files hold.
     """
 
     name: str
     rows: DataFrame
     flagged: DataFrame
     rows_read: int
+    latest: DataFrame | None = None
 
     def accepted(self) -> DataFrame:
         """Rows that pass every rule, as the canonical columns."""
@@ -123,6 +133,13 @@ class Ingested:
     def accepted(self, table: str) -> DataFrame:
         return self.tables[table].accepted()
 
+    def latest(self, table: str) -> DataFrame:
+        """The newest accepted sample per key without its time (see :func:`summarize`)."""
+        latest = self.tables[table].latest
+        if latest is None:
+            raise ValueError(f"{table} is not summarised by its newest samples")
+        return latest
+
     def quarantine(self) -> DataFrame:
         parts = [
             table.quarantined().select(
@@ -151,7 +168,7 @@ def ingest(
     """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
 
     Without ``materialize`` the result is lazy (tests); with it, the small frames (the
-    inventory, each table's repeated key hashes and flagged rows) are stored once, the
+    inventory, each telemetry table's summary and flagged rows) are stored once, the
     inventory first so that the telemetry is checked against the stored inventory.
     """
     fs = HadoopFS(spark, input_dir)
@@ -166,14 +183,34 @@ def ingest(
         )
         # Only telemetry is big enough to be worth storing its small derived frames.
         store = materialize if materialize is not None and name in _TELEMETRY else None
-        repeated = repeated_keys(read, table)
+        rows = check(read, name, nodes=nodes, clusters=clusters)
+        summary = summarize(rows, table, latest=name in _LATEST)
         if store is not None:
-            repeated = store(f"{name}_repeated", repeated)
-        rows = check(read, name, nodes=nodes, clusters=clusters, repeated=repeated)
-        flagged = flag(rows, table)
+            summary = store(f"{name}_summary", summary)
+        refused = summary.select(F.explode("_refused").alias("_r")).select("_r.*")
+        repeated = repeated_keys(summary, table)
+        if repeated.isEmpty():  # the usual case: no key repeats, nothing to read again
+            rows = rows.withColumn("_candidate", F.lit(False))
+            flagged = refused.withColumn("_candidate", F.lit(False))
+        else:
+            marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
+            rows = (
+                rows.withColumn("_key_hash", _key_hash(table))
+                .join(F.broadcast(marks), "_key_hash", "left")
+                .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
+                .drop("_key_hash")
+            )
+            candidates = rows.where(F.col("_rule").isNull() & F.col("_candidate"))
+            flagged = refused.withColumn("_candidate", F.lit(False)).unionByName(
+                resolve_copies(candidates, table)
+            )
         if store is not None:
             flagged = store(f"{name}_flagged", flagged)
-        return CheckedTable(name, rows, flagged, count)
+        latest = None
+        if name in _LATEST:
+            stamp = _ts(table)[0]
+            latest = summary.where(F.col(stamp).isNotNull()).drop("_refused", "_repeated")
+        return CheckedTable(name, rows, flagged, count, latest)
 
     tables["nodes"] = checked("nodes", None, ())
     good_nodes = tables["nodes"].accepted()
@@ -394,69 +431,85 @@ def _key_hash(table: InputTable) -> SparkColumn:
     return F.xxhash64(*table.keys)
 
 
-def repeated_keys(read: DataFrame, table: InputTable) -> DataFrame:
-    """``_key_hash`` values that occur more than once among rows whose keys are all present.
-
-    Only the key columns are read. A telemetry key is (time, the other keys): rows are
-    grouped by the other keys, which Spark pre-aggregates before the shuffle, and each group's
-    times are collected; only a group holding a time twice is unpacked. Counting every row
-    (not only accepted ones) gives a superset of the candidates, which :func:`flag` narrows.
-    """
-    present = F.lit(True)
-    for key in table.keys:
-        present = present & F.col(key).isNotNull()
-    rows = read.where(present)
-    stamps = [k for k in table.keys if k in _ts(table)]
-    if not stamps:  # the inventory and the requests: small tables, count the key hashes
-        counted = rows.groupBy(_key_hash(table).alias("_key_hash")).count()
-        return counted.where(F.col("count") > 1).select("_key_hash")
-    (ts,) = stamps
-    others = [k for k in table.keys if k != ts]
-    seen = rows.groupBy(*others).agg(F.collect_list(ts).alias("_seen"))
-    repeated = (
-        seen.where(F.size(F.array_distinct("_seen")) < F.size("_seen"))
-        .select(*others, F.explode("_seen").alias(ts))
-        .groupBy(*table.keys)
-        .count()
-        .where(F.col("count") > 1)
-    )
-    return repeated.select(_key_hash(table).alias("_key_hash"))
-
-
 def check(
-    frame: DataFrame,
-    name: str,
-    *,
-    repeated: DataFrame,
-    nodes: DataFrame | None = None,
-    clusters: Sequence[str] = (),
+    frame: DataFrame, name: str, *, nodes: DataFrame | None = None, clusters: Sequence[str] = ()
 ) -> DataFrame:
-    """Apply the membership rules and mark duplicate candidates (see :class:`CheckedTable`).
+    """Every row with its verdict: ``_rule``/``_reason`` (null when no row-local or membership
+    rule refused it) and ``_raw`` for refused rows.
 
-    ``repeated`` is :func:`repeated_keys` of the same frame; ``nodes`` the accepted
-    inventory's (cluster, node) pairs and ``clusters`` its clusters (none for the inventory).
+    ``nodes`` are the accepted inventory's (cluster, node) pairs and ``clusters`` its
+    clusters (none for the inventory itself).
     """
     table = INPUT_TABLES[name]
     checked = _membership(frame, name, nodes, clusters)
     # Rows refused by these later rules parsed cleanly: their typed values are the raw row.
     raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), _typed_json(table)))
-    marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
     return (
         checked.withColumn("_raw", raw)
         .withColumn("_rule", F.col("_first.r"))
         .withColumn("_reason", F.col("_first.m"))
         .drop("_first")
-        .withColumn("_key_hash", _key_hash(table))
-        .join(marks, "_key_hash", "left")
-        .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
     )
 
 
-def flag(rows: DataFrame, table: InputTable) -> DataFrame:
-    """The refused rows and the duplicate candidates, exact copies refused as ``duplicate``.
+def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> DataFrame:
+    """One pass over checked rows, one output row per key without its time (e.g. per bundle
+    and broker): the refused rows whole (``_refused``), the sample times that occur more than
+    once (``_repeated``) and, with ``latest``, the newest accepted sample's values.
 
-    Among accepted candidates, rows equal in every column (for ``nodes``: in the key) are
-    copies; the first one read is kept. Only these few rows are shuffled.
+    Grouping by the key without its time lets Spark pre-aggregate before the shuffle; only a
+    group whose collected times hold a repeat is sorted to name it. Repeats are counted among
+    every row whose keys are present (a superset of the accepted rows' repeats, which
+    :func:`resolve_copies` narrows). Exact copies are identical, so they cannot change the
+    newest accepted values: those need no duplicate check first.
+    """
+    stamps = _ts(table)
+    others = [k for k in table.keys if k not in stamps]
+    present = F.lit(True)
+    for key in table.keys:
+        present = present & F.col(key).isNotNull()
+    seen = F.col(stamps[0]) if stamps else F.lit(0)
+    aggregates = [
+        F.collect_list(F.when(present, seen)).alias("_seen"),
+        F.collect_list(F.when(F.col("_rule").isNotNull(), F.struct(*rows.columns))).alias(
+            "_refused"
+        ),
+    ]
+    values: list[str] = []
+    if latest and stamps:
+        newest = F.when(F.col("_rule").isNull(), F.col(stamps[0]))
+        values = [c.name for c in table.columns if c.name not in table.keys]
+        aggregates.append(F.max(newest).alias(stamps[0]))
+        aggregates.extend(F.max_by(c, newest).alias(c) for c in values)
+    kept = [*others, *(stamps if values else []), *values, "_refused"]
+    grouped = rows.groupBy(*others).agg(*aggregates)
+    repeats = F.size(F.array_distinct("_seen")) < F.size("_seen")
+    ordered = grouped.select(*kept, F.when(repeats, F.sort_array("_seen")).alias("_sorted"))
+    # In the sorted times a repeat sits next to its copy (sequence indices are 1-based).
+    adjacent = F.transform(
+        F.sequence(F.lit(2), F.size("_sorted")),
+        lambda i: F.when(
+            F.element_at("_sorted", i) == F.element_at("_sorted", i - 1),
+            F.element_at("_sorted", i),
+        ),
+    )
+    repeated = F.array_distinct(F.filter(adjacent, lambda t: t.isNotNull()))
+    return ordered.select(*kept, F.when(F.col("_sorted").isNotNull(), repeated).alias("_repeated"))
+
+
+def repeated_keys(summary: DataFrame, table: InputTable) -> DataFrame:
+    """``_key_hash`` of every key that occurs more than once, from :func:`summarize`."""
+    stamps = _ts(table)
+    others = [k for k in table.keys if k not in stamps]
+    exploded = summary.select(*others, F.explode("_repeated").alias(stamps[0] if stamps else "_t"))
+    return exploded.select(_key_hash(table).alias("_key_hash")).distinct()
+
+
+def resolve_copies(candidates: DataFrame, table: InputTable) -> DataFrame:
+    """Accepted rows sharing a repeated key, with exact copies refused as ``duplicate``.
+
+    Rows equal in every column (for ``nodes``: in the key) are copies; the first one read is
+    kept. Only these few rows are shuffled.
     """
     columns = list(table.keys) if table.name == "nodes" else [c.name for c in table.columns]
     reason = (
@@ -464,14 +517,12 @@ def flag(rows: DataFrame, table: InputTable) -> DataFrame:
         if table.name == "nodes"
         else "an exact duplicate of an earlier row"
     )
-    few = rows.where(F.col("_rule").isNotNull() | F.col("_candidate"))
-    order = Window.partitionBy(F.col("_rule").isNull(), *columns).orderBy("_pos")
-    copy = F.col("_rule").isNull() & (F.row_number().over(order) > 1)
+    copy = F.row_number().over(Window.partitionBy(*columns).orderBy("_pos")) > 1
     return (
-        few.withColumn("_copy", copy)
-        .withColumn("_reason", F.when(F.col("_copy"), F.lit(reason)).otherwise(F.col("_reason")))
-        .withColumn("_raw", F.when(F.col("_copy"), _typed_json(table)).otherwise(F.col("_raw")))
-        .withColumn("_rule", F.when(F.col("_copy"), F.lit("duplicate")).otherwise(F.col("_rule")))
+        candidates.withColumn("_copy", copy)
+        .withColumn("_reason", F.when(F.col("_copy"), F.lit(reason)))
+        .withColumn("_raw", F.when(F.col("_copy"), _typed_json(table)))
+        .withColumn("_rule", F.when(F.col("_copy"), F.lit("duplicate")))
         .drop("_copy")
     )
 

@@ -183,7 +183,7 @@ def _plans(
     """Shedding plans per cluster -> decisions, transfers, pulsar-admin lines, std in run.json."""
     plans = shedding_plans(
         spark.read.parquet(out.path("node_load")),
-        ingested.accepted("bundle_metrics"),
+        ingested.latest("bundle_metrics"),
         ingested.accepted("nodes"),
         options.config.shedding,
         strategy=options.strategy,

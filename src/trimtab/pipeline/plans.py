@@ -67,7 +67,11 @@ def shedding_plans(
     until_balanced: bool = False,
     seed: int = 0,
 ) -> DataFrame:
-    """The plan of every cluster as rows of :data:`PLAN_SCHEMA` (see the module docstring)."""
+    """The plan of every cluster as rows of :data:`PLAN_SCHEMA` (see the module docstring).
+
+    ``bundles`` holds the newest accepted sample per (cluster, bundle, broker), as ingest
+    summarises it (:attr:`CheckedTable.latest`).
+    """
     role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
     brokers = nodes.where(role.isin("", "broker")).select(
         "cluster",
@@ -84,23 +88,13 @@ def shedding_plans(
     )
     newest = newest.join(counts, ["cluster", "node"])
     windows = newest.join(brokers, ["cluster", "node"], "inner")
-    rates = (
-        "msg_in_per_s",
-        "msg_out_per_s",
-        "throughput_in_bytes_per_s",
-        "throughput_out_bytes_per_s",
-    )
-    # The broker is a grouping key rather than a max_by value (a string buffer would push
-    # Spark to sort-based aggregation); a bundle that moved has a row per broker, and the
-    # newest one wins (ties by broker name, so the choice is stable).
-    per_broker = bundles.groupBy("cluster", "bundle", "broker").agg(
-        F.max("ts").alias("ts"), *(F.max_by(c, "ts").alias(c) for c in rates)
-    )
+    # A bundle that moved has a newest sample per broker it had; the newest one wins (ties
+    # by broker name, so the choice is stable).
     newest_first = Window.partitionBy("cluster", "bundle").orderBy(
         F.col("ts").desc(), F.col("broker")
     )
     latest = (
-        per_broker.withColumn("_n", F.row_number().over(newest_first))
+        bundles.withColumn("_n", F.row_number().over(newest_first))
         .where(F.col("_n") == 1)
         .drop("_n")
     )
