@@ -58,6 +58,11 @@ def test_pipeline_loads_equal_the_engines(
     )
     rows = pq.read_table(out / "node_load").to_pylist()
     assert rows and all(r["samples"] == 2 for r in rows if not r["latest"])
+    for part in (out / "node_load").glob("*.parquet"):  # each file in order, unsorted by Spark
+        keys = [
+            (r["cluster"], r["node"], r["window_start"]) for r in pq.read_table(part).to_pylist()
+        ]
+        assert keys == sorted(keys)
     model = LoadModel.of(config.shedding)
     table = pq.read_table(Path(dirty_fleet.out) / "nodes" / "nodes.parquet").to_pylist()
     nodes = {(r["cluster"], r["node"]): r for r in table}

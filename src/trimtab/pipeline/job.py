@@ -133,12 +133,13 @@ def run_job(
             quarantine = ingested.quarantine().orderBy("table", "source_file", "rule", "row")
             out.write_table("quarantine", quarantine)
         with stage("loads"):
+            # Already in (cluster, node, window_start) order within each file: see node_loads.
             loads = node_loads(
                 ingested.accepted("node_metrics"),
                 ingested.accepted("nodes"),
                 options.config.shedding,
                 window=options.window,
-            ).sortWithinPartitions("cluster", "node", "window_start")
+            )
             out.write_table("node_load", loads, dictionary=("cluster", "node"))
             _load_summary(spark.read.parquet(out.path("node_load")), summary)
         with stage("weights"):

@@ -21,7 +21,10 @@ Algorithm
        its nodes when it has no broker): the weighted max column-wise with
        :meth:`LoadModel.weighted_max_array`, then, per node in window order, the moving
        averages (first window sets them; then ``h·ema + (1 − h)·x``).
-    4. The names come back by a broadcast join on the node's integer.
+    4. The names come back by a broadcast join on the node's integer. The integers follow
+       the names' order and each cluster's rows leave Python sorted by node and window, so
+       every output partition is already in (cluster, node, window_start) order: writing
+       needs no sort of its own.
 """
 
 from __future__ import annotations
