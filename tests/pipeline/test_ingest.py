@@ -197,6 +197,27 @@ def test_columns_are_matched_by_name_not_position(spark: SparkSession, tmp_path:
     assert (row["node"], row["cpu"], row["disk_total_bytes"]) == ("bk1:3181", 0.5, 1000)
 
 
+def test_membership_follows_row_rules_and_precedes_copies(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Membership is decided per key, yet a row-local rule still wins over it, copies of an
+    unknown node's row are each ``unknown_node`` (not ``duplicate``), and an unknown
+    broker's bundle sample is not any bundle's newest accepted one."""
+    unknown = GOOD.replace("bk1:3181", "bk7:3181")
+    negative = unknown.replace(",0.1,1,", ",0.1,-1,")
+    write(tmp_path / "nodes" / "nodes.csv", NODES)
+    write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD + unknown * 2 + negative)
+    later = BUNDLE_LINE.replace("00:00:00Z", "00:01:00Z").replace("bk1:3181", "bk7:3181")
+    write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE + later)
+    ingested = ingest(spark, str(tmp_path), now=NOW)
+    assert by_rule(ingested, "node_metrics") == {None: 1, "unknown_node": 2, "negative": 1}
+    assert by_rule(ingested, "bundle_metrics") == {None: 1, "unknown_node": 1}
+    reasons = {r["reason"] for r in ingested.quarantine().collect()}
+    assert "broker bk7:3181 is not a node of cluster c1" in reasons
+    (newest,) = ingested.latest("bundle_metrics").collect()
+    assert newest["broker"] == "bk1:3181"
+
+
 @pytest.mark.parametrize(
     ("setup", "message"),
     [

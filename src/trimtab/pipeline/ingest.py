@@ -17,15 +17,16 @@ Algorithm
        row, not a job failure). The raw row is rendered only for refused rows.
     3. Row-local rules, first broken rule wins: malformed, missing_key, bad_timestamp,
        wrong_type, out_of_range, negative, free_above_total, bad_state, future_timestamp.
-    4. Rules needing other rows: unknown_cluster / unknown_node (against the accepted
-       inventory: an in-set test and a broadcast join) and duplicate (an exact copy of an
-       earlier row; the first copy is kept).
+    4. Rules needing other rows: unknown_cluster / unknown_node (the row's cluster or node is
+       not in the accepted inventory) and duplicate (an exact copy of an earlier row; the
+       first copy is kept).
     5. One aggregation per table, grouped by its key without the time (e.g. per bundle and
        broker), summarises everything the later stages need from the whole table: the
        refused rows whole, the sample times that repeat, and for ``bundle_metrics`` the
-       newest accepted sample. Copies share their key and almost every key is unique, so
-       only rows whose key repeats — the *candidates*, usually none — are read again and
-       compared whole.
+       newest accepted sample. Membership is then decided per key, on those few thousand
+       summary rows. Copies share their key and almost every key is unique, so only the
+       rows of unknown keys and of keys that repeat — the *candidates*, usually none — are
+       read again: no telemetry row pays for a lookup or a comparison.
     6. The result per table is a :class:`CheckedTable`: every row with its verdict, plus the
        small *flagged* set (refused rows and candidates with copies resolved). Accepted rows
        are the clean non-candidates plus the flagged rows that passed; the quarantine is the
@@ -55,9 +56,11 @@ __all__ = [
     "check",
     "ingest",
     "read_table",
+    "refuse_unknown",
     "repeated_keys",
     "resolve_copies",
     "summarize",
+    "unknown_members",
 ]
 
 #: Stores a small frame and returns it read back (the job writes it to its staging
@@ -183,15 +186,21 @@ def ingest(
         )
         # Only telemetry is big enough to be worth storing its small derived frames.
         store = materialize if materialize is not None and name in _TELEMETRY else None
-        rows = check(read, name, nodes=nodes, clusters=clusters)
+        rows = check(read, name)
         summary = summarize(rows, table, latest=name in _LATEST)
         if store is not None:
             summary = store(f"{name}_summary", summary)
         refused = summary.select(F.explode("_refused").alias("_r")).select("_r.*")
+        flagged = refused.withColumn("_candidate", F.lit(False))
+        # Membership and copies are decided per key on the small summary; only the rows of
+        # the few keys concerned (usually none) are read again.
+        unknown = unknown_members(summary, name, nodes, clusters)
+        if unknown is not None and unknown.isEmpty():
+            unknown = None
         repeated = repeated_keys(summary, table)
-        if repeated.isEmpty():  # the usual case: no key repeats, nothing to read again
+        repeats = not repeated.isEmpty()
+        if not repeats:
             rows = rows.withColumn("_candidate", F.lit(False))
-            flagged = refused.withColumn("_candidate", F.lit(False))
         else:
             marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
             rows = (
@@ -200,16 +209,23 @@ def ingest(
                 .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
                 .drop("_key_hash")
             )
-            candidates = rows.where(F.col("_rule").isNull() & F.col("_candidate"))
-            flagged = refused.withColumn("_candidate", F.lit(False)).unionByName(
-                resolve_copies(candidates, table)
-            )
+        if unknown is not None:
+            rows = refuse_unknown(rows, unknown, table)
+        if unknown is not None or repeats:
+            again = F.col("_rule").isNull() & F.col("_candidate")
+            if unknown is not None:
+                again = again | F.col("_unknown")
+            few = resolve_copies(rows.where(again), table)
+            flagged = flagged.unionByName(few.drop("_unknown"))
+        rows = rows.drop("_unknown")
         if store is not None:
             flagged = store(f"{name}_flagged", flagged)
         latest = None
         if name in _LATEST:
             stamp = _ts(table)[0]
             latest = summary.where(F.col(stamp).isNotNull()).drop("_refused", "_repeated")
+            if unknown is not None:
+                latest = latest.join(unknown, _member_keys(summary), "left_anti")
         return CheckedTable(name, rows, flagged, count, latest)
 
     tables["nodes"] = checked("nodes", None, ())
@@ -431,24 +447,72 @@ def _key_hash(table: InputTable) -> SparkColumn:
     return F.xxhash64(*table.keys)
 
 
-def check(
-    frame: DataFrame, name: str, *, nodes: DataFrame | None = None, clusters: Sequence[str] = ()
-) -> DataFrame:
-    """Every row with its verdict: ``_rule``/``_reason`` (null when no row-local or membership
-    rule refused it) and ``_raw`` for refused rows.
-
-    ``nodes`` are the accepted inventory's (cluster, node) pairs and ``clusters`` its
-    clusters (none for the inventory itself).
-    """
-    table = INPUT_TABLES[name]
-    checked = _membership(frame, name, nodes, clusters)
-    # Rows refused by these later rules parsed cleanly: their typed values are the raw row.
-    raw = F.when(F.col("_first").isNotNull(), F.coalesce(F.col("_raw"), _typed_json(table)))
+def check(frame: DataFrame, name: str) -> DataFrame:
+    """Every row with its row-local verdict: ``_rule``/``_reason`` (null when no row-local
+    rule refused it) and ``_raw`` for refused rows."""
     return (
-        checked.withColumn("_raw", raw)
-        .withColumn("_rule", F.col("_first.r"))
+        frame.withColumn("_rule", F.col("_first.r"))
         .withColumn("_reason", F.col("_first.m"))
         .drop("_first")
+    )
+
+
+def _member_keys(frame: DataFrame) -> list[str]:
+    """The columns naming a row's cluster and node (``node`` or ``broker``) if it has one."""
+    node = next((c for c in ("node", "broker") if c in frame.columns), None)
+    return ["cluster"] if node is None else ["cluster", node]
+
+
+def unknown_members(
+    summary: DataFrame, name: str, nodes: DataFrame | None, clusters: Sequence[str]
+) -> DataFrame | None:
+    """The summary's (cluster[, node]) keys missing from the accepted inventory, with the
+    membership rule (``unknown_cluster`` or ``unknown_node``) and its reason; None for the
+    inventory itself.
+
+    The summary holds one row per key, so this is a join of a few thousand rows however
+    many samples there are: no telemetry row pays for a lookup.
+    """
+    if nodes is None or name == "nodes":
+        return None
+    keys = _member_keys(summary)
+    present = F.lit(True)
+    for key in keys:
+        present = present & F.col(key).isNotNull()
+    groups = summary.where(present).select(*keys).distinct()
+    rule = F.when(~F.col("cluster").isin(*clusters), F.lit("unknown_cluster"))
+    reason = F.when(
+        ~F.col("cluster").isin(*clusters),
+        F.format_string("cluster %s is not in the inventory", F.col("cluster")),
+    )
+    if len(keys) == 2:
+        node = keys[1]
+        known = nodes.select("cluster", F.col("node").alias(node), F.lit(True).alias("_known"))
+        groups = groups.join(known, keys, "left")
+        missing = F.col("_known").isNull()
+        rule = rule.when(missing, F.lit("unknown_node"))
+        reason = reason.when(
+            missing,
+            F.format_string(
+                f"{node} %s is not a node of cluster %s", F.col(node), F.col("cluster")
+            ),
+        )
+    return groups.select(*keys, rule.alias("_member_rule"), reason.alias("_member_reason")).where(
+        F.col("_member_rule").isNotNull()
+    )
+
+
+def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> DataFrame:
+    """``rows`` with the membership rule applied where no row-local rule refused the row
+    first; ``_unknown`` marks the rows it refused."""
+    hit = F.col("_rule").isNull() & F.col("_member_rule").isNotNull()
+    return (
+        rows.join(F.broadcast(unknown), _member_keys(unknown), "left")
+        .withColumn("_unknown", hit)
+        .withColumn("_raw", F.when(hit, _typed_json(table)).otherwise(F.col("_raw")))
+        .withColumn("_reason", F.when(hit, F.col("_member_reason")).otherwise(F.col("_reason")))
+        .withColumn("_rule", F.when(hit, F.col("_member_rule")).otherwise(F.col("_rule")))
+        .drop("_member_rule", "_member_reason")
     )
 
 
@@ -505,11 +569,10 @@ def repeated_keys(summary: DataFrame, table: InputTable) -> DataFrame:
     return exploded.select(_key_hash(table).alias("_key_hash")).distinct()
 
 
-def resolve_copies(candidates: DataFrame, table: InputTable) -> DataFrame:
-    """Accepted rows sharing a repeated key, with exact copies refused as ``duplicate``.
-
-    Rows equal in every column (for ``nodes``: in the key) are copies; the first one read is
-    kept. Only these few rows are shuffled.
+def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
+    """Among ``few`` rows (read again for their key), accepted rows equal in every column
+    (for ``nodes``: in the key) are copies, refused as ``duplicate``; the first one read is
+    kept. Refused rows keep their verdict. Only these few rows are shuffled.
     """
     columns = list(table.keys) if table.name == "nodes" else [c.name for c in table.columns]
     reason = (
@@ -517,75 +580,17 @@ def resolve_copies(candidates: DataFrame, table: InputTable) -> DataFrame:
         if table.name == "nodes"
         else "an exact duplicate of an earlier row"
     )
-    copy = F.row_number().over(Window.partitionBy(*columns).orderBy("_pos")) > 1
+    accepted = F.col("_rule").isNull()
+    order = Window.partitionBy(accepted, *columns).orderBy("_pos")
+    copy = accepted & (F.row_number().over(order) > 1)
     return (
-        candidates.withColumn("_copy", copy)
-        .withColumn("_reason", F.when(F.col("_copy"), F.lit(reason)))
-        .withColumn("_raw", F.when(F.col("_copy"), _typed_json(table)))
-        .withColumn("_rule", F.when(F.col("_copy"), F.lit("duplicate")))
+        few.withColumn("_copy", copy)
+        .withColumn("_reason", F.when(F.col("_copy"), F.lit(reason)).otherwise(F.col("_reason")))
+        .withColumn("_raw", F.when(F.col("_copy"), _typed_json(table)).otherwise(F.col("_raw")))
+        .withColumn("_rule", F.when(F.col("_copy"), F.lit("duplicate")).otherwise(F.col("_rule")))
         .drop("_copy")
     )
 
 
 def _typed_json(table: InputTable) -> SparkColumn:
     return F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
-
-
-def _membership(
-    frame: DataFrame, name: str, nodes: DataFrame | None, clusters: Sequence[str]
-) -> DataFrame:
-    """unknown_cluster / unknown_node against the accepted inventory.
-
-    The inventory is small: its clusters become an in-set test and its nodes one broadcast
-    join, so a telemetry row costs a hash lookup, never a shuffle.
-    """
-    if nodes is None or name == "nodes":
-        return frame
-    ok = F.col("_first").isNull()
-    unknown_cluster = F.struct(
-        F.lit("unknown_cluster").alias("r"),
-        F.format_string("cluster %s is not in the inventory", F.col("cluster")).alias("m"),
-    )
-    first = F.when(ok & ~F.col("cluster").isin(*clusters), unknown_cluster)
-    node_column = next((c for c in ("node", "broker") if c in frame.columns), None)
-    if node_column is not None:
-        frame = _known_nodes(frame, nodes, node_column)
-        unknown_node = F.struct(
-            F.lit("unknown_node").alias("r"),
-            F.format_string(
-                f"{node_column} %s is not a node of cluster %s",
-                F.col(node_column),
-                F.col("cluster"),
-            ).alias("m"),
-        )
-        first = first.when(ok & ~F.col("_k"), unknown_node)
-    return frame.withColumn("_first", first.otherwise(F.col("_first"))).drop("_k")
-
-
-def _known_nodes(frame: DataFrame, nodes: DataFrame, node_column: str) -> DataFrame:
-    """``frame`` with ``_k``: whether (cluster, node) is in the inventory.
-
-    The broadcast side is keyed by a 64-bit hash of the pair (a hash table of longs is far
-    cheaper to probe per row than one of string pairs) and the strings are compared after
-    the lookup, so a hash collision can never let an unknown node through. Two inventory
-    nodes sharing a hash would make the join ambiguous; then the string pair is the key.
-    """
-    pair = [F.col("cluster"), F.col(node_column)]
-    known = nodes.select(
-        F.xxhash64("cluster", "node").alias("_node_hash"),
-        F.col("cluster").alias("_known_cluster"),
-        F.col("node").alias("_known_node"),
-    )
-    hashes = known.agg(F.count("*").alias("n"), F.count_distinct("_node_hash").alias("d"))
-    (counts,) = hashes.collect()
-    if counts["n"] != counts["d"]:
-        plain = nodes.select("cluster", F.col("node").alias(node_column), F.lit(True).alias("_k"))
-        joined = frame.join(F.broadcast(plain), ["cluster", node_column], "left")
-        return joined.withColumn("_k", F.coalesce(F.col("_k"), F.lit(False)))
-    joined = frame.withColumn("_node_hash", F.xxhash64(*pair)).join(
-        F.broadcast(known), "_node_hash", "left"
-    )
-    same = (F.col("_known_cluster") == pair[0]) & (F.col("_known_node") == pair[1])
-    return joined.withColumn("_k", F.coalesce(same, F.lit(False))).drop(
-        "_node_hash", "_known_cluster", "_known_node"
-    )
