@@ -37,6 +37,10 @@ DEFAULT_CONF: Mapping[str, str] = {
     # Duplicate checks collect each key's sample times in one hash aggregation; past this
     # many keys per task Spark would switch to sorting every row.
     "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "1000000",
+    # The row rules are one large expression. Inferring constraints from it (for the
+    # not-null filters a join could use) cost 7-10 s of planning per query that joins the
+    # checked rows, far more than those filters ever save here.
+    "spark.sql.constraintPropagation.enabled": "false",
 }
 
 #: Local runs only: the driver is the executor, and Spark's 1 GiB default heap makes a
