@@ -186,7 +186,7 @@ def ingest(
         )
         # Only telemetry is big enough to be worth storing its small derived frames.
         store = materialize if materialize is not None and name in _TELEMETRY else None
-        rows = check(read, name)
+        rows = check(read)
         summary = summarize(rows, table, latest=name in _LATEST)
         if store is not None:
             summary = store(f"{name}_summary", summary)
@@ -447,7 +447,7 @@ def _key_hash(table: InputTable) -> SparkColumn:
     return F.xxhash64(*table.keys)
 
 
-def check(frame: DataFrame, name: str) -> DataFrame:
+def check(frame: DataFrame) -> DataFrame:
     """Every row with its row-local verdict: ``_rule``/``_reason`` (null when no row-local
     rule refused it) and ``_raw`` for refused rows."""
     return (
