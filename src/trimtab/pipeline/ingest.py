@@ -194,7 +194,7 @@ def ingest(
         flagged = refused.withColumn("_candidate", F.lit(False))
         # Membership and copies are decided per key on the small summary; only the rows of
         # the few keys concerned (usually none) are read again.
-        unknown = unknown_members(summary, name, nodes, clusters)
+        unknown = unknown_members(summary, nodes, clusters)
         if unknown is not None and unknown.isEmpty():
             unknown = None
         repeated = repeated_keys(summary, table)
@@ -367,6 +367,19 @@ def _ts(table: InputTable) -> list[str]:
     return [c.name for c in table.columns if c.kind == "timestamp"]
 
 
+def _others(table: InputTable) -> list[str]:
+    """The key columns besides the time: what the summary groups by."""
+    return [k for k in table.keys if k not in _ts(table)]
+
+
+def _present(columns: Sequence[str]) -> SparkColumn:
+    """True where none of ``columns`` is null."""
+    present = F.lit(True)
+    for column in columns:
+        present = present & F.col(column).isNotNull()
+    return present
+
+
 def _blank(column: SparkColumn) -> SparkColumn:
     return column.isNull() | (F.trim(column) == "")
 
@@ -464,26 +477,23 @@ def _member_keys(frame: DataFrame) -> list[str]:
 
 
 def unknown_members(
-    summary: DataFrame, name: str, nodes: DataFrame | None, clusters: Sequence[str]
+    summary: DataFrame, nodes: DataFrame | None, clusters: Sequence[str]
 ) -> DataFrame | None:
     """The summary's (cluster[, node]) keys missing from the accepted inventory, with the
-    membership rule (``unknown_cluster`` or ``unknown_node``) and its reason; None for the
-    inventory itself.
+    membership rule (``unknown_cluster`` or ``unknown_node``) and its reason; None without
+    ``nodes`` (when checking the inventory itself).
 
     The summary holds one row per key, so this is a join of a few thousand rows however
     many samples there are: no telemetry row pays for a lookup.
     """
-    if nodes is None or name == "nodes":
+    if nodes is None:
         return None
     keys = _member_keys(summary)
-    present = F.lit(True)
-    for key in keys:
-        present = present & F.col(key).isNotNull()
-    groups = summary.where(present).select(*keys).distinct()
-    rule = F.when(~F.col("cluster").isin(*clusters), F.lit("unknown_cluster"))
+    groups = summary.where(_present(keys)).select(*keys).distinct()
+    outside = ~F.col("cluster").isin(*clusters)
+    rule = F.when(outside, F.lit("unknown_cluster"))
     reason = F.when(
-        ~F.col("cluster").isin(*clusters),
-        F.format_string("cluster %s is not in the inventory", F.col("cluster")),
+        outside, F.format_string("cluster %s is not in the inventory", F.col("cluster"))
     )
     if len(keys) == 2:
         node = keys[1]
@@ -527,14 +537,10 @@ def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> Da
     :func:`resolve_copies` narrows). Exact copies are identical, so they cannot change the
     newest accepted values: those need no duplicate check first.
     """
-    stamps = _ts(table)
-    others = [k for k in table.keys if k not in stamps]
-    present = F.lit(True)
-    for key in table.keys:
-        present = present & F.col(key).isNotNull()
+    stamps, others = _ts(table), _others(table)
     seen = F.col(stamps[0]) if stamps else F.lit(0)
     aggregates = [
-        F.collect_list(F.when(present, seen)).alias("_seen"),
+        F.collect_list(F.when(_present(table.keys), seen)).alias("_seen"),
         F.collect_list(F.when(F.col("_rule").isNotNull(), F.struct(*rows.columns))).alias(
             "_refused"
         ),
@@ -564,8 +570,8 @@ def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> Da
 def repeated_keys(summary: DataFrame, table: InputTable) -> DataFrame:
     """``_key_hash`` of every key that occurs more than once, from :func:`summarize`."""
     stamps = _ts(table)
-    others = [k for k in table.keys if k not in stamps]
-    exploded = summary.select(*others, F.explode("_repeated").alias(stamps[0] if stamps else "_t"))
+    time = stamps[0] if stamps else "_t"
+    exploded = summary.select(*_others(table), F.explode("_repeated").alias(time))
     return exploded.select(_key_hash(table).alias("_key_hash")).distinct()
 
 

@@ -49,7 +49,8 @@ STAGES = (
 )
 
 ProgressHook = Callable[[str], None]
-_CHECKED = "_checked"  # the small checked frames (inventory, flagged rows), kept until publication
+# The small checked frames (inventory, summaries, flagged rows), kept until publication.
+_CHECKED = "_checked"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
