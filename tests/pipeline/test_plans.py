@@ -19,20 +19,28 @@ from trimtab.pipeline.job import JobOptions, run_job
 NOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("strategy", ["balanced", "transfer"])
+# Seed 1 is a fleet where the transfer strategy's plan raises the std (unequal brokers).
+@pytest.mark.parametrize(("strategy", "seed"), [("balanced", 3), ("transfer", 1)])
 def test_pipeline_transfers_equal_the_shed_command(
-    spark: SparkSession, tmp_path: Path, strategy: str
+    spark: SparkSession, tmp_path: Path, strategy: str, seed: int
 ) -> None:
     """Per-minute windows over per-minute samples: the pipeline plans exactly what the engine,
-    run by `trimtab shed` on the brokers' rows, plans; the pulsar-admin export matches."""
+    run by `trimtab shed` on the brokers' rows, plans, with the same warning when the plan
+    raises the std; the pulsar-admin export matches and carries the warning as a comment."""
     fleet = generate_fleet(
-        FleetSpec(clusters=1, brokers=5, bookies=2, bundles=24, minutes=10, seed=3), tmp_path / "in"
+        FleetSpec(clusters=1, brokers=5, bookies=2, bundles=24, minutes=10, seed=seed),
+        tmp_path / "in",
     )
     out = tmp_path / "out"
     summary = run_job(
         spark,
         JobOptions(
-            input=str(fleet.out), output=str(out), now=NOW, window="1m", strategy=strategy, seed=3
+            input=str(fleet.out),
+            output=str(out),
+            now=NOW,
+            window="1m",
+            strategy=strategy,
+            seed=seed,
         ),
     )
     got = [
@@ -60,7 +68,7 @@ def test_pipeline_transfers_equal_the_shed_command(
             strategy,
             "--until-balanced",
             "--seed",
-            "3",
+            str(seed),
             "--json",
         ],
     )
@@ -71,6 +79,11 @@ def test_pipeline_transfers_equal_the_shed_command(
     (cluster,) = summary.clusters
     assert summary.clusters[cluster]["std_before"] == pytest.approx(doc["std_before"], abs=1e-6)
     assert summary.clusters[cluster]["transfers"] == len(want)
+    warning = summary.clusters[cluster].get("warning")
+    assert warning == doc["warning"]
+    assert (warning is not None) == (strategy == "transfer")
     script = (out / "exports" / "pulsar-admin" / f"{cluster}.sh").read_text().splitlines()
+    if warning:
+        assert script.pop(0) == f"# warning: {warning}"
     assert len(script) == len(want)
     assert all(line.startswith("pulsar-admin namespaces unload ") for line in script)

@@ -86,6 +86,19 @@ def test_clusters_are_ranked_most_imbalanced_first() -> None:
     assert ranks[0].transfers == 1
 
 
+def test_a_plan_that_raises_the_std_is_marked_and_explained() -> None:
+    """run.json's warning shows in the cluster's section and marks its row in the ranking."""
+    data = two_clusters()
+    warning = "applying these 1 transfers would raise broker load std from 0.010 to 0.020"
+    calm = data.run["clusters"]["calm"]
+    calm.update(std_after=0.02, transfers=1, warning=warning)
+    html = render(data)
+    assert f"Warning: {warning}." in html
+    assert "0.010 → 0.020 (the plan raises it)" in html
+    assert "(the plan raises it)" not in render(two_clusters())
+    assert [r.worsens for r in rank_clusters(data)] == [False, True]
+
+
 def test_missing_tables_give_notes_not_errors() -> None:
     """Without bookies, allocations, cycles or quarantine, each part says what is missing."""
     html = render(two_clusters())

@@ -20,6 +20,8 @@ from trimtab.shedding import (
     ShedderState,
     TransferShedder,
     load_per_byte,
+    plan,
+    worsening,
 )
 from trimtab.shedding.knapsack import EXACT_LIMIT, closest_subset
 
@@ -161,6 +163,36 @@ class TestCapacity:
         moved = sum(m.throughput for m in result.moves)
         assert moved == pytest.approx(0.8 / (1 / big + 1 / small), rel=0.1)  # 64 MB/s, 8 MB bundles
         assert result.std_after < 0.05
+
+    def test_transfer_plan_onto_a_small_broker_is_flagged_not_balanced_one(self) -> None:
+        """PIP-220 moves half the gap in the big source's units: the 4 × smaller destination
+        gains 4 × that load and ends far above the source (source 0.8 → 0.4, destination
+        0 → 1.6), so the settled std rises 0.4 → 0.6 and the plan carries a warning naming the
+        cause; ``balanced`` sizes the move by
+        both capacities and needs none."""
+        big, small = 400 * MB, 100 * MB
+        loads = [load("big", 0.8, cap=big), load("small", 0.0, cap=small)]
+        bundles = [
+            Bundle(name=f"t/ns/0x{k:08x}_0x{k + 1:08x}", broker="big", throughput_out=8 * MB)
+            for k in range(40)
+        ]
+        snap = LoadSnapshot.of(loads, bundles)
+        keys = {"hit_count_threshold": 0, "target_std": 0.05, "max_bundles_in_load_report": 40}
+        cfg = Config.of(**keys).shedding
+        upstream = plan(snap, TransferShedder(cfg), now=NOW)
+        assert upstream.transfers and upstream.std_after > upstream.std_before
+        assert upstream.warning is not None
+        assert upstream.std_after == pytest.approx(0.6)
+        assert "from 0.400 to 0.600" in upstream.warning and "'balanced'" in upstream.warning
+        ours = plan(snap, BalancedShedder(cfg), now=NOW)
+        assert ours.transfers and ours.std_after < 0.05 and ours.warning is None
+
+    def test_worsening_needs_moves_and_a_rise(self) -> None:
+        assert worsening("transfer", 0.1, 0.2, transfers=0) is None  # nothing to apply
+        assert worsening("transfer", 0.1, 0.1, transfers=3) is None
+        assert worsening("transfer", 0.1, 0.05, transfers=3) is None
+        text = worsening("threshold", 0.1, 0.2, transfers=3)
+        assert text is not None and "from 0.100 to 0.200" in text and "balanced" not in text
 
 
 class TestKnapsack:

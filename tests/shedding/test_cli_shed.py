@@ -50,6 +50,7 @@ def test_json_has_the_documented_fields() -> None:
     assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 4
     assert transfer["destination"] == "broker6.example.net:8080"
     assert doc["rejected"] == []
+    assert doc["warning"] is None  # the plan lowers the std
 
 
 def test_progress_shows_the_phases_on_stderr_only(terminal_stderr: io.StringIO) -> None:

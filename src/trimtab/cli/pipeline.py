@@ -195,6 +195,9 @@ def run_cmd(
             str(info.get("transfers", 0)),
         )
     out.print(loads)
+    for name, info in summary.clusters.items():
+        if info.get("warning"):
+            out.print(f"[yellow]warning:[/] {name}: {info['warning']}", highlight=False)
     nodes = sum(c["nodes"] for c in summary.clusters.values())
     out.print(
         f"{plural(len(summary.clusters), 'cluster')}, {plural(nodes, 'node')}; "

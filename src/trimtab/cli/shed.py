@@ -137,6 +137,8 @@ def shed(
             out.print(line, highlight=False, soft_wrap=True, markup=False)
     else:
         _print_plan(result, state, built, at, cfg)
+    if result.warning:  # on stderr, so --format pulsar-admin output stays runnable
+        err.print(f"[yellow]warning:[/] {state.name}: {result.warning}", highlight=False)
     report_input_problems(inv)
     _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
 
@@ -210,6 +212,7 @@ def plan_json(result: Plan, state: ClusterState, built: Built, now: float) -> di
         "std_before": result.std_before,
         "std_after": result.std_after,
         "reached": result.reached,
+        "warning": result.warning,
         "decisions": decisions,
         "transfers": transfers,
         "brokers": _broker_rows(result, state),

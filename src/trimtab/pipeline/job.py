@@ -32,7 +32,7 @@ from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import shedding_plans
 from trimtab.pipeline.report import inventory, write_staged_report
 from trimtab.pipeline.weights import bookie_weights
-from trimtab.shedding import Move
+from trimtab.shedding import Move, worsening
 
 __all__ = ["STAGES", "JobOptions", "RunSummary", "run_job"]
 
@@ -229,9 +229,15 @@ def _plans(
             throughput=row["throughput"],
         )
         moves.setdefault(row["cluster"], []).append(unload_command(move))
+    strategy = options.strategy or options.config.shedding.strategy
     for cluster, entry in summary.clusters.items():
-        entry["transfers"] = len(moves.get(cluster, []))
         lines = moves.get(cluster, [])
+        entry["transfers"] = len(lines)
+        if "std_before" in entry:
+            warning = worsening(strategy, entry["std_before"], entry["std_after"], len(lines))
+            if warning:
+                entry["warning"] = warning
+                lines = [f"# warning: {warning}", *lines]  # a comment: the script still runs
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
     out.fs.delete(out.path("plans_all"))
 

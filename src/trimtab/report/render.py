@@ -79,6 +79,7 @@ class ClusterRank:
     spread_after: float
     transfers: int
     cycles: int
+    worsens: bool = False  # the plan raises the std (run.json carries the warning)
 
 
 def write_report(output_dir: Path, out: Path | None = None) -> Path:
@@ -155,6 +156,7 @@ def rank_clusters(data: ReportData) -> list[ClusterRank]:
                 spread_after=_spread(after),
                 transfers=int(info.get("transfers", 0)),
                 cycles=int((data.table("plan_cycles")["cluster"] == cluster).sum()),
+                worsens=bool(info.get("warning")),
             )
         )
     return sorted(ranks, key=lambda r: (-_nan_low(r.std_now), -_nan_low(r.spread_now), r.cluster))
@@ -221,7 +223,8 @@ def _overview(data: ReportData, ranks: list[ClusterRank]) -> Html:
             r.brokers,
             r.bookies,
             _fmt3(r.mean),
-            f"{_fmt3(r.std_now)} → {_fmt3(r.std_after)}",
+            f"{_fmt3(r.std_now)} → {_fmt3(r.std_after)}"
+            + (" (the plan raises it)" if r.worsens else ""),
             f"{_fmt3(r.spread_now)} → {_fmt3(r.spread_after)}",
             r.transfers,
             r.cycles,
@@ -332,8 +335,10 @@ def _cluster(data: ReportData, cluster: str) -> Html:
     figures.append((f"{info.get('transfers', 0)}", "bundle transfers planned"))
     if "partitions_allocated" in info:
         figures.append((f"{info['partitions_allocated']}", "partitions allocated"))
+    warning = [note(f"Warning: {info['warning']}.")] if info.get("warning") else []
     parts = [
         key_figures(figures),
+        *warning,
         _broker_loads(data, cluster),
         _cycles(data, cluster),
         _transfers(data, cluster),

@@ -31,9 +31,11 @@ from trimtab.shedding.placement import assign_destinations
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import LoadSnapshot
 
-__all__ = ["PATIENCE", "Plan", "plan"]
+__all__ = ["PATIENCE", "Plan", "plan", "worsening"]
 
 PATIENCE = 30
+#: How much the settled std may rise before a plan is called harmful (rounding, not load).
+WORSE_BY = 1e-6
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +65,33 @@ class Plan:
     @property
     def reached(self) -> bool:
         return self.std_after <= self.target_std
+
+    @property
+    def warning(self) -> str | None:
+        """Why this plan should not be applied as is, if its moves raise the std."""
+        return worsening(self.strategy, self.std_before, self.std_after, len(self.transfers))
+
+
+def worsening(strategy: str, std_before: float, std_after: float, transfers: int) -> str | None:
+    """A warning when ``transfers`` moves leave the settled std above where it started.
+
+    The transfer strategy's known cause is named: PIP-220 sizes a move as if the receiving
+    broker gained the load the sender loses, which fails when their capacities differ (a
+    byte/s costs a small broker more load), so a small broker can end above the sender.
+    """
+    if transfers == 0 or not std_after > std_before + WORSE_BY:
+        return None
+    text = (
+        f"applying these {transfers} transfers would raise broker load std from "
+        f"{std_before:.3f} to {std_after:.3f}"
+    )
+    if strategy == "transfer":
+        return (
+            f"{text}: the transfer strategy (PIP-220) sizes each move as if the receiving broker "
+            "gained the load the sender loses, which does not hold between brokers of unequal "
+            "capacity; strategy 'balanced' sizes moves by each broker's capacity"
+        )
+    return f"{text}; review it before applying"
 
 
 def plan(
