@@ -1,15 +1,22 @@
-"""One local Spark session for the whole test run (it takes ~10 s to start)."""
+"""One local Spark session for the whole test run (it takes ~10 s to start), one dirty
+fleet, and one job run on it with the default options that read-only tests share."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from trimtab.pipeline.generate import FleetSpec, GeneratedFleet, generate_fleet
+from trimtab.pipeline.job import JobOptions, RunSummary, run_job
 from trimtab.pipeline.session import spark_session
+
+#: The clock the tests run the job at (the generated telemetry ends before it).
+NOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +37,28 @@ def dirty_fleet(tmp_path_factory: pytest.TempPathFactory) -> GeneratedFleet:
     return generate_fleet(
         FleetSpec(clusters=2, brokers=4, bookies=4, bundles=16, minutes=20, bad_rows=0.02), out
     )
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """A job run's options, summary and output directory (tests only read it)."""
+
+    options: JobOptions
+    summary: RunSummary
+    out: Path
+
+
+@pytest.fixture(scope="session")
+def dirty_run(
+    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path_factory: pytest.TempPathFactory
+) -> FinishedRun:
+    """The job on ``dirty_fleet`` with default options at ``NOW``, run once per test run.
+
+    Tests that need a previous output to protect copy this one instead of running the job.
+    """
+    out = tmp_path_factory.mktemp("dirty-run") / "out"
+    options = JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW)
+    return FinishedRun(options, run_job(spark, options), out)
 
 
 def write(path: Path, text: str) -> Path:

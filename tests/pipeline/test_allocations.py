@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from pathlib import Path
-
 import pyarrow.parquet as pq
-from pyspark.sql import SparkSession
 
+from tests.pipeline.conftest import FinishedRun
 from trimtab.allocation import AllocationRequest, plan_allocations
-from trimtab.config import Config
 from trimtab.inventory import read_inventory
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.job import JobOptions, run_job
-
-NOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 def test_pipeline_allocations_equal_the_allocators(
-    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
+    dirty_run: FinishedRun, dirty_fleet: GeneratedFleet
 ) -> None:
     """Same inventory, requests and seed: the same replicas on the same nodes and cores."""
-    out = tmp_path / "out"
-    config = Config()
-    summary = run_job(
-        spark, JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW, seed=5)
-    )
+    out, summary, seed = dirty_run.out, dirty_run.summary, dirty_run.options.seed
+    config = dirty_run.options.config
     rows = pq.read_table(out / "allocations").to_pylist()
     got = {
         (r["cluster"], r["topic"], r["partition"], r["replica"], r["node"], r["core"]) for r in rows
@@ -48,7 +38,7 @@ def test_pipeline_allocations_equal_the_allocators(
                 for r in mine
             ],
             config.allocation,
-            seed=5,
+            seed=seed,
         )
         for a in plan.assignments:
             for index, replica in enumerate(a.replicas):

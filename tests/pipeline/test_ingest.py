@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from tests.pipeline.conftest import write
 from trimtab.errors import InputError
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.ingest import ingest
+from trimtab.pipeline.ingest import Ingested, ingest
 
 NOW = datetime(2026, 11, 2, tzinfo=UTC)
 NODES = (
@@ -37,11 +37,25 @@ def by_rule(ingested, table: str) -> dict[str | None, int]:
     return {r["_rule"]: r["count"] for r in rows}
 
 
+@pytest.fixture(scope="module")
+def dirty_ingested(
+    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path_factory: pytest.TempPathFactory
+) -> Ingested:
+    """``dirty_fleet`` checked as the job checks it: the small frames stored once."""
+    root = tmp_path_factory.mktemp("checked")
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        frame.write.parquet(str(root / name))
+        return spark.read.parquet(str(root / name))
+
+    return ingest(spark, str(dirty_fleet.out), now=NOW, materialize=materialize)
+
+
 def test_generated_bad_rows_are_quarantined_exactly(
-    spark: SparkSession, dirty_fleet: GeneratedFleet
+    dirty_ingested: Ingested, dirty_fleet: GeneratedFleet
 ) -> None:
     """Each malformed row the generator wrote is quarantined under its rule; no good row is."""
-    ingested = ingest(spark, str(dirty_fleet.out), now=NOW)
+    ingested = dirty_ingested
     for table in ("nodes", "node_metrics", "bundle_metrics"):
         counts = by_rule(ingested, table)
         accepted = counts.pop(None)
@@ -49,11 +63,9 @@ def test_generated_bad_rows_are_quarantined_exactly(
         assert accepted + sum(counts.values()) == dirty_fleet.rows[table]
 
 
-def test_quarantine_rows_keep_source_rule_reason_and_raw_row(
-    spark: SparkSession, dirty_fleet: GeneratedFleet
-) -> None:
+def test_quarantine_rows_keep_source_rule_reason_and_raw_row(dirty_ingested: Ingested) -> None:
     """A quarantined row names its file, the rule and a reason, and carries the raw row."""
-    ingested = ingest(spark, str(dirty_fleet.out), now=NOW)
+    ingested = dirty_ingested
     rows = ingested.quarantine().where("rule = 'out_of_range'").collect()
     assert rows
     row = rows[0]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.pipeline.conftest import FinishedRun
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.job import JobOptions, run_job
+from trimtab.pipeline.job import run_job
 from trimtab.pipeline.output import StagedOutput
-
-NOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 def run_json(out: Path) -> dict[str, Any]:
@@ -28,12 +28,9 @@ def run_json(out: Path) -> dict[str, Any]:
     return doc
 
 
-def test_run_json_counts_are_conserved(
-    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
-) -> None:
+def test_run_json_counts_are_conserved(dirty_run: FinishedRun, dirty_fleet: GeneratedFleet) -> None:
     """Per table read = accepted + quarantined; the quarantine table holds exactly those rows."""
-    out = tmp_path / "out"
-    run_job(spark, JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW))
+    out = dirty_run.out
     doc = run_json(out)
     for table, counts in doc["tables"].items():
         assert counts["read"] == counts["accepted"] + counts["quarantined"]
@@ -46,12 +43,12 @@ def test_run_json_counts_are_conserved(
 
 
 def test_failed_run_leaves_previous_output_untouched(
-    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
+    spark: SparkSession, dirty_run: FinishedRun, tmp_path: Path
 ) -> None:
     """A run that fails after it started writing publishes nothing and leaves no staging behind."""
     out = tmp_path / "out"
-    options = JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW)
-    first = run_job(spark, options)
+    shutil.copytree(dirty_run.out, out)  # the previous complete output
+    options = replace(dirty_run.options, output=str(out))
 
     def explode(stage: str) -> None:
         if stage == "publish":
@@ -59,7 +56,7 @@ def test_failed_run_leaves_previous_output_untouched(
 
     with pytest.raises(RuntimeError, match="crash before publishing"):
         run_job(spark, options, progress=explode)
-    assert run_json(out)["run_id"] == first.run_id
+    assert run_json(out)["run_id"] == dirty_run.summary.run_id
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -77,11 +74,12 @@ def test_interrupted_switch_is_recovered(spark: SparkSession, tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_killed_run_leaves_previous_output_readable(
-    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
+    dirty_run: FinishedRun, dirty_fleet: GeneratedFleet, tmp_path: Path
 ) -> None:
     """SIGKILL in the middle of a real `trimtab pipeline run` leaves the last output intact."""
     out = tmp_path / "out"
-    first = run_job(spark, JobOptions(input=str(dirty_fleet.out), output=str(out), now=NOW))
+    shutil.copytree(dirty_run.out, out)  # the previous complete output
+    first = dirty_run.summary
     exe = Path(sys.executable).parent / "trimtab"
     proc = subprocess.Popen(
         [

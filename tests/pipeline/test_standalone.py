@@ -10,7 +10,6 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 from subprocess import Popen
 from typing import IO
@@ -18,12 +17,10 @@ from typing import IO
 import pyarrow.parquet as pq
 import pyspark
 import pytest
-from pyspark.sql import SparkSession
 
+from tests.pipeline.conftest import NOW, FinishedRun
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.job import JobOptions, run_job
 
-NOW = datetime(2026, 11, 2, tzinfo=UTC)
 SPARK_HOME = Path(pyspark.__file__).parent
 
 
@@ -111,11 +108,11 @@ def outputs(out: Path) -> dict[str, object]:
 
 @pytest.mark.slow
 def test_standalone_cluster_gives_the_local_outputs(
-    spark: SparkSession, standalone_master: str, dirty_fleet: GeneratedFleet, tmp_path: Path
+    standalone_master: str, dirty_run: FinishedRun, dirty_fleet: GeneratedFleet, tmp_path: Path
 ) -> None:
-    """`trimtab pipeline run --master spark://...` writes what local mode writes."""
-    local = tmp_path / "local"
-    run_job(spark, JobOptions(input=str(dirty_fleet.out), output=str(local), now=NOW))
+    """`trimtab pipeline run --master spark://...` writes what local mode writes (the shared
+    local run has the CLI's defaults at the same ``--now``)."""
+    local = dirty_run.out
     remote = tmp_path / "standalone"
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     proc = subprocess.run(
