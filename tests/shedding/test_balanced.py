@@ -142,17 +142,24 @@ class TestPredictions:
         assert second.outcome.reason is Reason.COOL_DOWN
 
 
+BIG, SMALL = 400 * MB, 100 * MB
+
+
+def big_and_small() -> LoadSnapshot:
+    """A broker at 0.8 with forty 8 MB/s bundles, and an empty one of a quarter its capacity."""
+    loads = [load("big", 0.8, cap=BIG), load("small", 0.0, cap=SMALL)]
+    bundles = [
+        Bundle(name=f"t/ns/0x{k:08x}_0x{k + 1:08x}", broker="big", throughput_out=8 * MB)
+        for k in range(40)
+    ]
+    return LoadSnapshot.of(loads, bundles)
+
+
 class TestCapacity:
     def test_a_small_broker_gains_more_load_per_byte(self) -> None:
         """Equalising a 4 × bigger source with a small destination moves
         (L_s − L_d)/(r_s + r_d) bytes/s, not half the gap in the source's units."""
-        big, small = 400 * MB, 100 * MB
-        loads = [load("big", 0.8, cap=big), load("small", 0.0, cap=small)]
-        bundles = [
-            Bundle(name=f"t/ns/0x{k:08x}_0x{k + 1:08x}", broker="big", throughput_out=8 * MB)
-            for k in range(40)
-        ]
-        snap = LoadSnapshot.of(loads, bundles)
+        snap = big_and_small()
         ratios = load_per_byte(list(snap.loads.values()))
         assert ratios["small"] == pytest.approx(4 * ratios["big"]), (
             "new broker: capacity-scaled median"
@@ -161,22 +168,15 @@ class TestCapacity:
             snap, ShedderState(), now=NOW
         )
         moved = sum(m.throughput for m in result.moves)
-        assert moved == pytest.approx(0.8 / (1 / big + 1 / small), rel=0.1)  # 64 MB/s, 8 MB bundles
+        assert moved == pytest.approx(0.8 / (1 / BIG + 1 / SMALL), rel=0.1)  # 64 MB/s, 8 MB bundles
         assert result.std_after < 0.05
 
     def test_transfer_plan_onto_a_small_broker_is_flagged_not_balanced_one(self) -> None:
         """PIP-220 moves half the gap in the big source's units: the 4 × smaller destination
         gains 4 × that load and ends far above the source (source 0.8 → 0.4, destination
         0 → 1.6), so the settled std rises 0.4 → 0.6 and the plan carries a warning naming the
-        cause; ``balanced`` sizes the move by
-        both capacities and needs none."""
-        big, small = 400 * MB, 100 * MB
-        loads = [load("big", 0.8, cap=big), load("small", 0.0, cap=small)]
-        bundles = [
-            Bundle(name=f"t/ns/0x{k:08x}_0x{k + 1:08x}", broker="big", throughput_out=8 * MB)
-            for k in range(40)
-        ]
-        snap = LoadSnapshot.of(loads, bundles)
+        cause; ``balanced`` sizes the move by both capacities and needs none."""
+        snap = big_and_small()
         keys = {"hit_count_threshold": 0, "target_std": 0.05, "max_bundles_in_load_report": 40}
         cfg = Config.of(**keys).shedding
         upstream = plan(snap, TransferShedder(cfg), now=NOW)
