@@ -87,6 +87,7 @@ def test_every_run_writes_a_report_with_every_section(demo: Path) -> None:
         ):
             assert f">{title}</text>" in part or f"<h3>{title}</h3>" in part, (cluster, title)
         assert f"{info['std_before']:.3f} → {info['std_after']:.3f}" in part
+        assert ("Warning: applying these" in part) == ("warning" in info)
         assert part.count('<tr><td class="num">') == min(info["transfers"], 40)
         assert "target band: mean ± target std" in part
 
@@ -108,6 +109,11 @@ def test_plan_tables_agree_with_run_json(demo: Path) -> None:
         assert steps["std_after"].iloc[-1] == pytest.approx(info["std_after"], abs=1e-6)
         assert steps["transfers"].sum() == info["transfers"]
         assert (transfers["cluster"] == cluster).sum() == info["transfers"]
+    # As the README says: the demo's default (PIP-220) plan raises one cluster's std, and
+    # run.json warns about exactly the clusters whose plan does.
+    warned = {c for c, info in doc["clusters"].items() if "warning" in info}
+    raised = {c for c, info in doc["clusters"].items() if info["std_after"] > info["std_before"]}
+    assert warned == raised and len(warned) == 1
     decisions = pq.read_table(demo / "decisions").to_pandas()
     assert decisions["label"].notna().all()
     inventory = pq.read_table(demo / "inventory")
