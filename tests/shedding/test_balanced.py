@@ -181,6 +181,7 @@ class TestCapacity:
         cfg = Config.of(**keys).shedding
         upstream = plan(snap, TransferShedder(cfg), now=NOW)
         assert upstream.transfers and upstream.std_after > upstream.std_before
+        assert upstream.ratios["small"] == pytest.approx(4 * upstream.ratios["big"])
         assert upstream.warning is not None
         assert upstream.std_after == pytest.approx(0.6)
         assert "from 0.400 to 0.600" in upstream.warning and "'balanced'" in upstream.warning
@@ -188,11 +189,16 @@ class TestCapacity:
         assert ours.transfers and ours.std_after < 0.05 and ours.warning is None
 
     def test_worsening_needs_moves_and_a_rise(self) -> None:
-        assert worsening("transfer", 0.1, 0.2, transfers=0) is None  # nothing to apply
-        assert worsening("transfer", 0.1, 0.1, transfers=3) is None
-        assert worsening("transfer", 0.1, 0.05, transfers=3) is None
-        text = worsening("threshold", 0.1, 0.2, transfers=3)
-        assert text is not None and "from 0.100 to 0.200" in text and "balanced" not in text
+        """A cause is named only for PIP-220 with a move onto a broker of smaller capacity."""
+        assert worsening("transfer", 0.1, 0.2, transfers=0, unequal=True) is None  # no moves
+        assert worsening("transfer", 0.1, 0.1, transfers=3, unequal=True) is None
+        assert worsening("transfer", 0.1, 0.05, transfers=3, unequal=True) is None
+        named = worsening("transfer", 0.1, 0.2, transfers=3, unequal=True)
+        assert named is not None and "unequal capacity" in named
+        for strategy, unequal in (("transfer", False), ("threshold", True)):
+            text = worsening(strategy, 0.1, 0.2, transfers=3, unequal=unequal)
+            assert text is not None and "from 0.100 to 0.200" in text
+            assert text.endswith("review it before applying") and "capacity" not in text
 
 
 class TestKnapsack:

@@ -32,7 +32,7 @@ from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import shedding_plans
 from trimtab.pipeline.report import inventory, write_staged_report
 from trimtab.pipeline.weights import bookie_weights
-from trimtab.shedding import Move, worsening
+from trimtab.shedding import Move
 
 __all__ = ["STAGES", "JobOptions", "RunSummary", "run_job"]
 
@@ -220,6 +220,8 @@ def _plans(
         entry["std_after"] = round(row["std_after"], 6)
         entry["plan"] = row["note"]
         entry["target_std"] = options.config.shedding.target_std
+        if row["warning"]:
+            entry["warning"] = row["warning"]
     moves: dict[str, list[str]] = {}
     for row in transfers.orderBy(*order).collect():
         move = Move(
@@ -229,15 +231,11 @@ def _plans(
             throughput=row["throughput"],
         )
         moves.setdefault(row["cluster"], []).append(unload_command(move))
-    strategy = options.strategy or options.config.shedding.strategy
     for cluster, entry in summary.clusters.items():
         lines = moves.get(cluster, [])
         entry["transfers"] = len(lines)
-        if "std_before" in entry:
-            warning = worsening(strategy, entry["std_before"], entry["std_after"], len(lines))
-            if warning:
-                entry["warning"] = warning
-                lines = [f"# warning: {warning}", *lines]  # a comment: the script still runs
+        if "warning" in entry:  # as a comment, so the script still runs
+            lines = [f"# warning: {entry['warning']}", *lines]
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
     out.fs.delete(out.path("plans_all"))
 

@@ -10,9 +10,10 @@ Algorithm
        window. ``cogroup(cluster).applyInPandas`` builds a :class:`LoadSnapshot` and runs
        :func:`trimtab.shedding.plan` with the chosen strategy from the latest sample time, so
        clusters are planned in parallel across executors, never in a driver loop.
-    3. The result is one long table: a ``summary`` row per cluster (std before → after), a
-       ``decision`` row per decision and a ``transfer`` row per bundle move, with the std the
-       shedder expects after that cycle. For the report, a ``broker`` row per broker gives its
+    3. The result is one long table: a ``summary`` row per cluster (std before → after, and
+       the plan's ``warning`` when its moves would raise the std), a ``decision`` row per
+       decision and a ``transfer`` row per bundle move, with the std the shedder expects
+       after that cycle. For the report, a ``broker`` row per broker gives its
        load now and where the plan leaves it once the moves have settled (``load_before``,
        ``load_after``), and a ``cycle`` row per cycle the settled std before and after that
        cycle's moves (the summary's measure, so cycle 1's before and the last cycle's after
@@ -51,7 +52,7 @@ __all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
 PLAN_SCHEMA = (
     "cluster string, kind string, cycle int, label string, reason string, broker string, "
     "bundle string, source string, destination string, throughput double, std_before double, "
-    "std_after double, note string, load_before double, load_after double"
+    "std_after double, note string, load_before double, load_after double, warning string"
 )
 PLAN_COLUMNS = [c.split()[0] for c in PLAN_SCHEMA.split(", ")]
 
@@ -147,6 +148,7 @@ def shedding_plans(
                 std_before=result.std_before,
                 std_after=result.std_after,
                 note=f"{len(result.results)} cycles, strategy {result.strategy}",
+                warning=result.warning,
             )
         ]
         for cycle, outcome in enumerate(result.results, start=1):

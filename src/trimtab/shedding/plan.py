@@ -36,6 +36,8 @@ __all__ = ["PATIENCE", "Plan", "plan", "worsening"]
 PATIENCE = 30
 #: How much the settled std may rise before a plan is called harmful (rounding, not load).
 WORSE_BY = 1e-6
+#: A receiver gaining this many times its sender's load per byte/s counts as unequal.
+UNEQUAL = 1.05
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +53,7 @@ class Plan:
     std_before: float
     std_after: float
     target_std: float
+    ratios: Mapping[str, float]  # load per byte/s of each broker, as the loads were projected
 
     @property
     def transfers(self) -> list[tuple[int, Move, Reason]]:
@@ -69,15 +72,25 @@ class Plan:
     @property
     def warning(self) -> str | None:
         """Why this plan should not be applied as is, if its moves raise the std."""
-        return worsening(self.strategy, self.std_before, self.std_after, len(self.transfers))
+        moves = [move for _, move, _ in self.transfers]
+        ratio = self.ratios
+        uphill = any(
+            ratio.get(m.destination, 0.0) > UNEQUAL * ratio.get(m.source, 0.0)
+            for m in moves
+            if m.destination is not None
+        )
+        return worsening(self.strategy, self.std_before, self.std_after, len(moves), unequal=uphill)
 
 
-def worsening(strategy: str, std_before: float, std_after: float, transfers: int) -> str | None:
+def worsening(
+    strategy: str, std_before: float, std_after: float, transfers: int, *, unequal: bool
+) -> str | None:
     """A warning when ``transfers`` moves leave the settled std above where it started.
 
-    The transfer strategy's known cause is named: PIP-220 sizes a move as if the receiving
-    broker gained the load the sender loses, which fails when their capacities differ (a
-    byte/s costs a small broker more load), so a small broker can end above the sender.
+    With ``unequal`` (some move lands on a broker that gains more load per byte/s than its
+    sender loses), the transfer strategy's known cause is named: PIP-220 sizes a move as if
+    the receiver gained the load the sender loses, so a smaller receiver can end above the
+    sender. Otherwise the warning does not guess a cause.
     """
     if transfers == 0 or not std_after > std_before + WORSE_BY:
         return None
@@ -85,7 +98,7 @@ def worsening(strategy: str, std_before: float, std_after: float, transfers: int
         f"applying these {transfers} transfers would raise broker load std from "
         f"{std_before:.3f} to {std_after:.3f}"
     )
-    if strategy == "transfer":
+    if strategy == "transfer" and unequal:
         return (
             f"{text}: the transfer strategy (PIP-220) sizes each move as if the receiving broker "
             "gained the load the sender loses, which does not hold between brokers of unequal "
@@ -150,6 +163,7 @@ def plan(
         std_before=_std(before),
         std_after=_std(settled),
         target_std=cfg.target_std,
+        ratios=ratios,
     )
 
 
