@@ -516,14 +516,15 @@ def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> Da
     """``rows`` with the membership rule applied where no row-local rule refused the row
     first; ``_unknown`` marks the rows it refused."""
     hit = F.col("_rule").isNull() & F.col("_member_rule").isNotNull()
-    return (
-        rows.join(F.broadcast(unknown), _member_keys(unknown), "left")
-        .withColumn("_unknown", hit)
-        .withColumn("_raw", F.when(hit, _typed_json(table)).otherwise(F.col("_raw")))
-        .withColumn("_reason", F.when(hit, F.col("_member_reason")).otherwise(F.col("_reason")))
-        .withColumn("_rule", F.when(hit, F.col("_member_rule")).otherwise(F.col("_rule")))
-        .drop("_member_rule", "_member_reason")
+    joined = rows.join(F.broadcast(unknown), _member_keys(unknown), "left")
+    refused = _refuse(
+        joined.withColumn("_unknown", hit),
+        "_unknown",
+        F.col("_member_rule"),
+        F.col("_member_reason"),
+        table,
     )
+    return refused.drop("_member_rule", "_member_reason")
 
 
 def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> DataFrame:
@@ -589,12 +590,22 @@ def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
     accepted = F.col("_rule").isNull()
     order = Window.partitionBy(accepted, *columns).orderBy("_pos")
     copy = accepted & (F.row_number().over(order) > 1)
+    marked = few.withColumn("_copy", copy)
+    return _refuse(marked, "_copy", F.lit("duplicate"), F.lit(reason), table).drop("_copy")
+
+
+def _refuse(
+    frame: DataFrame, flag: str, rule: SparkColumn, reason: SparkColumn, table: InputTable
+) -> DataFrame:
+    """``frame`` with ``rule`` and ``reason`` set where column ``flag`` is true, and the raw
+    row rendered from the typed values (a row refused by a rule needing other rows parsed
+    cleanly). Elsewhere the verdict stays; ``flag`` is a column, so it is read before
+    ``_rule`` changes."""
+    hit = F.col(flag)
     return (
-        few.withColumn("_copy", copy)
-        .withColumn("_reason", F.when(F.col("_copy"), F.lit(reason)).otherwise(F.col("_reason")))
-        .withColumn("_raw", F.when(F.col("_copy"), _typed_json(table)).otherwise(F.col("_raw")))
-        .withColumn("_rule", F.when(F.col("_copy"), F.lit("duplicate")).otherwise(F.col("_rule")))
-        .drop("_copy")
+        frame.withColumn("_raw", F.when(hit, _typed_json(table)).otherwise(F.col("_raw")))
+        .withColumn("_reason", F.when(hit, reason).otherwise(F.col("_reason")))
+        .withColumn("_rule", F.when(hit, rule).otherwise(F.col("_rule")))
     )
 
 

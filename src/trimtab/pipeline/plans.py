@@ -13,8 +13,8 @@ Algorithm
     3. The result is one long table: a ``summary`` row per cluster (std before → after, and
        the plan's ``warning`` when its moves would raise the std), a ``decision`` row per
        decision and a ``transfer`` row per bundle move, with the std the shedder expects
-       after that cycle. For the report, a ``broker`` row per broker gives its
-       load now and where the plan leaves it once the moves have settled (``load_before``,
+       after that cycle. For the report, a ``broker`` row per broker gives its load now and
+       where the plan leaves it once the moves have settled (``load_before``,
        ``load_after``), and a ``cycle`` row per cycle the settled std before and after that
        cycle's moves (the summary's measure, so cycle 1's before and the last cycle's after
        are the summary's) with the cycle's outcome in ``label``/``reason``.
