@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from tests.pipeline.conftest import write
+from tests.pipeline.conftest import NOW, write
 from trimtab.errors import InputError
 from trimtab.pipeline.generate import GeneratedFleet
 from trimtab.pipeline.ingest import Ingested, ingest
 
-NOW = datetime(2026, 11, 2, tzinfo=UTC)
 NODES = (
     "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state\n"
     "c1,bk1:3181,dc1,r1,8,1,1000,500,10,writable\n"

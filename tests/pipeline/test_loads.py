@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.pipeline.conftest import NOW
 from trimtab.config import Config
 from trimtab.inventory import read_inventory
 from trimtab.pipeline.generate import GeneratedFleet
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.pipeline.loads import METRICS, ema_by_group, parse_window
 from trimtab.shedding.load import Limits, LoadModel, NodeSample
-
-NOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -12,11 +11,10 @@ import pytest
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
+from tests.pipeline.conftest import NOW
 from trimtab.cli import app
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.pipeline.job import JobOptions, run_job
-
-NOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 # Seed 1 is a fleet where the transfer strategy's plan raises the std (unequal brokers).

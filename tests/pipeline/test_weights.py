@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.pipeline.conftest import NOW
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.pipeline.generate import GeneratedFleet
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.placement import make_policy
 from trimtab.placement.weights import DiskWeights
-
-NOW = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 def test_bookie_weights_equal_the_placement_policys(
