@@ -541,7 +541,7 @@ def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> Da
     stamps, others = _ts(table), _others(table)
     seen = F.col(stamps[0]) if stamps else F.lit(0)
     aggregates = [
-        F.collect_list(F.when(_present(table.keys), seen)).alias("_seen"),
+        F.collect_list(seen).alias("_seen"),  # skips null times
         F.collect_list(F.when(F.col("_rule").isNotNull(), F.struct(*rows.columns))).alias(
             "_refused"
         ),
@@ -554,7 +554,8 @@ def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> Da
         aggregates.extend(F.max_by(c, newest).alias(c) for c in values)
     kept = [*others, *(stamps if values else []), *values, "_refused"]
     grouped = rows.groupBy(*others).agg(*aggregates)
-    repeats = F.size(F.array_distinct("_seen")) < F.size("_seen")
+    # Keys are checked per group, not per row: a group with a null key holds only refused rows.
+    repeats = _present(others) & (F.size(F.array_distinct("_seen")) < F.size("_seen"))
     ordered = grouped.select(*kept, F.when(repeats, F.sort_array("_seen")).alias("_sorted"))
     # In the sorted times a repeat sits next to its copy (sequence indices are 1-based).
     adjacent = F.transform(
