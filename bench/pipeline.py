@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
@@ -50,18 +50,22 @@ def spec_for(rows: int) -> FleetSpec:
     )
 
 
+def _numeric(frame: DataFrame) -> list[str]:
+    return [c for c, t in frame.dtypes if t in ("double", "bigint")]
+
+
+def _save(frame: DataFrame, path: Path) -> None:
+    frame.write.mode("overwrite").parquet(str(path))
+
+
 def floor(spark: SparkSession, root: Path, scratch: Path) -> float:
     began = time.perf_counter()
     nodes = spark.read.parquet(str(root / "node_metrics"))
     bundles = spark.read.parquet(str(root / "bundle_metrics"))
-    numeric = [c for c, t in nodes.dtypes if t in ("double", "bigint")]
-    nodes.groupBy("cluster", "node").agg(*[F.mean(c) for c in numeric]).write.mode(
-        "overwrite"
-    ).parquet(str(scratch / "floor-nodes"))
-    numeric = [c for c, t in bundles.dtypes if t in ("double", "bigint")]
-    bundles.groupBy("cluster", "bundle").agg(*[F.mean(c) for c in numeric]).write.mode(
-        "overwrite"
-    ).parquet(str(scratch / "floor-bundles"))
+    means = [F.mean(c) for c in _numeric(nodes)]
+    _save(nodes.groupBy("cluster", "node").agg(*means), scratch / "floor-nodes")
+    means = [F.mean(c) for c in _numeric(bundles)]
+    _save(bundles.groupBy("cluster", "bundle").agg(*means), scratch / "floor-bundles")
     return time.perf_counter() - began
 
 
@@ -69,26 +73,20 @@ def shaped(spark: SparkSession, root: Path, scratch: Path) -> float:
     """Read + group-by + write with the job's output shape (see the module docstring)."""
     began = time.perf_counter()
     nodes = spark.read.parquet(str(root / "node_metrics"))
-    numeric = [c for c, t in nodes.dtypes if t in ("double", "bigint")]
     window = F.window("ts", "1 minute").start.alias("window_start")
-    nodes.groupBy("cluster", "node", window).agg(*[F.mean(c) for c in numeric]).write.mode(
-        "overwrite"
-    ).parquet(str(scratch / "shaped-nodes"))
+    means = [F.mean(c) for c in _numeric(nodes)]
+    _save(nodes.groupBy("cluster", "node", window).agg(*means), scratch / "shaped-nodes")
     bundles = spark.read.parquet(str(root / "bundle_metrics"))
-    numeric = [c for c, t in bundles.dtypes if t in ("double", "bigint")]
-    newest = [F.max_by(c, "ts").alias(c) for c in numeric]
-    bundles.groupBy("cluster", "bundle", "broker").agg(F.max("ts"), *newest).write.mode(
-        "overwrite"
-    ).parquet(str(scratch / "shaped-bundles"))
+    newest = [F.max_by(c, "ts").alias(c) for c in _numeric(bundles)]
+    by_key = bundles.groupBy("cluster", "bundle", "broker")
+    _save(by_key.agg(F.max("ts"), *newest), scratch / "shaped-bundles")
     return time.perf_counter() - began
 
 
 def copy(spark: SparkSession, root: Path, scratch: Path) -> float:
     """``node_metrics`` read and written as it is: no rule, no grouping, no engine."""
     began = time.perf_counter()
-    spark.read.parquet(str(root / "node_metrics")).write.mode("overwrite").parquet(
-        str(scratch / "copy-nodes")
-    )
+    _save(spark.read.parquet(str(root / "node_metrics")), scratch / "copy-nodes")
     return time.perf_counter() - began
 
 
