@@ -595,7 +595,7 @@ class Config:
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
             return _apply(_flatten(data), source=str(path), strict=strict)
-        return _apply(_read_properties(path), source=str(path), strict=strict)
+        return _apply(_read_properties(path), source=str(path), strict=strict, blank_unset=True)
 
     @classmethod
     def from_mapping(
@@ -637,8 +637,14 @@ class LoadedConfig:
     warnings: tuple[str, ...] = ()  # unknown keys skipped because strict=False
 
 
-def _apply(data: Mapping[str, Any], *, source: str | None, strict: bool) -> LoadedConfig:
-    """Apply ``data`` over the defaults: trimtab keys are set, upstream-only keys ignored."""
+def _apply(
+    data: Mapping[str, Any], *, source: str | None, strict: bool, blank_unset: bool = False
+) -> LoadedConfig:
+    """Apply ``data`` over the defaults: trimtab keys are set, upstream-only keys ignored.
+
+    With ``blank_unset`` (properties files) a key written with an empty value keeps its default,
+    as Pulsar reads ``broker.conf``, where ``key=`` means "not set".
+    """
     updates: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
     seen: dict[str, str] = {}
     ignored: list[IgnoredKey] = []
@@ -655,6 +661,8 @@ def _apply(data: Mapping[str, Any], *, source: str | None, strict: bool) -> Load
             if strict:
                 raise error
             warnings.append(f"ignored {error}")
+            continue
+        if blank_unset and isinstance(value, str) and not value.strip():
             continue
         if spec.key in seen:
             raise ConfigError(
