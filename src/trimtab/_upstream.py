@@ -8,10 +8,11 @@ found there is accepted and reported as ignored; a key found nowhere is a mistak
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["PASSTHROUGH_PREFIXES", "UPSTREAM_FILES", "defined_in", "upstream_names"]
+__all__ = ["PASSTHROUGH_PREFIXES", "UPSTREAM_FILES", "defined_in", "spellings", "upstream_names"]
 
 # Data file -> what the user knows it as, as shown beside an ignored key.
 UPSTREAM_FILES = {
@@ -38,15 +39,18 @@ def _catalogue() -> dict[str, tuple[str, ...]]:
     return {key: tuple(labels) for key, labels in found.items()}
 
 
+def spellings(key: str) -> Iterator[str]:
+    """``key`` itself, then ``key`` without the passthrough prefix it starts with, if any."""
+    yield key
+    for prefix in PASSTHROUGH_PREFIXES:
+        if key.startswith(prefix):
+            yield key[len(prefix) :]
+
+
 def defined_in(key: str) -> tuple[str, ...]:
     """The upstream files defining ``key`` (also behind a passthrough prefix); () if none."""
     catalogue = _catalogue()
-    if key in catalogue:
-        return catalogue[key]
-    for prefix in PASSTHROUGH_PREFIXES:
-        if key.startswith(prefix) and key[len(prefix) :] in catalogue:
-            return catalogue[key[len(prefix) :]]
-    return ()
+    return next((catalogue[name] for name in spellings(key) if name in catalogue), ())
 
 
 def upstream_names() -> list[str]:

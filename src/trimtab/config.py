@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from trimtab._settings import Setting, at_least, between, nearest, setting, settings_of
-from trimtab._upstream import PASSTHROUGH_PREFIXES, defined_in, upstream_names
+from trimtab._upstream import defined_in, spellings, upstream_names
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
 __all__ = [
@@ -698,12 +698,7 @@ _INDEX: dict[str, Setting] | None = None
 
 def _lookup(key: str) -> Setting | None:
     index = _index()
-    if key in index:
-        return index[key]
-    for prefix in PASSTHROUGH_PREFIXES:
-        if key.startswith(prefix) and key[len(prefix) :] in index:
-            return index[key[len(prefix) :]]
-    return None
+    return next((index[name] for name in spellings(key) if name in index), None)
 
 
 def _known_names() -> list[str]:
