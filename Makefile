@@ -78,7 +78,7 @@ proto: $(VENV)/.installed-dev
 # The BookKeeper client list comes from ClientConfiguration.java (tools/upstream_keys.py java).
 UPSTREAM_CONF := tests/data/upstream_conf
 upstream-keys: | $(BIN)/python
-	for name in bk_server broker; do \
+	for name in bk_server broker broker_2x; do \
 	    origin=$$(head -1 $(UPSTREAM_CONF)/$$name.conf | sed -e 's/^# //' -e 's/: its key=value.*//'); \
 	    $(BIN)/python tools/upstream_keys.py keys $(UPSTREAM_CONF)/$$name.conf --origin "$$origin" \
 	        > src/trimtab/data/upstream_$$name.keys; \

@@ -25,6 +25,7 @@ ROOT = Path(__file__).parents[1]
 UPSTREAM = Path(__file__).parent / "data" / "upstream_conf"
 BK_SERVER = UPSTREAM / "bk_server.conf"
 BROKER = UPSTREAM / "broker.conf"
+BROKER_2X = UPSTREAM / "broker_2x.conf"  # before 2.10: some keys were renamed since
 runner = CliRunner()
 
 
@@ -75,7 +76,9 @@ class TestRealFiles:
         assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
         assert "loadBalancerBrokerLoadTargetStd" not in ignored
 
-    @pytest.mark.parametrize("conf", [BK_SERVER, BROKER], ids=["bk_server.conf", "broker.conf"])
+    @pytest.mark.parametrize(
+        "conf", [BK_SERVER, BROKER, BROKER_2X], ids=["bk_server.conf", "broker.conf", "2.x"]
+    )
     def test_every_key_upstream_documents_loads_even_commented_ones(
         self, conf: Path, tmp_path: Path
     ) -> None:
@@ -95,6 +98,13 @@ class TestRealFiles:
         assert cfg.placement.ensemble_placement_policy == "rackaware"
         assert cfg.topology.dns_resolver_class == "script"
         assert cfg.bookie_info.disk_usage_lwm_threshold == 0.95  # upstream's sample, not 0.90
+
+    def test_older_broker_conf_with_since_renamed_keys_loads(self) -> None:
+        """A 2.x broker.conf loads: renamed keys are known, its OverloadShedder maps to overload."""
+        loaded = Config.read(BROKER_2X)
+        assert loaded.config.shedding.strategy == "overload"
+        ignored = _ignored(loaded.ignored)
+        assert ignored["replicatioPolicyCheckDurationSeconds"] == ("Pulsar broker.conf",)
 
     def test_bookkeeper_client_file_with_every_client_key_loads(self, tmp_path: Path) -> None:
         """Each ClientConfiguration key trimtab does not read is accepted, bare or as bkc.key."""
@@ -171,8 +181,9 @@ class TestKeyLists:
         [
             (BK_SERVER, "upstream_bk_server.keys", "apache/bookkeeper conf/bk_server.conf @ "),
             (BROKER, "upstream_broker.keys", "apache/pulsar conf/broker.conf @ "),
+            (BROKER_2X, "upstream_broker_2x.keys", "apache/pulsar conf/broker.conf @ "),
         ],
-        ids=["bk_server.conf", "broker.conf"],
+        ids=["bk_server.conf", "broker.conf", "broker.conf 2.x"],
     )
     def test_key_list_is_what_the_tool_extracts_from_the_upstream_file(
         self, conf: Path, keys: str, origin: str

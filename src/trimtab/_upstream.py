@@ -14,11 +14,13 @@ from importlib.resources import files
 
 __all__ = ["PASSTHROUGH_PREFIXES", "UPSTREAM_FILES", "defined_in", "spellings", "upstream_names"]
 
-# Data file -> what the user knows it as, as shown beside an ignored key.
+# Data file -> what the user knows it as, as shown beside an ignored key. Two versions of
+# broker.conf: keys renamed since 2.x (replicatioPolicyCheckDurationSeconds...) still load.
 UPSTREAM_FILES = {
     "upstream_bk_server.keys": "BookKeeper bk_server.conf",
     "upstream_bk_client.keys": "BookKeeper client (ClientConfiguration)",
     "upstream_broker.keys": "Pulsar broker.conf",
+    "upstream_broker_2x.keys": "Pulsar broker.conf",
 }
 
 # Pulsar's broker.conf passes 'bookkeeper_'-prefixed keys to its BookKeeper client, and
@@ -35,7 +37,9 @@ def _catalogue() -> dict[str, tuple[str, ...]]:
         for line in (data / name).read_text(encoding="utf-8").splitlines():
             key = line.strip()
             if key and not key.startswith("#"):
-                found.setdefault(key, []).append(label)
+                labels = found.setdefault(key, [])
+                if label not in labels:
+                    labels.append(label)
     return {key: tuple(labels) for key, labels in found.items()}
 
 
