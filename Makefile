@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean help zookeeper chromium proto
+.PHONY: demo test lint typecheck unit clean help zookeeper chromium proto upstream-keys
 
 help:
 	@echo "make demo   install trimtab into .venv, show a sample topology, run the fleet job on a generated fleet"
@@ -71,6 +71,18 @@ proto: $(VENV)/.installed-dev
 	    >> $(PROTO_DIR)/bookieinfo_pb2.py
 	printf '\n__all__ = ["BookieInfo", "BookieInfoServicer", "BookieInfoStub", "add_BookieInfoServicer_to_server"]\n' \
 	    >> $(PROTO_DIR)/bookieinfo_pb2_grpc.py
+
+# Regenerate src/trimtab/data/upstream_*.keys (the keys upstream defines) from the copies of
+# upstream's default files in tests/data/upstream_conf; refresh a copy with
+# `python tools/upstream_keys.py fixture NEW.conf` under a header line naming file and commit.
+# The BookKeeper client list comes from ClientConfiguration.java (tools/upstream_keys.py java).
+UPSTREAM_CONF := tests/data/upstream_conf
+upstream-keys: | $(BIN)/python
+	for name in bk_server broker broker_2x; do \
+	    origin=$$(head -1 $(UPSTREAM_CONF)/$$name.conf | sed -e 's/^# //' -e 's/: its key=value.*//'); \
+	    $(BIN)/python tools/upstream_keys.py keys $(UPSTREAM_CONF)/$$name.conf --origin "$$origin" \
+	        > src/trimtab/data/upstream_$$name.keys; \
+	done
 
 test: lint typecheck unit
 

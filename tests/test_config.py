@@ -163,12 +163,18 @@ class TestFiles:
             Config.load(conf)
 
     def test_non_strict_load_returns_unknown_keys_as_warnings(self, tmp_path: Path) -> None:
-        """A whole upstream file loads with strict=False; keys trimtab ignores are listed."""
+        """With strict=False a key of neither trimtab nor upstream is a warning, not an error.
+
+        Upstream keys trimtab does not read (journalDirectories) load in either mode and are
+        no warning: Config.read lists them as ignored (tests/test_config_upstream.py).
+        """
         conf = tmp_path / "bk_server.conf"
-        conf.write_text("journalDirectories=/data/journal\nminNumRacksPerWriteQuorum=3\n")
+        conf.write_text(
+            "journalDirectories=/data/journal\nmyCompanyRackHint=a\nminNumRacksPerWriteQuorum=3\n"
+        )
         cfg, warnings = Config.load(conf, strict=False)
         assert cfg.placement.min_num_racks_per_write_quorum == 3
-        assert len(warnings) == 1 and "journalDirectories" in warnings[0]
+        assert len(warnings) == 1 and "myCompanyRackHint" in warnings[0]
 
     def test_toml_sections_and_upstream_names(self, tmp_path: Path) -> None:
         """TOML takes trimtab names in section tables, and upstream names inside them too."""

@@ -6,10 +6,12 @@ bare field name when it is unique) and to the key users of the upstream system a
 ``broker.conf``, ``topic_partitions_per_shard`` in Redpanda). Defaults are the upstream ones,
 except where a trimtab default is documented as different and why.
 
-An unknown key is an error that names it and suggests the nearest known key; a bad value names
-the key, the value and what is allowed. Loading a whole upstream file with keys trimtab does not
-model (``journalDirectories``...) is possible with ``strict=False``: those keys are then
-returned as warnings instead of raising.
+A whole upstream file loads as it is: a key that upstream defines but trimtab does not read
+(``journalDirectories``, ``managedLedgerDefaultEnsembleSize``...) is accepted and reported by
+:meth:`Config.read` as ignored, with the upstream file that defines it (lists in
+``trimtab/data/upstream_*.keys``). A key that is neither trimtab's nor upstream's is an error
+that names it and suggests the nearest known key (``strict=False`` returns it as a warning
+instead); a bad value names the key, the value and what is allowed.
 
     >>> Config.of(minNumRacksPerWriteQuorum=3).placement.min_num_racks_per_write_quorum
     3
@@ -25,12 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from trimtab._settings import Setting, at_least, between, nearest, setting, settings_of
+from trimtab._upstream import defined_in, spellings, upstream_names
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
 __all__ = [
     "AllocationConfig",
     "BookieInfoConfig",
     "Config",
+    "IgnoredKey",
+    "LoadedConfig",
     "PlacementConfig",
     "SheddingConfig",
     "TopologyConfig",
@@ -571,7 +576,16 @@ class Config:
 
     @classmethod
     def load(cls, path: str | Path, *, strict: bool = True) -> tuple[Config, list[str]]:
-        """Load a ``.toml`` or Java ``.properties``/``.conf`` file; returns (config, warnings)."""
+        """Load a ``.toml`` or Java ``.properties``/``.conf`` file; returns (config, warnings).
+
+        Upstream keys trimtab does not read are accepted; :meth:`read` also lists them.
+        """
+        loaded = cls.read(path, strict=strict)
+        return loaded.config, list(loaded.warnings)
+
+    @classmethod
+    def read(cls, path: str | Path, *, strict: bool = True) -> LoadedConfig:
+        """Load a ``.toml`` or ``.properties``/``.conf`` file, with the upstream keys it ignored."""
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
@@ -580,35 +594,16 @@ class Config:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
-            return cls.from_mapping(_flatten(data), source=str(path), strict=strict)
-        return cls.from_mapping(_read_properties(path), source=str(path), strict=strict)
+            return _apply(_flatten(data), source=str(path), strict=strict)
+        return _apply(_read_properties(path), source=str(path), strict=strict, blank_unset=True)
 
     @classmethod
     def from_mapping(
         cls, data: Mapping[str, Any], *, source: str | None = None, strict: bool = True
     ) -> tuple[Config, list[str]]:
         """Apply ``data`` (any accepted key names) over the defaults; returns (config, warnings)."""
-        updates: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
-        seen: dict[str, str] = {}
-        warnings: list[str] = []
-        for raw_key, value in data.items():
-            key = raw_key.strip()
-            spec = _lookup(key)
-            if spec is None:
-                error = UnknownConfigKeyError(key, nearest(key, _known_names()), source)
-                if strict:
-                    raise error
-                warnings.append(f"ignored {error}")
-                continue
-            if spec.key in seen:
-                raise ConfigError(
-                    f"config key '{key}' sets {spec.key}, already set by '{seen[spec.key]}'"
-                    + (f" in {source}" if source else "")
-                )
-            seen[spec.key] = key
-            updates[spec.section][spec.name] = spec.coerce(value, key=key, source=source)
-        sections = {name: section_cls(**updates[name]) for name, section_cls in _SECTIONS.items()}
-        return cls(**sections), warnings
+        loaded = _apply(data, source=source, strict=strict)
+        return loaded.config, list(loaded.warnings)
 
     # -- introspection ---------------------------------------------------------------------
 
@@ -623,6 +618,61 @@ class Config:
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredKey:
+    """A key upstream defines and trimtab does not read, with the upstream files defining it."""
+
+    key: str
+    defined_in: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """A loaded file: the config, the upstream keys it ignored (file order), and warnings."""
+
+    config: Config
+    ignored: tuple[IgnoredKey, ...] = ()
+    warnings: tuple[str, ...] = ()  # unknown keys skipped because strict=False
+
+
+def _apply(
+    data: Mapping[str, Any], *, source: str | None, strict: bool, blank_unset: bool = False
+) -> LoadedConfig:
+    """Apply ``data`` over the defaults: trimtab keys are set, upstream-only keys ignored.
+
+    With ``blank_unset`` (properties files) a key written with an empty value keeps its default,
+    as Pulsar reads ``broker.conf``, where ``key=`` means "not set".
+    """
+    updates: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
+    seen: dict[str, str] = {}
+    ignored: list[IgnoredKey] = []
+    warnings: list[str] = []
+    for raw_key, value in data.items():
+        key = raw_key.strip()
+        spec = _lookup(key)
+        if spec is None:
+            upstream = defined_in(key)
+            if upstream:
+                ignored.append(IgnoredKey(key, upstream))
+                continue
+            error = UnknownConfigKeyError(key, nearest(key, _known_names()), source)
+            if strict:
+                raise error
+            warnings.append(f"ignored {error}")
+            continue
+        if blank_unset and isinstance(value, str) and not value.strip():
+            continue
+        if spec.key in seen:
+            raise ConfigError(
+                f"config key '{key}' sets {spec.key}, already set by '{seen[spec.key]}'"
+                + (f" in {source}" if source else "")
+            )
+        seen[spec.key] = key
+        updates[spec.section][spec.name] = spec.coerce(value, key=key, source=source)
+    sections = {name: section_cls(**updates[name]) for name, section_cls in _SECTIONS.items()}
+    return LoadedConfig(Config(**sections), tuple(ignored), tuple(warnings))
 
 
 def _index() -> dict[str, Setting]:
@@ -645,22 +695,15 @@ def _index() -> dict[str, Setting]:
 
 _INDEX: dict[str, Setting] | None = None
 
-# distributedlog and Pulsar's bookkeeper passthrough prefix client keys this way.
-_PREFIXES = ("bkc.", "bookkeeper_", "bookkeeperClient.")
-
 
 def _lookup(key: str) -> Setting | None:
     index = _index()
-    if key in index:
-        return index[key]
-    for prefix in _PREFIXES:
-        if key.startswith(prefix) and key[len(prefix) :] in index:
-            return index[key[len(prefix) :]]
-    return None
+    return next((index[name] for name in spellings(key) if name in index), None)
 
 
 def _known_names() -> list[str]:
-    return sorted(_index())
+    """trimtab's names and upstream's, so a typo of either is pointed to the key it meant."""
+    return sorted(set(_index()) | set(upstream_names()))
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

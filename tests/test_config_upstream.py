@@ -1,0 +1,253 @@
+"""Real upstream config files load as they are: every upstream key accepted, the unread listed.
+
+The fixtures under ``tests/data/upstream_conf/`` are the key=value lines of upstream's own
+default files (``bk_server.conf``, ``broker.conf``), commented-out keys kept commented; the
+BookKeeper client has no default file upstream, so its file is built from the key list.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from typer.testing import CliRunner
+
+from trimtab.cli import app
+from trimtab.config import Config, IgnoredKey
+from trimtab.errors import ConfigValueError, UnknownConfigKeyError
+
+ROOT = Path(__file__).parents[1]
+UPSTREAM = Path(__file__).parent / "data" / "upstream_conf"
+BK_SERVER = UPSTREAM / "bk_server.conf"
+BROKER = UPSTREAM / "broker.conf"
+BROKER_2X = UPSTREAM / "broker_2x.conf"  # before 2.10: some keys were renamed since
+runner = CliRunner()
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("upstream_keys", ROOT / "tools/upstream_keys.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _key_list(name: str) -> list[str]:
+    text = (files("trimtab") / "data" / name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def _uncommented(conf: Path, tmp_path: Path) -> Path:
+    """The fixture with every commented-out key switched on, with upstream's sample value."""
+    out = tmp_path / conf.name
+    out.write_text(re.sub(r"(?m)^#([A-Za-z_])", r"\1", conf.read_text(encoding="utf-8")))
+    return out
+
+
+def _ignored(keys: tuple[IgnoredKey, ...]) -> dict[str, tuple[str, ...]]:
+    return {i.key: i.defined_in for i in keys}
+
+
+class TestRealFiles:
+    def test_bk_server_conf_loads_with_the_keys_trimtab_reads_applied(self) -> None:
+        """bk_server.conf as upstream ships it loads; its zk and metadata keys are applied."""
+        loaded = Config.read(BK_SERVER)
+        info = loaded.config.bookie_info
+        assert info.zk_servers == "localhost:2181"
+        assert info.metadata_service_uri == "zk+hierarchical://localhost:2181/ledgers"
+        assert info.zk_timeout_ms == 10_000
+        ignored = _ignored(loaded.ignored)
+        assert ignored["journalDirectories"] == ("BookKeeper bk_server.conf",)
+        assert "zkServers" not in ignored and loaded.warnings == ()
+
+    def test_broker_conf_loads_with_the_keys_trimtab_reads_applied(self) -> None:
+        """broker.conf loads; its shedder class name and weights become trimtab's settings."""
+        loaded = Config.read(BROKER)
+        shedding = loaded.config.shedding
+        assert shedding.strategy == "threshold"  # impl.ThresholdShedder
+        assert shedding.direct_memory_weight == 1.0 and shedding.memory_weight == 1.0
+        assert shedding.throughput_multiplier_threshold == 4
+        ignored = _ignored(loaded.ignored)
+        assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
+        assert "loadBalancerBrokerLoadTargetStd" not in ignored
+
+    @pytest.mark.parametrize(
+        "conf", [BK_SERVER, BROKER, BROKER_2X], ids=["bk_server.conf", "broker.conf", "2.x"]
+    )
+    def test_every_key_upstream_documents_loads_even_commented_ones(
+        self, conf: Path, tmp_path: Path
+    ) -> None:
+        """With each commented-out key switched on, every key is either applied or ignored."""
+        keys = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
+        loaded = Config.read(_uncommented(conf, tmp_path))
+        ignored = set(_ignored(loaded.ignored))
+        applied = keys - ignored
+        assert ignored and applied and applied <= _applied()
+        assert loaded.warnings == ()
+
+    def test_commented_bk_placement_keys_switched_on_map_to_trimtab_values(
+        self, tmp_path: Path
+    ) -> None:
+        """Upstream's sample values (Java class names among them) become trimtab's settings."""
+        cfg = Config.read(_uncommented(BK_SERVER, tmp_path)).config
+        assert cfg.placement.ensemble_placement_policy == "rackaware"
+        assert cfg.topology.dns_resolver_class == "script"
+        assert cfg.bookie_info.disk_usage_lwm_threshold == 0.95  # upstream's sample, not 0.90
+
+    def test_older_broker_conf_with_since_renamed_keys_loads(self) -> None:
+        """A 2.x broker.conf loads: renamed keys are known, its OverloadShedder maps to overload."""
+        loaded = Config.read(BROKER_2X)
+        assert loaded.config.shedding.strategy == "overload"
+        ignored = _ignored(loaded.ignored)
+        assert ignored["replicatioPolicyCheckDurationSeconds"] == ("Pulsar broker.conf",)
+
+    def test_bookkeeper_client_file_with_every_client_key_loads(self, tmp_path: Path) -> None:
+        """Each ClientConfiguration key trimtab does not read is accepted, bare or as bkc.key."""
+        client = _key_list("upstream_bk_client.keys")
+        conf = tmp_path / "bk_client.conf"
+        conf.write_text("".join(f"{k}=1\nbkc.{k}=1\n" for k in client if k not in _applied()))
+        ignored = _ignored(Config.read(conf).ignored)
+        assert "BookKeeper client (ClientConfiguration)" in ignored["bkc.opportunisticStriping"]
+        assert len(ignored) == 2 * len([k for k in client if k not in _applied()])
+
+    def test_a_broker_conf_key_in_a_bookkeeper_file_is_fine(self, tmp_path: Path) -> None:
+        """Any upstream key is accepted in any file: one file may serve several systems."""
+        conf = tmp_path / "bk_server.conf"
+        conf.write_text(BK_SERVER.read_text() + "managedLedgerDefaultEnsembleSize=3\n")
+        ignored = _ignored(Config.read(conf).ignored)
+        assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
+
+
+def _applied() -> set[str]:
+    """Every name trimtab reads a setting under (upstream aliases and its own)."""
+    return {a for s in Config.settings() for a in s.aliases}
+
+
+class TestMistakes:
+    @pytest.mark.parametrize(
+        ("typo", "meant"),
+        [
+            ("diskWeightBasedPlacementEnabld", "diskWeightBasedPlacementEnabled"),
+            ("jornalDirectories", "journalDirectories"),
+            ("managedLedgerDefaultEnsembleSise", "managedLedgerDefaultEnsembleSize"),
+        ],
+        ids=["a trimtab key", "a bk_server.conf key", "a broker.conf key"],
+    )
+    def test_misspelt_key_in_a_real_file_fails_naming_the_nearest_key(
+        self, typo: str, meant: str, tmp_path: Path
+    ) -> None:
+        """A key of neither trimtab nor upstream is an error suggesting trimtab's or upstream's."""
+        conf = tmp_path / "bk_server.conf"
+        conf.write_text(BK_SERVER.read_text() + f"{typo}=true\n")
+        with pytest.raises(UnknownConfigKeyError) as info:
+            Config.read(conf)
+        assert info.value.key == typo and info.value.suggestion == meant
+
+    def test_upstream_class_trimtab_lacks_names_the_key_and_allowed_values(
+        self, tmp_path: Path
+    ) -> None:
+        """A Java class trimtab lacks fails clearly; the ones it has map to its own names."""
+        conf = tmp_path / "bk_server.conf"
+        zone = "org.apache.bookkeeper.client.ZoneawareEnsemblePlacementPolicy"
+        conf.write_text(f"ensemblePlacementPolicy={zone}\n")
+        with pytest.raises(ConfigValueError, match=r"'ensemblePlacementPolicy'.*rackaware"):
+            Config.read(conf)
+        transfer = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
+        conf.write_text(
+            "ensemblePlacementPolicy=org.apache.bookkeeper.client.RackawareEnsemblePlacementPolicy\n"
+            f"loadBalancerLoadSheddingStrategy={transfer}\n"
+        )
+        cfg = Config.read(conf).config
+        assert cfg.placement.ensemble_placement_policy == "rackaware"
+        assert cfg.shedding.strategy == "transfer"
+
+    def test_empty_value_in_a_properties_file_keeps_the_default(self, tmp_path: Path) -> None:
+        """'key=' means not set, as Pulsar reads broker.conf, instead of a bad value."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text("loadBalancerBrokerLoadTargetStd=\nminNumRacksPerWriteQuorum= \n")
+        cfg = Config.read(conf).config
+        assert cfg.shedding.target_std == 0.25
+        assert cfg.placement.min_num_racks_per_write_quorum == 2
+
+
+class TestKeyLists:
+    @pytest.mark.parametrize(
+        ("conf", "keys", "origin"),
+        [
+            (BK_SERVER, "upstream_bk_server.keys", "apache/bookkeeper conf/bk_server.conf @ "),
+            (BROKER, "upstream_broker.keys", "apache/pulsar conf/broker.conf @ "),
+            (BROKER_2X, "upstream_broker_2x.keys", "apache/pulsar conf/broker.conf @ "),
+        ],
+        ids=["bk_server.conf", "broker.conf", "broker.conf 2.x"],
+    )
+    def test_key_list_is_what_the_tool_extracts_from_the_upstream_file(
+        self, conf: Path, keys: str, origin: str
+    ) -> None:
+        """The packaged list holds exactly the upstream file's keys and names file and commit."""
+        text = (files("trimtab") / "data" / keys).read_text(encoding="utf-8")
+        assert text.splitlines()[0].startswith(f"# upstream: {origin}")
+        extracted = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
+        assert _key_list(keys) == sorted(extracted)
+
+    def test_tool_reads_commented_keys_but_not_prose(self) -> None:
+        """'# key=value' documents a key; '# a = b (prose)' and '# Options:' do not."""
+        lines = [
+            "# journalMaxSizeMB=2048",
+            "bookiePort=3181",
+            "# throttle-dispatch-rate = (publish-rate + configured dispatch-rate).",
+            "# Options:",
+            "httpMaxRequestHeaderSize = 8192",
+        ]
+        assert list(_tool().conf_entries(lines)) == [
+            ("journalMaxSizeMB", "2048", True),
+            ("bookiePort", "3181", False),
+            ("httpMaxRequestHeaderSize", "8192", False),
+        ]
+
+    def test_tool_reads_java_constants_used_as_keys_only(self) -> None:
+        """A constant passed to a getter is a key; one used only as a value is not."""
+        source = (
+            'static final String ROLE = "clientRole";\n'
+            'static final String ROLE_SYSTEM = "system";\n'
+            "String role() { return getString(ROLE, ROLE_SYSTEM); }\n"
+        )
+        assert _tool().java_keys([source]) == {"clientRole"}
+
+
+class TestCommand:
+    def test_config_on_a_real_file_exits_0_and_counts_the_ignored_keys(self) -> None:
+        """Without --verbose the table is followed by how many keys trimtab does not read."""
+        result = runner.invoke(app, ["config", "--config", str(BK_SERVER)])
+        assert result.exit_code == 0, result.output
+        assert "upstream keys in" in result.stdout and "--verbose" in result.stdout
+        assert "journalDirectories" not in result.stdout
+
+    def test_verbose_lists_each_ignored_key_with_where_upstream_defines_it(self) -> None:
+        """--verbose adds a table of the ignored keys and the upstream file of each."""
+        result = runner.invoke(app, ["config", "--config", str(BROKER), "--verbose"])
+        assert result.exit_code == 0, result.output
+        assert "managedLedgerDefaultEnsembleSize" in result.stdout
+        assert "Pulsar broker.conf" in result.stdout
+
+    def test_json_carries_the_ignored_keys_and_the_applied_values(self) -> None:
+        """--json has an 'ignored' list (key, defined_in) beside the settings in force."""
+        result = runner.invoke(app, ["config", "--config", str(BROKER), "--json"])
+        doc = json.loads(result.stdout)
+        assert {"key": "bindAddress", "defined_in": ["Pulsar broker.conf"]} in doc["ignored"]
+        strategy = next(r for r in doc["settings"] if r["key"] == "shedding.strategy")
+        assert strategy["value"] == "threshold"
+
+    def test_misspelt_key_is_one_error_line_and_exit_2(self, tmp_path: Path) -> None:
+        """A typo in a real file stops the command with the key and the suggestion."""
+        conf = tmp_path / "bk_server.conf"
+        conf.write_text(BK_SERVER.read_text() + "diskWeightBasedPlacementEnabld=true\n")
+        result = runner.invoke(app, ["config", "--config", str(conf)])
+        assert result.exit_code == 2
+        assert result.stderr.count("error:") == 1
+        assert "'diskWeightBasedPlacementEnabld'" in result.stderr
+        assert "did you mean 'diskWeightBasedPlacementEnabled'?" in result.stderr
