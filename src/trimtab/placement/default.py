@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from trimtab.placement._common import PolicyBase
-from trimtab.placement.base import Adherence, EnsemblePlacement, Replacement, check_quorums
+from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, check_quorums
+from trimtab.placement.policy import PolicyBase
 from trimtab.placement.selection import Draft, pick, plan_for, replacement_rules
 
 __all__ = ["DefaultPolicy"]

@@ -48,10 +48,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 from trimtab.cluster import NodeId
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement._common import PolicyBase
 from trimtab.placement.adherence import acked_span_ok, rack_adherence
-from trimtab.placement.base import Adherence, EnsemblePlacement, Replacement, check_quorums
+from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, check_quorums
 from trimtab.placement.coverage import QuorumCoverage
+from trimtab.placement.policy import PolicyBase
 from trimtab.placement.sampling import Plan
 from trimtab.placement.selection import (
     CandidateIndex,

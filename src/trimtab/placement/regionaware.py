@@ -44,9 +44,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
 from trimtab.errors import ConfigError
-from trimtab.placement._common import PolicyBase
 from trimtab.placement.adherence import acked_span_ok, region_adherence
-from trimtab.placement.base import (
+from trimtab.placement.contract import (
     Adherence,
     EnsemblePlacement,
     InfoMap,
@@ -54,6 +53,7 @@ from trimtab.placement.base import (
     check_durable_quorums,
 )
 from trimtab.placement.coverage import QuorumCoverage
+from trimtab.placement.policy import PolicyBase
 from trimtab.placement.rackaware import RackAwarePolicy, exact_fill, random_fill
 from trimtab.placement.selection import (
     CandidateIndex,

@@ -16,7 +16,7 @@ from typing import TypeVar
 from trimtab.cluster import DEFAULT_RACK, NodeId
 from trimtab.config import Config
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.base import (
+from trimtab.placement.contract import (
     Adherence,
     BookieInfo,
     EnsemblePlacement,
