@@ -355,7 +355,7 @@ class PolicyBase(ABC):
     def is_ensemble_adhering(
         self, ensemble: Sequence[str], write_quorum: int, ack_quorum: int
     ) -> Adherence:
-        """How well ``ensemble`` keeps the policy's rules on the current topology."""
+        """Each policy's own check (it also grades every replacement :meth:`_fill` makes)."""
 
     def are_acked_bookies_adhering(
         self, acked: Iterable[str], write_quorum: int, ack_quorum: int
