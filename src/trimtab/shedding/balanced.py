@@ -32,6 +32,10 @@ Algorithm
     5. **Bundles by knapsack.** The subset of candidate bundles whose total is closest to
        ``x*`` (:func:`closest_subset`), instead of smallest-first until the first overshoot.
 
+In the code: :meth:`Levels.predicted` (1), :meth:`BalancedShedder._gate` (2, with the shared
+gates of :mod:`trimtab.shedding.gates`), :meth:`~BalancedShedder._match` (3), :func:`_amount`
+(4), :meth:`~BalancedShedder._bundles` (5).
+
 Worked example: loads [0.9, 0.8, 0.1, 0.0] (same capacity), std 0.41. Pairs (0.9, 0.0) and
 (0.8, 0.1) both move half their gap in the first cycle → [0.45, 0.45, 0.45, 0.45] with exact
 bundles; upstream does the same two pairs but then waits 4+ cycles before looking again.

@@ -33,6 +33,10 @@ std 0.398), two bundles each. broker5 (90 %) sheds 0.44 → 4.4 MB/s of its 9 MB
 bundle goes to broker1 and the 7 MB/s one stays (a broker keeps one top bundle); broker4 sheds
 its 2 MB/s bundle to broker2; then the pointers meet at broker3: two transfers.
 
+In the code: :meth:`TransferShedder._pairs` (steps 1-2, with the shared gates of
+:mod:`trimtab.shedding.gates`), :meth:`~TransferShedder._walk` (3),
+:meth:`~TransferShedder._shed_pair` and :meth:`~TransferShedder._swap` (4-5).
+
 Deviations, each on purpose
     * **Swap accounting.** Upstream adds the swapped-in traffic to ``trafficMarkedToGain`` only
       in debug mode, so with debug off the offload is over-counted and the std estimate is too
@@ -163,13 +167,13 @@ class TransferShedder(Shedder):
                 notes.append(refused)
                 continue
             pair, marked, gained = self._shed_pair(index, state, src_pos, dst_pos, src, dst, reason)
-            if marked <= 0:
+            if marked > 0:
+                moves.extend(pair)
+                stats.offload(src.load, dst.load, (marked - gained) * src.load / src.throughput)
+                pairs += 1
+                lo += 1
+            else:
                 notes.append(skip(Reason.NO_BUNDLES, src.broker, NONE_FITS))
-                continue
-            moves.extend(pair)
-            stats.offload(src.load, dst.load, (marked - gained) * src.load / src.throughput)
-            pairs += 1
-            lo += 1
         return moves
 
     def _top_bundles_gate(self, index: BundleIndex, position: int, broker: str) -> Decision | None:
