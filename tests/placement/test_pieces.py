@@ -253,3 +253,49 @@ class TestContract:
         with pytest.raises(ValueError, match="not a member"):
             policy.replace_bookie(2, 2, 2, ["a:1", "b:1"], "c:1")
         assert policy.replace_bookie(1, 1, 1, [], "a:1").node != NodeId("a:1")
+
+
+#: Twelve nodes over two regions and four racks, for the replacement template's tests.
+TWO_REGIONS = {f"n{i}:1": f"/dc{i % 2}/r{i % 4}" for i in range(12)}
+KINDS = ["default", "rackaware", "regionaware"]
+
+
+class TestReplacementTemplate:
+    """``replace_bookie`` is one template in the policy base; each policy only fills the slot."""
+
+    def policy(self, kind: str, seed: int = 1) -> PlacementPolicy:
+        policy = make_policy(
+            Config.of(ensemblePlacementPolicy=kind), resolver=TWO_REGIONS, rng=random.Random(seed)
+        )
+        policy.on_cluster_changed(list(TWO_REGIONS), [])
+        return policy
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_every_policy_refuses_a_non_member_the_same_way(self, kind: str) -> None:
+        """The member check is the template's, so the error reads the same everywhere."""
+        with pytest.raises(ValueError, match=r"n5:1 is not a member of the ensemble"):
+            self.policy(kind).replace_bookie(3, 2, 2, ["n0:1", "n1:1", "n2:1"], "n5:1")
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_only_the_replaced_slot_changes(self, kind: str) -> None:
+        """The new node takes the target's position, outside the ensemble and the exclusions."""
+        ensemble = ["n0:1", "n1:1", "n2:1", "n3:1"]
+        exclude = {"n4:1", "n5:1"}
+        for seed in range(20):
+            swap = self.policy(kind, seed).replace_bookie(4, 3, 2, ensemble, "n2:1", exclude)
+            assert swap.node not in {*ensemble, *exclude}
+            assert swap.ensemble == tuple(NodeId(n) for n in ["n0:1", "n1:1", swap.node, "n3:1"])
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_an_empty_ensemble_asks_for_any_one_node(self, kind: str) -> None:
+        """Upstream's tests replace in an empty ensemble to ask for a single node."""
+        swap = self.policy(kind).replace_bookie(1, 1, 1, [], "n0:1")
+        assert swap.ensemble == (swap.node,) and swap.node != NodeId("n0:1")
+
+    def test_the_default_policy_never_reorders_reads(self) -> None:
+        """Even with reordering on and a failure on record, the write set is read as is."""
+        policy = make_policy(Config.of(reorderReadSequenceEnabled=True), resolver=TWO_REGIONS)
+        policy.on_cluster_changed(list(TWO_REGIONS), ["n1:1"])
+        ensemble = ["n0:1", "n1:1", "n2:1"]
+        assert policy.reorder_read_sequence(ensemble, [1, 0, 2], {"n1:1": 7}) == (1, 0, 2)
+        assert policy.reorder_read_lac_sequence(ensemble, [1, 0], {"n1:1": 7}) == (1, 0, 2)

@@ -21,7 +21,7 @@ from prometheus_client.registry import Collector
 from trimtab.bookieinfo.info import BookieInfo
 from trimtab.cluster import NodeId
 from trimtab.config import PlacementConfig
-from trimtab.placement.base import InfoMap
+from trimtab.placement.contract import InfoMap
 from trimtab.placement.weights import WeightRule, pick_probabilities
 
 __all__ = ["PlacementWeightsCollector", "PolicyFeed"]

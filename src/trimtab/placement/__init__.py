@@ -20,7 +20,7 @@ Example::
     placed.ensemble, placed.adherence
 """
 
-from trimtab.placement.base import (
+from trimtab.placement.contract import (
     Adherence,
     BookieInfo,
     EnsemblePlacement,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from trimtab.placement.base import Adherence
+from trimtab.placement.contract import Adherence
 from trimtab.placement.coverage import windows_of
 
 __all__ = ["acked_span_ok", "durable", "rack_adherence", "region_adherence"]

@@ -22,10 +22,10 @@ Algorithm
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
-from trimtab.placement._common import PolicyBase
-from trimtab.placement.base import Adherence, EnsemblePlacement, Replacement, check_quorums
+from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, check_quorums
+from trimtab.placement.policy import PolicyBase, Vacancy
 from trimtab.placement.selection import Draft, pick, plan_for, replacement_rules
 
 __all__ = ["DefaultPolicy"]
@@ -35,6 +35,8 @@ _RULES = replacement_rules(keep_coverage=False)  # distinct, not excluded
 
 class DefaultPolicy(PolicyBase):
     """Random choice among writable nodes; see the module docstring."""
+
+    REORDERS_READS = False
 
     def new_ensemble(
         self, ensemble_size: int, write_quorum: int, ack_quorum: int, exclude: Iterable[str] = ()
@@ -57,46 +59,19 @@ class DefaultPolicy(PolicyBase):
         ensemble = tuple(draft.chosen)
         return EnsemblePlacement(ensemble, self._adherence(ensemble))
 
-    def replace_bookie(
-        self,
-        ensemble_size: int,
-        write_quorum: int,
-        ack_quorum: int,
-        current_ensemble: Sequence[str],
-        bookie_to_replace: str,
-        exclude: Iterable[str] = (),
-    ) -> Replacement:
-        current, target = self._members(current_ensemble, bookie_to_replace)
-        excluded = self._ids(exclude) | frozenset(current) | {target}
+    def _fill(self, vacancy: Vacancy) -> Replacement:
         index = self.view.index()
-        draft = Draft(index, None, excluded)
+        draft = Draft(index, None, vacancy.excluded)
         node = pick(index.pool(), draft.checks(_RULES), self.rng)
         if node is None:
-            raise self._not_enough(index, 1, excluded, "no writable node outside the ensemble")
-        ensemble = tuple(node if n == target else n for n in current) or (node,)
-        return Replacement(node, ensemble, self._adherence(ensemble))
+            detail = "no writable node outside the ensemble"
+            raise self._not_enough(index, 1, vacancy.excluded, detail)
+        return self._replaced(vacancy, node)
 
     def is_ensemble_adhering(
         self, ensemble: Sequence[str], write_quorum: int, ack_quorum: int
     ) -> Adherence:
         return self._adherence(tuple(ensemble))
-
-    def are_acked_bookies_adhering(
-        self, acked: Iterable[str], write_quorum: int, ack_quorum: int
-    ) -> bool:
-        """No fault-domain rule: any acknowledgement is enough (upstream)."""
-        return True
-
-    def reorder_read_sequence(
-        self,
-        ensemble: Sequence[str],
-        write_set: Sequence[int],
-        failure_history: Mapping[str, int] | None = None,
-        *,
-        pending_requests: Mapping[str, int] | None = None,
-    ) -> tuple[int, ...]:
-        """Never reordered (upstream)."""
-        return tuple(write_set)
 
     @staticmethod
     def _adherence(ensemble: Sequence[str]) -> Adherence:

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 
 from trimtab.config import Config
-from trimtab.placement._common import WeightsFactory, uniform_weights
 from trimtab.placement.default import DefaultPolicy
 from trimtab.placement.locations import LocationSource
+from trimtab.placement.policy import WeightsFactory, uniform_weights
 from trimtab.placement.rackaware import RackAwarePolicy
 from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
@@ -24,7 +24,7 @@ from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
 
-#: Any of the three policies (each satisfies :class:`~trimtab.placement.base.PlacementPolicy`).
+#: Any of the three policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
 Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy
 
 POLICIES: dict[str, type[DefaultPolicy] | type[RackAwarePolicy] | type[RegionAwarePolicy]] = {

@@ -48,10 +48,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 from trimtab.cluster import NodeId
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement._common import PolicyBase
 from trimtab.placement.adherence import acked_span_ok, rack_adherence
-from trimtab.placement.base import Adherence, EnsemblePlacement, Replacement, check_quorums
+from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, check_quorums
 from trimtab.placement.coverage import QuorumCoverage
+from trimtab.placement.policy import PolicyBase, Vacancy
 from trimtab.placement.sampling import Plan
 from trimtab.placement.selection import (
     CandidateIndex,
@@ -191,32 +191,13 @@ class RackAwarePolicy(PolicyBase):
 
     # -- replacement -----------------------------------------------------------------------
 
-    def replace_bookie(
-        self,
-        ensemble_size: int,
-        write_quorum: int,
-        ack_quorum: int,
-        current_ensemble: Sequence[str],
-        bookie_to_replace: str,
-        exclude: Iterable[str] = (),
-    ) -> Replacement:
-        current, target = self._members(current_ensemble, bookie_to_replace)
-        excluded = self._ids(exclude) | frozenset(current) | {target}
-        return self._last_resort(
-            lambda stable: self._replace(
-                current, target, write_quorum, ack_quorum, excluded, stable
-            )
-        )
+    def _fill(self, vacancy: Vacancy) -> Replacement:
+        return self._last_resort(lambda stable: self._replace(vacancy, stable))
 
-    def _replace(
-        self,
-        current: tuple[NodeId, ...],
-        target: NodeId,
-        wq: int,
-        aq: int,
-        excluded: frozenset[NodeId],
-        stabilized: bool,
-    ) -> Replacement:
+    def _replace(self, vacancy: Vacancy, stabilized: bool) -> Replacement:
+        """The replaced node's rack, else a rack the others do not use, else a node keeping
+        the quorums covered, else (not enforced) any node."""
+        target, excluded = vacancy.target, vacancy.excluded
         index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
         draft = Draft(index, None, excluded)
         checks = draft.checks(_REPLACE)
@@ -225,40 +206,26 @@ class RackAwarePolicy(PolicyBase):
         home = self.view.remembered_rack(target)
         node = pick(index.pool(home), checks, self.rng) if home is not None else None
         if node is None:
-            others = {r for n in current if n != target if (r := self.view.remembered_rack(n))}
+            others = {
+                r for n in vacancy.current if n != target if (r := self.view.remembered_rack(n))
+            }
             node = pick(everywhere, checks, self.rng, avoid_racks=others, rack_of=index.rack_of)
-            if node is None:
-                node = self._keeping_coverage(index, current, target, wq, aq, excluded)
-                notes.append("no free rack: a node keeping the quorums covered")
-            if node is None and not self.enforce:
-                node = pick(everywhere, checks, self.rng)
-                notes[-1] = "no free rack and no covering node: random choice"
+        if node is None:
+            node = self._keeping_coverage(index, vacancy)
+            notes.append("no free rack: a node keeping the quorums covered")
+        if node is None and not self.enforce:
+            node = pick(everywhere, checks, self.rng)
+            notes[-1] = "no free rack and no covering node: random choice"
         if node is None:
             raise self._not_enough(index, 1, excluded, f"no node can replace {target}")
-        ensemble = tuple(node if n == target else n for n in current) or (node,)
-        adherence = self.is_ensemble_adhering(ensemble, wq, aq)
-        return Replacement(node, ensemble, adherence, tuple(notes))
+        return self._replaced(vacancy, node, notes)
 
-    def _keeping_coverage(
-        self,
-        index: CandidateIndex,
-        current: tuple[NodeId, ...],
-        target: NodeId,
-        wq: int,
-        aq: int,
-        excluded: frozenset[NodeId],
-    ) -> NodeId | None:
+    def _keeping_coverage(self, index: CandidateIndex, vacancy: Vacancy) -> NodeId | None:
         """A node that keeps every write quorum through the replaced slot covered, if any."""
-        if target not in current or wq > len(current):
+        min_racks = self.placement.min_num_racks_per_write_quorum
+        draft = self._vacancy_draft(index, vacancy, min_racks=min_racks)
+        if draft is None:
             return None
-        coverage = QuorumCoverage(
-            len(current), wq, aq, min_racks=self.placement.min_num_racks_per_write_quorum
-        )
-        for position, node in enumerate(current):
-            rack = self.view.remembered_rack(node)
-            if node != target and rack is not None:
-                coverage.add(position, rack, rack[1:].split("/", 1)[0])
-        draft = Draft(index, coverage, excluded, position=current.index(target))
         return pick(index.pool(), draft.checks(_REPLACE_COVERED), self.rng)
 
     # -- adherence -------------------------------------------------------------------------

@@ -44,9 +44,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
 from trimtab.errors import ConfigError
-from trimtab.placement._common import PolicyBase
 from trimtab.placement.adherence import acked_span_ok, region_adherence
-from trimtab.placement.base import (
+from trimtab.placement.contract import (
     Adherence,
     EnsemblePlacement,
     InfoMap,
@@ -54,6 +53,7 @@ from trimtab.placement.base import (
     check_durable_quorums,
 )
 from trimtab.placement.coverage import QuorumCoverage
+from trimtab.placement.policy import PolicyBase, Vacancy
 from trimtab.placement.rackaware import RackAwarePolicy, exact_fill, random_fill
 from trimtab.placement.selection import (
     CandidateIndex,
@@ -65,7 +65,6 @@ from trimtab.placement.selection import (
     replacement_rules,
 )
 from trimtab.placement.services import (
-    REGION_AWARE_ANOMALOUS_ENSEMBLE,
     NullStats,
 )
 from trimtab.placement.shares import plan_slots
@@ -303,30 +302,13 @@ class RegionAwarePolicy(PolicyBase):
 
     # -- replacement -----------------------------------------------------------------------
 
-    def replace_bookie(
-        self,
-        ensemble_size: int,
-        write_quorum: int,
-        ack_quorum: int,
-        current_ensemble: Sequence[str],
-        bookie_to_replace: str,
-        exclude: Iterable[str] = (),
-    ) -> Replacement:
-        current, target = self._members(current_ensemble, bookie_to_replace)
-        excluded = self._ids(exclude) | frozenset(current) | {target}
-        args = (current, target, write_quorum, ack_quorum, excluded)
-        return self._last_resort(lambda stable: self._replace(*args, stabilized=stable))
+    def _fill(self, vacancy: Vacancy) -> Replacement:
+        return self._last_resort(lambda stable: self._replace(vacancy, stabilized=stable))
 
-    def _replace(
-        self,
-        current: tuple[NodeId, ...],
-        target: NodeId,
-        wq: int,
-        aq: int,
-        excluded: frozenset[NodeId],
-        *,
-        stabilized: bool,
-    ) -> Replacement:
+    def _replace(self, vacancy: Vacancy, *, stabilized: bool) -> Replacement:
+        """The replaced node's rack, else its region, else another region in play (keeping
+        durability when replacements enforce it)."""
+        target, excluded = vacancy.target, vacancy.excluded
         index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
         allowed = set(self.regions_in_play(index))
         plain = Draft(index, None, excluded)
@@ -343,7 +325,7 @@ class RegionAwarePolicy(PolicyBase):
                 node = pick(sub_index.pool(), checks, self.rng)
                 notes.append("no free node in the rack: same region")
         if node is None:
-            durable = self._durability_draft(index, current, target, wq, aq, excluded)
+            durable = self._durability_draft(index, vacancy)
             draft = durable if durable is not None else plain
             keep = durable is not None
             rules = _REPLACE_COVERED if keep else _REPLACE
@@ -352,36 +334,15 @@ class RegionAwarePolicy(PolicyBase):
             notes.append("another region" + (", keeping durability" if keep else ""))
         if node is None:
             raise self._not_enough(index, 1, excluded, f"no node can replace {target}")
-        ensemble = tuple(node if n == target else n for n in current) or (node,)
-        return Replacement(
-            node, ensemble, self.is_ensemble_adhering(ensemble, wq, aq), tuple(notes)
-        )
+        return self._replaced(vacancy, node, notes)
 
-    def _durability_draft(
-        self,
-        index: CandidateIndex,
-        current: tuple[NodeId, ...],
-        target: NodeId,
-        wq: int,
-        aq: int,
-        excluded: frozenset[NodeId],
-    ) -> Draft | None:
+    def _durability_draft(self, index: CandidateIndex, vacancy: Vacancy) -> Draft | None:
         """A draft whose coverage holds the other members' regions, or None when durability is
         not enforced in replacements, or the ensemble already breaks it (anomalous)."""
         min_regions = self.effective_min_regions()
-        on = self.placement.enable_durability_enforcement_in_replace and min_regions >= 2
-        if not on or target not in current or wq > len(current):
+        if not (self.placement.enable_durability_enforcement_in_replace and min_regions >= 2):
             return None
-        coverage = QuorumCoverage(len(current), wq, aq, min_racks=1, min_regions=min_regions)
-        for position, node in enumerate(current):
-            rack = self.view.remembered_rack(node)
-            if node == target or rack is None:
-                continue
-            if not coverage.accepts(position, rack, region_of_rack(rack)):
-                self.stats.incr(REGION_AWARE_ANOMALOUS_ENSEMBLE)
-                return None
-            coverage.add(position, rack, region_of_rack(rack))
-        return Draft(index, coverage, excluded, position=current.index(target))
+        return self._vacancy_draft(index, vacancy, min_racks=1, min_regions=min_regions)
 
     # -- adherence -------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from itertools import accumulate
 
 from trimtab.cluster import NodeId
 from trimtab.config import Config, PlacementConfig
-from trimtab.placement.base import BookieInfo
+from trimtab.placement.contract import BookieInfo
 from trimtab.placement.sampling import Plan, inclusion_probabilities, systematic_sample
 from trimtab.placement.selection import Sampler, Weights
 

@@ -12,9 +12,10 @@ Entry points take plain values (dataclasses and NumPy arrays), never file paths:
 
 Modules: :mod:`~trimtab.shedding.load` (usage, weighted max, moving averages),
 :mod:`~trimtab.shedding.snapshot` (cycle input), :mod:`~trimtab.shedding.decisions` (labels,
-reasons, state), :mod:`~trimtab.shedding.base` (the contract), one module per strategy,
-:mod:`~trimtab.shedding.predict` (load per byte, projection), :mod:`~trimtab.shedding.placement`
-(destinations for unload-only strategies), :mod:`~trimtab.shedding.knapsack`.
+reasons, state), :mod:`~trimtab.shedding.base` (the contract), :mod:`~trimtab.shedding.gates`
+(the gates every shedder passes), one module per strategy, :mod:`~trimtab.shedding.predict`
+(load per byte, projection), :mod:`~trimtab.shedding.destinations` (destinations for
+unload-only strategies), :mod:`~trimtab.shedding.knapsack`.
 """
 
 from trimtab.shedding.balanced import BalancedShedder
@@ -29,9 +30,9 @@ from trimtab.shedding.decisions import (
     ShedderState,
     breakdown,
 )
+from trimtab.shedding.destinations import assign_destinations, least_resource_usage
 from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample, ResourceWeights, Usage
 from trimtab.shedding.overload import OverloadShedder
-from trimtab.shedding.placement import assign_destinations, least_resource_usage
 from trimtab.shedding.plan import Plan, plan, worsening
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import Bundle, BundleIndex, BundleLoads, LoadSnapshot

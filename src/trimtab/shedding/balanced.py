@@ -32,6 +32,10 @@ Algorithm
     5. **Bundles by knapsack.** The subset of candidate bundles whose total is closest to
        ``x*`` (:func:`closest_subset`), instead of smallest-first until the first overshoot.
 
+In the code: :meth:`Levels.predicted` (1), :meth:`BalancedShedder._gate` (2, with the shared
+gates of :mod:`trimtab.shedding.gates`), :meth:`~BalancedShedder._match` (3), :func:`_amount`
+(4), :meth:`~BalancedShedder._bundles` (5).
+
 Worked example: loads [0.9, 0.8, 0.1, 0.0] (same capacity), std 0.41. Pairs (0.9, 0.0) and
 (0.8, 0.1) both move half their gap in the first cycle → [0.45, 0.45, 0.45, 0.45] with exact
 bundles; upstream does the same two pairs but then waits 4+ cycles before looking again.
@@ -43,17 +47,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trimtab.shedding.base import (
-    LoadStats,
-    Shedder,
-    eligible,
-    hit_note,
-    is_overloaded,
-    is_underloaded,
-    skip,
-    success,
-    usable_brokers,
-)
+from trimtab.shedding.base import LoadStats, Shedder, eligible
 from trimtab.shedding.decisions import (
     CycleResult,
     Decision,
@@ -61,13 +55,23 @@ from trimtab.shedding.decisions import (
     Prediction,
     Reason,
     ShedderState,
+    skip,
+    success,
+)
+from trimtab.shedding.gates import (
+    Level,
+    UsableBrokers,
+    count_hits,
+    hit_count_gate,
+    no_broker_gate,
+    pair_reason,
 )
 from trimtab.shedding.knapsack import closest_subset
 from trimtab.shedding.load import BrokerLoad
 from trimtab.shedding.predict import load_per_byte
-from trimtab.shedding.snapshot import BundleIndex, LoadSnapshot
+from trimtab.shedding.snapshot import BundleIndex, FloatArray, LoadSnapshot
 
-__all__ = ["BalancedShedder", "pending"]
+__all__ = ["BalancedShedder", "Levels", "pending"]
 
 #: Predictions smaller than this (in load units) are dropped.
 NEGLIGIBLE = 1e-4
@@ -93,127 +97,167 @@ def pending(
     return todo, tuple(kept)
 
 
+@dataclass(slots=True)
+class Levels:
+    """Step 1's predicted load and throughput EMA of each usable broker (id order), with their
+    stats; a matched pair shifts them in place (cycle-local and mutable on purpose)."""
+
+    loads: tuple[BrokerLoad, ...]
+    level: FloatArray
+    tput_ema: FloatArray
+    stats: LoadStats
+
+    @classmethod
+    def predicted(
+        cls, loads: tuple[BrokerLoad, ...], todo: dict[str, tuple[float, float]]
+    ) -> Levels:
+        """Each broker's smoothed load and EMA plus what its recent moves will still do."""
+        level = np.array([b.load + todo.get(b.broker, (0.0, 0.0))[0] for b in loads])
+        tput_ema = np.array(
+            [b.msg_throughput_ema + todo.get(b.broker, (0.0, 0.0))[1] for b in loads]
+        )
+        return cls(loads, level, tput_ema, LoadStats.of(level.tolist()))
+
+    def at(self, i: int) -> Level:
+        return Level(float(self.level[i]), float(self.tput_ema[i]))
+
+    def shift(self, i: int, throughput: float, ratio: float, *, now: float) -> Prediction:
+        """Move ``throughput`` bytes/s onto broker ``i`` (off it when negative); the
+        prediction of what the move will still do to its reports."""
+        old = float(self.level[i])
+        self.level[i] = max(0.0, old + throughput * ratio)
+        self.tput_ema[i] += throughput
+        self.stats.replace(old, float(self.level[i]))
+        load = self.loads[i]
+        return Prediction(
+            broker=load.broker,
+            delta=float(self.level[i]) - old,
+            throughput=throughput,
+            at=now,
+            samples=load.samples,
+        )
+
+
+@dataclass(slots=True)
+class _Matching:
+    """What steps 3-5 produce: the moves, the skips on the way, and the new predictions."""
+
+    moves: list[Decision]
+    notes: list[Decision]
+    predictions: list[Prediction]
+
+    def record(
+        self,
+        levels: Levels,
+        index: BundleIndex,
+        chosen: list[int],
+        pair: tuple[int, int],
+        reason: Reason,
+        ratio: dict[str, float],
+        *,
+        now: float,
+    ) -> None:
+        """The pair's moves, and both brokers shifted by what they carry."""
+        src, dst = (levels.loads[i] for i in pair)
+        for i in chosen:
+            move = Move(
+                bundle=index.bundles.names[i],
+                source=src.broker,
+                destination=dst.broker,
+                throughput=float(index.throughput[i]),
+            )
+            self.moves.append(success(reason, move))
+        moved = float(sum(index.throughput[i] for i in chosen))
+        self.predictions.append(levels.shift(pair[0], -moved, ratio[src.broker], now=now))
+        self.predictions.append(levels.shift(pair[1], moved, ratio[dst.broker], now=now))
+
+
 @dataclass(frozen=True, slots=True)
 class BalancedShedder(Shedder):
     """All disjoint above/below-mean pairs, knapsack bundles, predicted loads."""
 
     name = "balanced"
 
-    def decide(self, snapshot: LoadSnapshot, state: ShedderState, *, now: float) -> CycleResult:
-        cfg = self.config
-        usable = usable_brokers(snapshot, now, cfg)
-        notes = [skip(Reason.OUTDATED_DATA, b, "stale load data; left out") for b in usable.stale]
-        notes += [
-            skip(Reason.NO_LOAD_DATA, b, "not reported yet; left out") for b in usable.missing
-        ]
-        if not usable.loads:
-            reason = Reason.OUTDATED_DATA if usable.stale else Reason.NO_BROKERS
-            return CycleResult(decisions=(*notes, skip(reason)), state=state)
-        loads = usable.loads
-        todo, kept = pending(loads, state.predictions, cfg.history_resource_percentage)
-        level = np.array([b.load + todo.get(b.broker, (0.0, 0.0))[0] for b in loads])
-        tput_ema = np.array(
-            [b.msg_throughput_ema + todo.get(b.broker, (0.0, 0.0))[1] for b in loads]
-        )
-        stats = LoadStats.of(level.tolist())
-        avg, std = stats.avg, stats.std
-        order = np.argsort(level, kind="stable")
-        top, bottom = int(order[-1]), int(order[0])
+    def no_broker_gate(self, usable: UsableBrokers, state: ShedderState) -> CycleResult | None:
+        """The shared gate, with a Skip for each broker left out and no note of its own."""
+        return no_broker_gate(usable, state, notes=_left_out(usable), note="")
 
-        def underloaded(i: int, reference: int) -> bool:
-            return is_underloaded(
-                float(level[i]), float(tput_ema[i]), avg, float(tput_ema[reference]), cfg
-            )
-
-        trigger = (
-            std > cfg.target_std
-            or underloaded(bottom, top)
-            or is_overloaded(float(level[top]), avg, cfg)
+    def decide(
+        self, snapshot: LoadSnapshot, usable: UsableBrokers, state: ShedderState, *, now: float
+    ) -> CycleResult:
+        notes = _left_out(usable)
+        todo, kept = pending(
+            usable.loads, state.predictions, self.config.history_resource_percentage
         )
-        hit = state.hit_count + 1 if trigger else 0
-        state = replace(state, hit_count=hit, predictions=kept)
-        if hit <= cfg.hit_count_threshold:
-            note = hit_note(hit, std, cfg)
-            return CycleResult(
-                decisions=(*notes, skip(Reason.HIT_COUNT, note=note)),
-                state=state,
-                avg=avg,
-                std=std,
-                std_after=std,
-            )
-        ratio = load_per_byte(loads)
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in loads])
-        above = [int(i) for i in order[::-1] if level[i] > avg]
-        below = [int(i) for i in order if level[i] < avg]
-        moves: list[Decision] = []
-        new: list[Prediction] = []
+        levels = Levels.predicted(usable.loads, todo)  # step 1
+        avg, std = levels.stats.avg, levels.stats.std
+        state = replace(self._gate(levels, state), predictions=kept)  # step 2
+        if (held := hit_count_gate(state, self.config, avg=avg, std=std, notes=notes)) is not None:
+            return held
+        index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
+        matching = self._match(levels, index, state, avg, notes, now=now)  # steps 3-5
+        if not matching.moves:
+            return self._nothing_moved(matching, state, avg, std, levels.stats.std)
+        return CycleResult(
+            decisions=(*matching.moves, *matching.notes),
+            state=replace(state, predictions=kept + tuple(matching.predictions)),
+            avg=avg,
+            std=std,
+            std_after=levels.stats.std,
+        )
+
+    def _gate(self, levels: Levels, state: ShedderState) -> ShedderState:
+        """Step 2: upstream's trigger on the extreme brokers, counted; our moves never reset it."""
+        order = np.argsort(levels.level, kind="stable")
+        bottom, top = levels.at(int(order[0])), levels.at(int(order[-1]))
+        stats = levels.stats
+        return count_hits(
+            state, pair_reason(stats.std, stats.avg, bottom, top, self.config) is not None
+        )
+
+    def _match(
+        self,
+        levels: Levels,
+        index: BundleIndex,
+        state: ShedderState,
+        avg: float,
+        notes: tuple[Decision, ...],
+        *,
+        now: float,
+    ) -> _Matching:
+        """Step 3: brokers above the mean, most loaded first, each with the next broker below
+        it, least loaded first, while a rule still fires; steps 4-5 for each pair."""
+        order = np.argsort(levels.level, kind="stable")
+        above = [int(i) for i in order[::-1] if levels.level[i] > avg]
+        below = [int(i) for i in order if levels.level[i] < avg]
+        ratio = load_per_byte(levels.loads)
+        matching = _Matching([], list(notes), [])
         d = 0
         for s in above:
             if d >= len(below):
                 break
             t = below[d]
-            if stats.std > cfg.target_std:
-                reason = Reason.OVERLOADED
-            elif underloaded(t, s):
-                reason = Reason.UNDERLOADED
-            elif is_overloaded(float(level[s]), avg, cfg):
-                reason = Reason.OVERLOADED
-            else:
+            reason = pair_reason(levels.stats.std, avg, levels.at(t), levels.at(s), self.config)
+            if reason is None:
                 break
-            src, dst = loads[s], loads[t]
-            r_s, r_d = ratio[src.broker], ratio[dst.broker]
-            if r_s + r_d <= 0 or level[s] <= level[t]:
+            amount = _amount(levels, s, t, ratio)  # step 4
+            if amount is None:
                 continue
-            chosen = self._bundles(index, s, float(level[s] - level[t]) / (r_s + r_d), state)
+            chosen = self._bundles(index, s, amount, state)  # step 5
             if not chosen:
-                notes.append(skip(Reason.NO_BUNDLES, src.broker, "no top bundle fits the offload"))
+                source = levels.loads[s].broker
+                matching.notes.append(
+                    skip(Reason.NO_BUNDLES, source, "no top bundle fits the offload")
+                )
                 continue
-            moved = float(sum(index.throughput[i] for i in chosen))
-            for i in chosen:
-                move = Move(
-                    bundle=index.bundles.names[i],
-                    source=src.broker,
-                    destination=dst.broker,
-                    throughput=float(index.throughput[i]),
-                )
-                moves.append(success(reason, move))
-            for pos, load, sign, r in ((s, src, -1.0, r_s), (t, dst, 1.0, r_d)):
-                old = float(level[pos])
-                level[pos] = max(0.0, old + sign * moved * r)
-                tput_ema[pos] += sign * moved
-                stats.replace(old, float(level[pos]))
-                new.append(
-                    Prediction(
-                        broker=load.broker,
-                        delta=float(level[pos]) - old,
-                        throughput=sign * moved,
-                        at=now,
-                        samples=load.samples,
-                    )
-                )
+            matching.record(levels, index, chosen, (s, t), reason, ratio, now=now)
             d += 1
-        if not moves:
-            reason = (
-                Reason.NO_BUNDLES
-                if any(n.reason is Reason.NO_BUNDLES for n in notes)
-                else Reason.HIT_COUNT
-            )
-            return CycleResult(
-                decisions=(*notes, skip(reason, note=f"std {std:.3f}")),
-                state=state,
-                avg=avg,
-                std=std,
-                std_after=stats.std,
-            )
-        state = replace(state, predictions=kept + tuple(new))
-        return CycleResult(
-            decisions=(*moves, *notes), state=state, avg=avg, std=std, std_after=stats.std
-        )
+        return matching
 
     def _bundles(
         self, index: BundleIndex, broker: int, amount: float, state: ShedderState
     ) -> list[int]:
-        """Knapsack over the broker's eligible top-K bundles; the broker keeps one bundle."""
+        """Step 5: knapsack over the broker's eligible top-K bundles; the broker keeps one."""
         cfg = self.config
         count = index.count(broker)
         if count <= 1:
@@ -230,3 +274,35 @@ class BalancedShedder(Shedder):
         if len(picked) >= count:  # never empty a broker: keep its smallest pick
             picked = sorted(picked, key=lambda i: float(index.throughput[i]))[1:]
         return picked
+
+    @staticmethod
+    def _nothing_moved(
+        matching: _Matching, state: ShedderState, avg: float, std: float, std_after: float
+    ) -> CycleResult:
+        """No pair moved: NoBundles if some source had none that fit, else HitCount."""
+        notes = matching.notes
+        no_bundles = any(n.reason is Reason.NO_BUNDLES for n in notes)
+        reason = Reason.NO_BUNDLES if no_bundles else Reason.HIT_COUNT
+        return CycleResult(
+            decisions=(*notes, skip(reason, note=f"std {std:.3f}")),
+            state=state,
+            avg=avg,
+            std=std,
+            std_after=std_after,
+        )
+
+
+def _amount(levels: Levels, s: int, t: int, ratio: dict[str, float]) -> float | None:
+    """Step 4: the bytes/s ``x* = (L_s − L_d) / (r_s + r_d)`` that equalise the pair, or None
+    when the source is not above the destination or neither gains load from bytes."""
+    r_s, r_d = ratio[levels.loads[s].broker], ratio[levels.loads[t].broker]
+    if r_s + r_d <= 0 or levels.level[s] <= levels.level[t]:
+        return None
+    return float(levels.level[s] - levels.level[t]) / (r_s + r_d)
+
+
+def _left_out(usable: UsableBrokers) -> tuple[Decision, ...]:
+    """A Skip for each available broker left out of the cycle, stale ones first."""
+    stale = [skip(Reason.OUTDATED_DATA, b, "stale load data; left out") for b in usable.stale]
+    missing = [skip(Reason.NO_LOAD_DATA, b, "not reported yet; left out") for b in usable.missing]
+    return (*stale, *missing)

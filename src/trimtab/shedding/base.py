@@ -5,17 +5,19 @@ Contract
     depends only on the arguments (and on the RNG a shedder is built with, if any). Around the
     strategy's own ``decide`` step, :meth:`Shedder.cycle` does what Pulsar's
     ``UnloadScheduler`` does: before it, bundles unloaded longer than
-    ``loadBalancerSheddingGracePeriodMinutes`` ago are forgotten; after it, every moved bundle
-    and every source broker is stamped with ``now``.
+    ``loadBalancerSheddingGracePeriodMinutes`` ago are forgotten and the shared gate stops a
+    cycle with no usable broker (:func:`~trimtab.shedding.gates.no_broker_gate`); after it,
+    every moved bundle and every source broker is stamped with ``now``.
 
 Shared pieces
     * :class:`LoadStats`: population mean and std with upstream's incremental update after an
       offload (the mean is kept, only the sum of squares changes).
-    * :func:`is_underloaded` / :func:`is_overloaded`: the TransferShedder's broker rules, also
-      used by the balanced shedder.
     * :func:`eligible`: whether a bundle may be shed at all (grace period, policies, PIP-380
       excluded namespaces).
-    * :func:`usable_brokers`: available brokers with load data that is not stale.
+    * :func:`largest_first_until`, :func:`unload`: the modular shedders' pick and decision.
+
+The gates every shedder passes (fresh brokers, the trigger and its hit count, a broker's sole
+bundle) are in :mod:`trimtab.shedding.gates`.
 """
 
 from __future__ import annotations
@@ -34,24 +36,17 @@ from trimtab.shedding.decisions import (
     Reason,
     ShedderState,
     frozen_map,
+    success,
 )
-from trimtab.shedding.load import BrokerLoad
+from trimtab.shedding.gates import UsableBrokers, no_broker_gate, usable_brokers
 from trimtab.shedding.snapshot import BundleIndex, LoadSnapshot, namespace_of
 
 __all__ = [
     "LoadStats",
     "Shedder",
-    "UsableBrokers",
     "eligible",
-    "hit_note",
-    "is_overloaded",
-    "is_underloaded",
     "largest_first_until",
-    "skip",
-    "success",
-    "underload_multiplier",
     "unload",
-    "usable_brokers",
 ]
 
 
@@ -92,41 +87,6 @@ class LoadStats:
         self.std = math.sqrt(max(0.0, self.sq_total / self.count - self.avg * self.avg))
 
 
-def underload_multiplier(config: SheddingConfig) -> float:
-    """``min(0.5, max(0, targetStd / 2))``: 0.125 with the default target of 0.25."""
-    return min(0.5, max(0.0, config.target_std / 2.0))
-
-
-def is_underloaded(
-    load: float,
-    throughput_ema: float,
-    avg: float,
-    max_throughput_ema: float,
-    config: SheddingConfig,
-) -> bool:
-    """Load below ``avg·m``, or throughput EMA below ``m`` × the max broker's (PR #22321)."""
-    m = underload_multiplier(config)
-    return load < avg * m or throughput_ema < m * max_throughput_ema
-
-
-def is_overloaded(load: float, avg: float, config: SheddingConfig) -> bool:
-    """Load above the overload threshold (85 %) **and** above ``avg + targetStd`` (PR #20059)."""
-    threshold = config.overloaded_threshold_percentage / 100.0
-    return load > threshold and load > avg + config.target_std
-
-
-def hit_note(hit: int, std: float, config: SheddingConfig) -> str:
-    """Why a cycle stopped at the hit-count gate, in words."""
-    if hit == 0:
-        return (
-            f"balanced: std {std:.3f} <= target {config.target_std:g}, "
-            "no broker underloaded or overloaded"
-        )
-    return (
-        f"shedding condition hit {hit} time(s) in a row; acting after {config.hit_count_threshold}"
-    )
-
-
 def eligible(index: BundleIndex, i: int, state: ShedderState, config: SheddingConfig) -> bool:
     """Whether bundle ``i`` may be shed: not recently unloaded, not under a policy (unless
     ``loadBalancerSheddingBundlesWithPoliciesEnabled``), not in an excluded namespace."""
@@ -136,31 +96,6 @@ def eligible(index: BundleIndex, i: int, state: ShedderState, config: SheddingCo
     if index.bundles.pinned[i] and not config.shed_bundles_with_policies:
         return False
     return not (config.excluded_namespaces and namespace_of(name) in config.excluded_namespaces)
-
-
-@dataclass(frozen=True, slots=True)
-class UsableBrokers:
-    """Available brokers with fresh load data, in id order, and why the others were left out."""
-
-    loads: tuple[BrokerLoad, ...]
-    stale: tuple[str, ...]
-    missing: tuple[str, ...]
-
-
-def usable_brokers(snapshot: LoadSnapshot, now: float, config: SheddingConfig) -> UsableBrokers:
-    available = snapshot.available or frozenset()
-    loads: list[BrokerLoad] = []
-    stale: list[str] = []
-    missing: list[str] = []
-    for broker in sorted(available):
-        load = snapshot.loads.get(broker)
-        if load is None:
-            missing.append(broker)
-        elif now - load.updated_at > config.load_data_ttl_seconds:
-            stale.append(broker)
-        else:
-            loads.append(load)
-    return UsableBrokers(tuple(loads), tuple(stale), tuple(missing))
 
 
 def largest_first_until(
@@ -195,14 +130,6 @@ def unload(index: BundleIndex, i: int, reason: Reason, note: str = "") -> Decisi
     return success(reason, move, note)
 
 
-def success(reason: Reason, move: Move, note: str = "") -> Decision:
-    return Decision(label=Label.SUCCESS, reason=reason, broker=move.source, move=move, note=note)
-
-
-def skip(reason: Reason, broker: str | None = None, note: str = "") -> Decision:
-    return Decision(label=Label.SKIP, reason=reason, broker=broker, note=note)
-
-
 @dataclass(frozen=True, slots=True)
 class Shedder(ABC):
     """A shedding strategy: immutable settings in, one pure ``cycle`` per interval."""
@@ -222,7 +149,10 @@ class Shedder(ABC):
                 label=Label.FAILURE, reason=Reason.UNKNOWN, note="could not read the registry"
             )
             return CycleResult(decisions=(failed,), state=state)
-        result = self.decide(snapshot, state, now=now)
+        usable = usable_brokers(snapshot, now, self.config)
+        if (stop := self.no_broker_gate(usable, state)) is not None:
+            return stop
+        result = self.decide(snapshot, usable, state, now=now)
         moves = result.moves
         if not moves:
             return result
@@ -238,6 +168,13 @@ class Shedder(ABC):
         )
         return replace(result, state=stamped)
 
+    def no_broker_gate(self, usable: UsableBrokers, state: ShedderState) -> CycleResult | None:
+        """The shared gate before :meth:`decide`: stop a cycle without a usable broker."""
+        return no_broker_gate(usable, state)
+
     @abstractmethod
-    def decide(self, snapshot: LoadSnapshot, state: ShedderState, *, now: float) -> CycleResult:
-        """The strategy's own step; ``snapshot.available`` is not None here."""
+    def decide(
+        self, snapshot: LoadSnapshot, usable: UsableBrokers, state: ShedderState, *, now: float
+    ) -> CycleResult:
+        """The strategy's own step, on the available brokers split by :func:`usable_brokers`
+        (``usable.loads`` is never empty here)."""

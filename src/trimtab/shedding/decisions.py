@@ -34,6 +34,8 @@ __all__ = [
     "ShedderState",
     "breakdown",
     "frozen_map",
+    "skip",
+    "success",
 ]
 
 
@@ -143,6 +145,16 @@ class CycleResult:
             if decision.broker is None:
                 return decision
         return self.decisions[0]
+
+
+def success(reason: Reason, move: Move, note: str = "") -> Decision:
+    """A Success decision: ``move`` leaves its source for ``reason``."""
+    return Decision(label=Label.SUCCESS, reason=reason, broker=move.source, move=move, note=note)
+
+
+def skip(reason: Reason, broker: str | None = None, note: str = "") -> Decision:
+    """A Skip decision: about ``broker``, or about the whole cycle when it is None."""
+    return Decision(label=Label.SKIP, reason=reason, broker=broker, note=note)
 
 
 def breakdown(results: Iterable[CycleResult]) -> Counter[tuple[Label, Reason]]:

@@ -22,15 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trimtab.shedding.base import (
-    LoadStats,
-    Shedder,
-    largest_first_until,
-    skip,
-    unload,
-    usable_brokers,
-)
-from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState
+from trimtab.shedding.base import LoadStats, Shedder, largest_first_until, unload
+from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState, skip
+from trimtab.shedding.gates import UsableBrokers, sole_bundle_gate
 from trimtab.shedding.snapshot import BundleIndex, LoadSnapshot
 
 __all__ = ["OverloadShedder"]
@@ -44,14 +38,10 @@ class OverloadShedder(Shedder):
 
     name = "overload"
 
-    def decide(self, snapshot: LoadSnapshot, state: ShedderState, *, now: float) -> CycleResult:
+    def decide(
+        self, snapshot: LoadSnapshot, usable: UsableBrokers, state: ShedderState, *, now: float
+    ) -> CycleResult:
         cfg = self.config
-        usable = usable_brokers(snapshot, now, cfg)
-        if not usable.loads:
-            reason = Reason.OUTDATED_DATA if usable.stale else Reason.NO_BROKERS
-            return CycleResult(
-                decisions=(skip(reason, note="no broker has fresh load data"),), state=state
-            )
         stats = LoadStats.of(b.max_usage for b in usable.loads)
         threshold = cfg.overloaded_threshold_percentage / 100.0
         index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
@@ -61,8 +51,8 @@ class OverloadShedder(Shedder):
             usage = load.max_usage
             if usage < threshold:
                 continue
-            if index.count(pos) <= 1:
-                notes.append(skip(Reason.NO_BUNDLES, load.broker, "a sole bundle is never shed"))
+            if (sole := sole_bundle_gate(index, pos, load.broker)) is not None:
+                notes.append(sole)
                 continue
             amount = load.throughput * (usage - threshold + MARGIN)
             chosen = largest_first_until(index, pos, amount, state, cfg)

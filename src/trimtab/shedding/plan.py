@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from trimtab.shedding.base import LoadStats, Shedder
 from trimtab.shedding.decisions import CycleResult, Label, Move, Reason, ShedderState
-from trimtab.shedding.placement import assign_destinations
+from trimtab.shedding.destinations import assign_destinations
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import LoadSnapshot
 

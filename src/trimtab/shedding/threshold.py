@@ -32,15 +32,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from trimtab.shedding.base import (
-    LoadStats,
-    Shedder,
-    largest_first_until,
-    skip,
-    unload,
-    usable_brokers,
-)
-from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState, frozen_map
+from trimtab.shedding.base import LoadStats, Shedder, largest_first_until, unload
+from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState, frozen_map, skip
+from trimtab.shedding.gates import UsableBrokers, sole_bundle_gate
 from trimtab.shedding.load import BrokerLoad, ResourceWeights, ema
 from trimtab.shedding.snapshot import BundleIndex, LoadSnapshot
 
@@ -57,14 +51,10 @@ class ThresholdShedder(Shedder):
 
     name = "threshold"
 
-    def decide(self, snapshot: LoadSnapshot, state: ShedderState, *, now: float) -> CycleResult:
+    def decide(
+        self, snapshot: LoadSnapshot, usable: UsableBrokers, state: ShedderState, *, now: float
+    ) -> CycleResult:
         cfg = self.config
-        usable = usable_brokers(snapshot, now, cfg)
-        if not usable.loads:
-            reason = Reason.OUTDATED_DATA if usable.stale else Reason.NO_BROKERS
-            return CycleResult(
-                decisions=(skip(reason, note="no broker has fresh load data"),), state=state
-            )
         weights = ResourceWeights.of(cfg)
         h = cfg.history_resource_percentage
         scores = {
@@ -93,8 +83,8 @@ class ThresholdShedder(Shedder):
                 minimum = min_throughput / MB
                 note = f"would shed {amount / MB:.1f} MB/s, below the {minimum:g} MB/s minimum"
                 notes.append(skip(Reason.NO_BUNDLES, load.broker, note))
-            elif index.count(pos) <= 1:
-                notes.append(skip(Reason.NO_BUNDLES, load.broker, "a sole bundle is never shed"))
+            elif (sole := sole_bundle_gate(index, pos, load.broker)) is not None:
+                notes.append(sole)
             else:
                 chosen = largest_first_until(index, pos, amount, state, cfg)
                 moves.extend(unload(index, i, Reason.OVERLOADED) for i in chosen)

@@ -33,6 +33,10 @@ std 0.398), two bundles each. broker5 (90 %) sheds 0.44 → 4.4 MB/s of its 9 MB
 bundle goes to broker1 and the 7 MB/s one stays (a broker keeps one top bundle); broker4 sheds
 its 2 MB/s bundle to broker2; then the pointers meet at broker3: two transfers.
 
+In the code: :meth:`TransferShedder._pairs` (steps 1-2, with the shared gates of
+:mod:`trimtab.shedding.gates`), :meth:`~TransferShedder._walk` (3),
+:meth:`~TransferShedder._shed_pair` and :meth:`~TransferShedder._swap` (4-5).
+
 Deviations, each on purpose
     * **Swap accounting.** Upstream adds the swapped-in traffic to ``trafficMarkedToGain`` only
       in debug mode, so with debug off the offload is over-counted and the std estimate is too
@@ -46,21 +50,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from trimtab.shedding.base import (
-    LoadStats,
-    Shedder,
-    eligible,
-    hit_note,
-    is_overloaded,
-    is_underloaded,
+from trimtab.shedding.base import LoadStats, Shedder, eligible
+from trimtab.shedding.decisions import (
+    CycleResult,
+    Decision,
+    Move,
+    Reason,
+    ShedderState,
+    frozen_map,
     skip,
     success,
 )
-from trimtab.shedding.decisions import CycleResult, Decision, Move, Reason, ShedderState, frozen_map
+from trimtab.shedding.gates import Level, UsableBrokers, count_hits, hit_count_gate, pair_reason
 from trimtab.shedding.load import BrokerLoad
 from trimtab.shedding.snapshot import BundleIndex, LoadSnapshot
 
 __all__ = ["TransferShedder"]
+
+#: The note on a max broker none of whose top bundles fits the offload.
+NONE_FITS = (
+    "no top bundle fits the offload; split its bundles or raise "
+    "loadBalancerMaxNumberOfBundlesInBundleLoadReport"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,46 +80,39 @@ class TransferShedder(Shedder):
 
     name = "transfer"
 
-    def decide(self, snapshot: LoadSnapshot, state: ShedderState, *, now: float) -> CycleResult:
-        cfg = self.config
-        available = sorted(snapshot.available or ())
-        recent = dict(state.recently_unloaded_brokers)
-        included: list[BrokerLoad] = []
-        notes: list[Decision] = []
-        missing: list[str] = []
-        for broker in available:
-            load = snapshot.loads.get(broker)
-            if load is None:
-                missing.append(broker)
-                continue
-            if now - load.updated_at > cfg.load_data_ttl_seconds:
-                notes.append(
-                    skip(
-                        Reason.OUTDATED_DATA, broker, f"load data {now - load.updated_at:.0f}s old"
-                    )
-                )
-                continue
-            if broker in recent:
-                elapsed = load.updated_at - recent[broker]
-                if elapsed < cfg.shedding_delay_seconds:
-                    note = (
-                        f"{broker} reported {elapsed:.0f}s after its last unload; "
-                        f"waiting for a report {cfg.shedding_delay_seconds}s after it"
-                    )
-                    held = replace(state, recently_unloaded_brokers=frozen_map(recent))
-                    return CycleResult(decisions=(skip(Reason.COOL_DOWN, note=note),), state=held)
-                del recent[broker]
-            included.append(load)
-        state = replace(state, recently_unloaded_brokers=frozen_map(recent))
-        if not included:
-            reason = Reason.OUTDATED_DATA if notes else Reason.NO_BROKERS
-            return CycleResult(
-                decisions=(skip(reason, note="no broker has fresh load data"),), state=state
-            )
-        if missing:
-            note = "no load data from " + ", ".join(missing)
+    def decide(
+        self, snapshot: LoadSnapshot, usable: UsableBrokers, state: ShedderState, *, now: float
+    ) -> CycleResult:
+        state, cooling = self._cool_down(usable.loads, state)
+        if cooling is not None:
+            return CycleResult(decisions=(cooling,), state=state)
+        if usable.missing:
+            note = "no load data from " + ", ".join(usable.missing)
             return CycleResult(decisions=(skip(Reason.NO_LOAD_DATA, note=note),), state=state)
-        return self._pairs(snapshot, state, included, notes)
+        return self._pairs(snapshot, state, list(usable.loads), _stale_notes(snapshot, usable, now))
+
+    def _cool_down(
+        self, loads: tuple[BrokerLoad, ...], state: ShedderState
+    ) -> tuple[ShedderState, Decision | None]:
+        """CoolDown: forget the unloads each broker has reported
+        ``loadBalanceSheddingDelayInSeconds`` after; the Skip at the first (in id order) that
+        has not, with the unloads forgotten up to it."""
+        delay = self.config.shedding_delay_seconds
+        recent = dict(state.recently_unloaded_brokers)
+        held: Decision | None = None
+        for load in loads:
+            if load.broker not in recent:
+                continue
+            elapsed = load.updated_at - recent[load.broker]
+            if elapsed < delay:
+                note = (
+                    f"{load.broker} reported {elapsed:.0f}s after its last unload; "
+                    f"waiting for a report {delay}s after it"
+                )
+                held = skip(Reason.COOL_DOWN, note=note)
+                break
+            del recent[load.broker]
+        return replace(state, recently_unloaded_brokers=frozen_map(recent)), held
 
     def _pairs(
         self,
@@ -117,60 +121,50 @@ class TransferShedder(Shedder):
         included: list[BrokerLoad],
         notes: list[Decision],
     ) -> CycleResult:
-        cfg = self.config
+        """Steps 1-2 (stats, trigger, hit count), then steps 3-5 over the max/min pairs."""
         stats = LoadStats.of(b.load for b in included)
         avg, std = stats.avg, stats.std
         ranked = sorted(included, key=lambda b: b.load)  # stable: ties stay in id order
-        lo, hi = 0, len(ranked) - 1
-
-        def underloaded(i: int) -> bool:
-            low, high = ranked[i], ranked[hi]
-            return is_underloaded(
-                low.load, low.msg_throughput_ema, avg, high.msg_throughput_ema, cfg
-            )
-
-        def overloaded(i: int) -> bool:
-            return is_overloaded(ranked[i].load, avg, cfg)
-
-        hit = (
-            state.hit_count + 1 if std > cfg.target_std or underloaded(lo) or overloaded(hi) else 0
-        )
-        state = replace(state, hit_count=hit)
-        if hit <= cfg.hit_count_threshold:
-            note = hit_note(hit, std, cfg)
-            return CycleResult(
-                decisions=(skip(Reason.HIT_COUNT, note=note),),
-                state=state,
-                avg=avg,
-                std=std,
-                std_after=std,
-            )
+        low, high = Level.of(ranked[0]), Level.of(ranked[-1])
+        state = count_hits(state, pair_reason(std, avg, low, high, self.config) is not None)
+        if (held := hit_count_gate(state, self.config, avg=avg, std=std)) is not None:
+            return held
         index = BundleIndex.build(snapshot.bundles, [b.broker for b in ranked])
+        moves = self._walk(index, state, ranked, stats, notes)
+        if not moves:
+            return _nothing_moved(notes, state, stats, avg, std)
+        return CycleResult(
+            decisions=(*moves, *notes),
+            state=replace(state, hit_count=0),
+            avg=avg,
+            std=std,
+            std_after=stats.std,
+        )
+
+    def _walk(
+        self,
+        index: BundleIndex,
+        state: ShedderState,
+        ranked: list[BrokerLoad],
+        stats: LoadStats,
+        notes: list[Decision],
+    ) -> list[Decision]:
+        """Step 3: pair the max broker with the min one while pairs remain and a rule fires;
+        a max broker that cannot shed is noted and passed over, the min one waits for the
+        next. ``stats`` follows each offload (step 5); ``notes`` gets the skips."""
+        cfg = self.config
+        avg = stats.avg
         moves: list[Decision] = []
-        no_data = few = pairs = 0
+        lo, hi, pairs = 0, len(ranked) - 1, 0
         while pairs < cfg.max_broker_shedding_per_cycle and lo < hi:
-            if stats.std > cfg.target_std:
-                reason = Reason.OVERLOADED
-            elif underloaded(lo):
-                reason = Reason.UNDERLOADED
-            elif overloaded(hi):
-                reason = Reason.OVERLOADED
-            else:
+            src, dst = ranked[hi], ranked[lo]
+            reason = pair_reason(stats.std, avg, Level.of(dst), Level.of(src), cfg)
+            if reason is None:
                 break
             src_pos, dst_pos = hi, lo
             hi -= 1
-            src, dst = ranked[src_pos], ranked[dst_pos]
-            top = index.top_k(src_pos, cfg.max_bundles_in_load_report)
-            if len(top) == 0:
-                no_data += 1
-                notes.append(skip(Reason.NO_LOAD_DATA, src.broker, "no top bundles reported"))
-                continue
-            if len(top) == 1:
-                few += 1
-                name = snapshot.bundles.names[int(top[0])]
-                notes.append(
-                    skip(Reason.NO_BUNDLES, src.broker, f"sole bundle {name} is overloading it")
-                )
+            if (refused := self._top_bundles_gate(index, src_pos, src.broker)) is not None:
+                notes.append(refused)
                 continue
             pair, marked, gained = self._shed_pair(index, state, src_pos, dst_pos, src, dst, reason)
             if marked > 0:
@@ -179,34 +173,18 @@ class TransferShedder(Shedder):
                 pairs += 1
                 lo += 1
             else:
-                few += 1
-                notes.append(
-                    skip(
-                        Reason.NO_BUNDLES,
-                        src.broker,
-                        "no top bundle fits the offload; split its bundles or raise "
-                        "loadBalancerMaxNumberOfBundlesInBundleLoadReport",
-                    )
-                )
-        if not moves:
-            reason = (
-                Reason.NO_LOAD_DATA if no_data else Reason.NO_BUNDLES if few else Reason.HIT_COUNT
-            )
-            note = "nothing to unload" if no_data or few else f"balanced: std {std:.3f}"
-            return CycleResult(
-                decisions=(*notes, skip(reason, note=note)),
-                state=state,
-                avg=avg,
-                std=std,
-                std_after=stats.std,
-            )
-        return CycleResult(
-            decisions=(*moves, *notes),
-            state=replace(state, hit_count=0),
-            avg=avg,
-            std=std,
-            std_after=stats.std,
-        )
+                notes.append(skip(Reason.NO_BUNDLES, src.broker, NONE_FITS))
+        return moves
+
+    def _top_bundles_gate(self, index: BundleIndex, position: int, broker: str) -> Decision | None:
+        """None when the max broker reported two top bundles or more; else why it cannot shed."""
+        top = index.top_k(position, self.config.max_bundles_in_load_report)
+        if len(top) == 0:
+            return skip(Reason.NO_LOAD_DATA, broker, "no top bundles reported")
+        if len(top) == 1:
+            name = index.bundles.names[int(top[0])]
+            return skip(Reason.NO_BUNDLES, broker, f"sole bundle {name} is overloading it")
+        return None
 
     def _shed_pair(
         self,
@@ -290,3 +268,27 @@ class TransferShedder(Shedder):
                 if min_new <= max_new and max_new < src_tput * 0.75:
                     return chosen
         return None
+
+
+def _stale_notes(snapshot: LoadSnapshot, usable: UsableBrokers, now: float) -> list[Decision]:
+    """An OutdatedData Skip for each stale broker, with the age of its data."""
+    ages = {b: now - snapshot.loads[b].updated_at for b in usable.stale}
+    return [skip(Reason.OUTDATED_DATA, b, f"load data {ages[b]:.0f}s old") for b in usable.stale]
+
+
+def _nothing_moved(
+    notes: list[Decision], state: ShedderState, stats: LoadStats, avg: float, std: float
+) -> CycleResult:
+    """No pair moved: NoLoadData or NoBundles when a max broker could not shed, else
+    HitCount (balanced); the hit count is kept."""
+    no_data = any(n.reason is Reason.NO_LOAD_DATA for n in notes)
+    few = any(n.reason is Reason.NO_BUNDLES for n in notes)
+    reason = Reason.NO_LOAD_DATA if no_data else Reason.NO_BUNDLES if few else Reason.HIT_COUNT
+    note = "nothing to unload" if no_data or few else f"balanced: std {std:.3f}"
+    return CycleResult(
+        decisions=(*notes, skip(reason, note=note)),
+        state=state,
+        avg=avg,
+        std=std,
+        std_after=stats.std,
+    )

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trimtab.shedding.base import LoadStats, Shedder, eligible, skip, unload, usable_brokers
-from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState
+from trimtab.shedding.base import LoadStats, Shedder, eligible, unload
+from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState, skip
+from trimtab.shedding.gates import UsableBrokers, sole_bundle_gate
 from trimtab.shedding.snapshot import BundleIndex, FloatArray, LoadSnapshot
 
 __all__ = ["UniformLoadShedder"]
@@ -46,14 +47,10 @@ class UniformLoadShedder(Shedder):
 
     name = "uniform"
 
-    def decide(self, snapshot: LoadSnapshot, state: ShedderState, *, now: float) -> CycleResult:
+    def decide(
+        self, snapshot: LoadSnapshot, usable: UsableBrokers, state: ShedderState, *, now: float
+    ) -> CycleResult:
         cfg = self.config
-        usable = usable_brokers(snapshot, now, cfg)
-        if not usable.loads:
-            reason = Reason.OUTDATED_DATA if usable.stale else Reason.NO_BROKERS
-            return CycleResult(
-                decisions=(skip(reason, note="no broker has fresh load data"),), state=state
-            )
         loads = usable.loads
         stats = LoadStats.of(b.load for b in loads)
         rate_hi, rate_lo = _extremes([b.msg_rate for b in loads])
@@ -77,9 +74,8 @@ class UniformLoadShedder(Shedder):
             )
             return self._idle(state, stats, note)
         broker = loads[pos].broker
-        if index.count(pos) <= 1:
-            notes = (skip(Reason.NO_BUNDLES, broker, "a sole bundle is never shed"),)
-            return self._idle(state, stats, "nothing to unload", notes)
+        if (sole := sole_bundle_gate(index, pos, broker)) is not None:
+            return self._idle(state, stats, "nothing to unload", (sole,))
         if required < floor:
             return self._idle(state, stats, f"would move {required:g}, below the minimum {floor:g}")
         moves = self._select(index, pos, by, required, state)

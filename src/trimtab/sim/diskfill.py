@@ -49,7 +49,7 @@ import numpy as np
 from trimtab.cluster import ClusterState, NodeId, NodeState
 from trimtab.config import Config
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.base import BookieInfo
+from trimtab.placement.contract import BookieInfo
 from trimtab.placement.factory import Policy, make_policy
 from trimtab.placement.weights import DiskWeights, disk_weights
 

@@ -1,22 +1,26 @@
-"""What the three policies share: construction, membership, slow nodes, disk info, read plumbing.
+"""What the three policies share: construction, membership, slow nodes, disk info, read plumbing,
+and the frame of a replacement.
 
 Kept deliberately thin: each policy's decisions (new ensembles, replacements, adherence) live in
-its own module; this base only wires the injected services to a :class:`ClusterView`.
+its own module; this base wires the injected services to a :class:`ClusterView`, and
+:meth:`PolicyBase.replace_bookie` is a template: it checks the request once and hands each
+policy a :class:`Vacancy` to fill (:meth:`PolicyBase._fill`).
 """
 
 from __future__ import annotations
 
 import random
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
 from trimtab.config import Config
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.base import (
+from trimtab.placement.contract import (
     Adherence,
     BookieInfo,
     EnsemblePlacement,
@@ -24,12 +28,20 @@ from trimtab.placement.base import (
     Replacement,
     node_ids,
 )
+from trimtab.placement.coverage import QuorumCoverage
 from trimtab.placement.locations import LocationSource, Locator
 from trimtab.placement.reorder import SlowNodes, add_missing_indices, reorder_reads
-from trimtab.placement.selection import CandidateIndex, UniformWeights, Weights
+from trimtab.placement.selection import (
+    CandidateIndex,
+    Draft,
+    UniformWeights,
+    Weights,
+    region_of_rack,
+)
 from trimtab.placement.services import (
     ENSEMBLE_NOT_ADHERING,
     READ_REQUESTS_REORDERED,
+    REGION_AWARE_ANOMALOUS_ENSEMBLE,
     FeatureSwitches,
     NoFeatures,
     NullStats,
@@ -38,7 +50,7 @@ from trimtab.placement.services import (
 from trimtab.placement.solver import DEFAULT_BUDGET
 from trimtab.placement.view import ClusterView
 
-__all__ = ["PolicyBase", "WeightsFactory", "uniform_weights"]
+__all__ = ["PolicyBase", "Vacancy", "WeightsFactory", "uniform_weights"]
 
 #: Builds the weights in force from the latest disk info (the disk-weight issue's seam).
 WeightsFactory = Callable[[Mapping[NodeId, BookieInfo]], Weights]
@@ -55,11 +67,30 @@ STABILIZED_NOTE = "placed on the stabilized topology (last resort)"
 Placed = TypeVar("Placed", EnsemblePlacement, Replacement)
 
 
-class PolicyBase:
+@dataclass(frozen=True, slots=True)
+class Vacancy:
+    """A checked replacement request: the ensemble, the member to replace, the quorums, and
+    every node the replacement may not be (the exclusions and the ensemble itself)."""
+
+    current: tuple[NodeId, ...]
+    target: NodeId
+    write_quorum: int
+    ack_quorum: int
+    excluded: frozenset[NodeId]
+
+    def filled_by(self, node: NodeId) -> tuple[NodeId, ...]:
+        """The ensemble with ``node`` in the target's place (just ``node`` for an empty one)."""
+        return tuple(node if n == self.target else n for n in self.current) or (node,)
+
+
+class PolicyBase(ABC):
     """Construction and the bookkeeping every policy does the same way."""
 
     #: Where nodes the resolver cannot place go (upstream ``NetworkTopology.DEFAULT_RACK``).
     DEFAULT_LOCATION = DEFAULT_RACK
+
+    #: Whether reads are ever reordered (the default policy never does, as upstream).
+    REORDERS_READS: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -116,7 +147,7 @@ class PolicyBase:
         self.closed = False
         self._setup()
 
-    def _setup(self) -> None:
+    def _setup(self) -> None:  # noqa: B027 (an optional hook, empty on purpose)
         """Per-policy state set up after the shared parts (a hook, empty here)."""
 
     def __repr__(self) -> str:
@@ -177,7 +208,7 @@ class PolicyBase:
         pending_requests: Mapping[str, int] | None = None,
     ) -> tuple[int, ...]:
         """See :mod:`trimtab.placement.reorder` for the classes and rules."""
-        if not self.placement.reorder_read_sequence_enabled:
+        if not (self.REORDERS_READS and self.placement.reorder_read_sequence_enabled):
             return tuple(write_set)
         local_region = self._local_region()
         order, reordered = reorder_reads(
@@ -259,24 +290,78 @@ class PolicyBase:
     def _ids(nodes: Iterable[str]) -> frozenset[NodeId]:
         return node_ids(nodes)
 
-    @staticmethod
-    def _members(
-        current_ensemble: Sequence[str], bookie_to_replace: str
-    ) -> tuple[tuple[NodeId, ...], NodeId]:
-        """The ensemble and the node to replace as ids; the node must be a member (or the
-        ensemble empty, which upstream's tests use to ask for any one node)."""
+    # -- replacement -----------------------------------------------------------------------
+
+    def replace_bookie(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        current_ensemble: Sequence[str],
+        bookie_to_replace: str,
+        exclude: Iterable[str] = (),
+    ) -> Replacement:
+        """Upstream ``replaceBookie``: the node to replace must be a member (or the ensemble
+        empty, which upstream's tests use to ask for any one node); the ensemble is excluded
+        with ``exclude``; the policy's :meth:`_fill` chooses the node."""
         current = tuple(NodeId(n) for n in current_ensemble)
         target = NodeId(bookie_to_replace)
         if current and target not in current:
             raise ValueError(f"{target} is not a member of the ensemble {list(current)}")
-        return current, target
+        excluded = self._ids(exclude) | frozenset(current) | {target}
+        return self._fill(Vacancy(current, target, write_quorum, ack_quorum, excluded))
 
-    # -- acknowledgements ------------------------------------------------------------------
+    @abstractmethod
+    def _fill(self, vacancy: Vacancy) -> Replacement:
+        """The policy's own part of :meth:`replace_bookie`: the node for ``vacancy``."""
+
+    def _replaced(self, vacancy: Vacancy, node: NodeId, notes: Sequence[str] = ()) -> Replacement:
+        """``node`` filling ``vacancy``: the ensemble it makes and that ensemble's adherence."""
+        ensemble = vacancy.filled_by(node)
+        adherence = self.is_ensemble_adhering(ensemble, vacancy.write_quorum, vacancy.ack_quorum)
+        return Replacement(node, ensemble, adherence, tuple(notes))
+
+    def _vacancy_draft(
+        self, index: CandidateIndex, vacancy: Vacancy, *, min_racks: int, min_regions: int = 0
+    ) -> Draft | None:
+        """A draft for the vacant slot whose coverage (write quorums on ``min_racks`` racks,
+        durable across ``min_regions`` regions) already holds the other members' locations.
+        None when the ensemble has no full write quorum through the slot, or when durability
+        is asked and the other members already break it (an anomalous ensemble, counted)."""
+        current, target = vacancy.current, vacancy.target
+        if target not in current or vacancy.write_quorum > len(current):
+            return None
+        coverage = QuorumCoverage(
+            len(current),
+            vacancy.write_quorum,
+            vacancy.ack_quorum,
+            min_racks=min_racks,
+            min_regions=min_regions,
+        )
+        for position, node in enumerate(current):
+            rack = self.view.remembered_rack(node)
+            if node == target or rack is None:
+                continue
+            region = region_of_rack(rack)
+            if coverage.check_durability and not coverage.accepts(position, rack, region):
+                self.stats.incr(REGION_AWARE_ANOMALOUS_ENSEMBLE)
+                return None
+            coverage.add(position, rack, region)
+        return Draft(index, coverage, vacancy.excluded, position=current.index(target))
+
+    # -- adherence and acknowledgements ----------------------------------------------------
+
+    @abstractmethod
+    def is_ensemble_adhering(
+        self, ensemble: Sequence[str], write_quorum: int, ack_quorum: int
+    ) -> Adherence:
+        """Each policy's own check (it also grades every replacement :meth:`_fill` makes)."""
 
     def are_acked_bookies_adhering(
         self, acked: Iterable[str], write_quorum: int, ack_quorum: int
     ) -> bool:
-        """Overridden by each policy; the base has no fault-domain rule."""
+        """No fault-domain rule: any acknowledgement is enough (the default policy, as
+        upstream); the rack- and region-aware policies override it."""
         return True
 
     def ack_may_complete(self, acked: Iterable[str], write_quorum: int, ack_quorum: int) -> bool:

@@ -19,8 +19,8 @@ import random
 from dataclasses import replace
 
 from trimtab.config import SheddingConfig
-from trimtab.shedding.base import usable_brokers
 from trimtab.shedding.decisions import CycleResult, Decision
+from trimtab.shedding.gates import usable_brokers
 from trimtab.shedding.snapshot import LoadSnapshot
 
 __all__ = ["assign_destinations", "least_resource_usage"]
