@@ -49,7 +49,7 @@ from trimtab.config import (
 from trimtab.errors import ConfigError, ConfigValueError
 from trimtab.shedding import shedder_for
 from trimtab.sim.convergence import CAPACITY, PIP_EPOCHS, static_rng, static_trial
-from trimtab.sim.diskfill import DiskFillRun, run_diskfill
+from trimtab.sim.diskfill import USABLE_COUNTS, DiskFillRun, run_diskfill
 
 __all__ = [
     "GRID_KEYS",
@@ -460,6 +460,8 @@ class DiskFillSweep:
             "cluster": self.cluster,
             "nodes": len(self.base.nodes),
             "capacity_bytes": sum(n.capacity for n in self.base.nodes),
+            "initial_bytes": sum(n.used for n in self.base.nodes),
+            "usable_counts": USABLE_COUNTS,
             "workload": {
                 "ensemble": wl.ensemble,
                 "write_quorum": wl.write_quorum,
