@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from trimtab.config import CapBasis, Config, PolicyName, Sampling, Strategy, WeightsMode
 from trimtab.errors import ConfigError
+from trimtab.report.sweep import sweep_page
 from trimtab.shedding import shedder_for
 from trimtab.sim.convergence import experiment_config, static_trial
-from trimtab.sim.diskfill import SCENARIOS, DiskFillRun
+from trimtab.sim.diskfill import SCENARIOS, USABLE_COUNTS, DiskFillRun
 from trimtab.sim.sweep import DiskFillSetting, DiskFillSweep, SheddingSweep, parse_grid
 
 SETUP = experiment_config(Config().shedding, target_std=0.15)
@@ -176,3 +179,26 @@ class TestSheddingSweep:
             want.std_end,
         )
         assert got["moved_share"] == want.moved_bytes_per_s / (20 * 0.5 * 1e9)
+
+
+class TestPartlyFullBase:
+    def test_describe_says_what_was_already_stored(self) -> None:
+        """A sweep over a partly full cluster says how much the disks held at the start and
+        that the usable fraction counts it (sweep.json's sweep block)."""
+        nodes = tuple(replace(n, used=n.capacity // 4) for n in SCENARIOS["seed"][0])
+        sweep = DiskFillSweep(
+            base=DiskFillRun(nodes=nodes), grid=parse_grid("weights=off"), trials=1
+        )
+        described = sweep.describe()
+        assert described["initial_bytes"] == sum(n.capacity // 4 for n in nodes)
+        assert described["usable_counts"] == USABLE_COUNTS
+        page = sweep_page(
+            {
+                "sweep": described,
+                "summary": [],
+                "tasks": 0,
+                "run_id": "r",
+                "simulations_per_s": 0.0,
+            }
+        )
+        assert "250.00 GB already stored, counted as stored" in page

@@ -35,7 +35,9 @@ from trimtab.config import (
     CapBasis,
     Choice,
     PolicyName,
+    Sampling,
     Strategy,
+    WeightsMode,
     spelled,
 )
 from trimtab.errors import TrimtabError
@@ -326,13 +328,15 @@ def diskfill(
     policy: Annotated[
         str | None, typer.Option("--policy", help="default, rackaware or regionaware.")
     ] = None,
-    weights: Annotated[str, typer.Option("--weights", help="off, disk or disk+load.")] = "disk",
+    weights: Annotated[
+        str, typer.Option("--weights", help="off, disk or disk+load.")
+    ] = WeightsMode.DISK,
     sampling: Annotated[
         str, typer.Option("--sampling", help="successive (upstream) or proportional.")
-    ] = "proportional",
+    ] = Sampling.PROPORTIONAL,
     cap_mode: Annotated[
         str, typer.Option("--cap-mode", help="Cap basis: median or min.")
-    ] = "median",
+    ] = CapBasis.MEDIAN,
     cap: Annotated[int, typer.Option("--cap", help="Cap multiple; <= 0 = no cap.")] = 3,
     refresh: Annotated[
         float,
