@@ -11,14 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trimtab import config as vocab
 from trimtab.cli.shed import Strategy as ShedStrategy
 from trimtab.cli.simulate import parse_strategies
 from trimtab.config import (
-    PLACEMENT_POLICIES,
-    SAMPLING,
-    SHEDDERS,
-    WEIGHT_CAPS,
-    WEIGHTS_MODES,
     CapBasis,
     Choice,
     Config,
@@ -34,19 +30,19 @@ from trimtab.shedding import STRATEGIES
 from trimtab.sim.sweep import DiskFillSetting, parse_grid
 
 TABLES = [
-    pytest.param(PLACEMENT_POLICIES, PolicyName, id="placement policies"),
-    pytest.param(SHEDDERS, Strategy, id="shedders"),
-    pytest.param(SAMPLING, Sampling, id="sampling"),
-    pytest.param(WEIGHT_CAPS, CapBasis, id="cap basis"),
-    pytest.param(WEIGHTS_MODES, WeightsMode, id="weights modes"),
+    pytest.param(vocab.PLACEMENT_POLICIES, PolicyName, id="placement policies"),
+    pytest.param(vocab.SHEDDERS, Strategy, id="shedders"),
+    pytest.param(vocab.SAMPLING, Sampling, id="sampling"),
+    pytest.param(vocab.WEIGHT_CAPS, CapBasis, id="cap basis"),
+    pytest.param(vocab.WEIGHTS_MODES, WeightsMode, id="weights modes"),
 ]
 
 TABLE_OF: dict[type[Choice], Mapping[str, Choice]] = {
-    PolicyName: PLACEMENT_POLICIES,
-    Strategy: SHEDDERS,
-    Sampling: SAMPLING,
-    CapBasis: WEIGHT_CAPS,
-    WeightsMode: WEIGHTS_MODES,
+    PolicyName: vocab.PLACEMENT_POLICIES,
+    Strategy: vocab.SHEDDERS,
+    Sampling: vocab.SAMPLING,
+    CapBasis: vocab.WEIGHT_CAPS,
+    WeightsMode: vocab.WEIGHTS_MODES,
 }
 
 

@@ -31,7 +31,7 @@ import html
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = [
     "PALETTE",
@@ -245,8 +245,7 @@ def line_chart(
     return _svg(title, unit, float(width), plot.height + 40, legend, parts, unit_above=True)
 
 
-@dataclass(frozen=True, slots=True)
-class _Plot:
+class _Plot(NamedTuple):
     """A line chart's plot area: where it starts, its size, and the value ranges it shows."""
 
     left: float
