@@ -157,7 +157,8 @@ def _convert(tp: Any, value: Any) -> Any:
             return float(str(value).strip()) if isinstance(value, str) else float(value)
         except (TypeError, ValueError):
             raise ValueError("a number") from None
-    if tp is str:
+    # str, or a Choice (a StrEnum) whose ``choices`` map each spelling to its member
+    if tp is str or (isinstance(tp, type) and issubclass(tp, str)):
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise TypeError("a string")
         return str(value).strip()

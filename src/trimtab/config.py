@@ -23,36 +23,117 @@ import dataclasses
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from trimtab._settings import Setting, at_least, between, nearest, setting, settings_of
 from trimtab._upstream import defined_in, spellings, upstream_names
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
 __all__ = [
+    "PLACEMENT_POLICIES",
+    "SAMPLING",
+    "SHEDDERS",
+    "WEIGHTS_MODES",
+    "WEIGHT_CAPS",
     "AllocationConfig",
     "BookieInfoConfig",
+    "CapBasis",
+    "Choice",
     "Config",
     "IgnoredKey",
     "LoadedConfig",
     "PlacementConfig",
+    "PolicyName",
+    "Sampling",
     "SheddingConfig",
+    "Strategy",
     "TopologyConfig",
+    "WeightsMode",
+    "spelled",
 ]
 
 _BK = "org.apache.bookkeeper"
 _PULSAR_LB = "org.apache.pulsar.broker.loadbalance"
 
-PLACEMENT_POLICIES = {
-    "default": "default",
-    "rackaware": "rackaware",
-    "rack-aware": "rackaware",
-    "regionaware": "regionaware",
-    "region-aware": "regionaware",
-    f"{_BK}.client.defaultensembleplacementpolicy": "default",
-    f"{_BK}.client.rackawareensembleplacementpolicy": "rackaware",
-    f"{_BK}.client.regionawareensembleplacementpolicy": "regionaware",
+
+class Choice(StrEnum):
+    """A setting's closed set of values: members are their text (``str``, JSON, Parquet and
+    ``repr`` show ``'median'``, not the member), so outputs read as they did with strings."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class PolicyName(Choice):
+    """``ensemblePlacementPolicy``: BookKeeper's three ensemble placement policies."""
+
+    DEFAULT = "default"
+    RACKAWARE = "rackaware"
+    REGIONAWARE = "regionaware"
+
+
+class Strategy(Choice):
+    """``loadBalancerLoadSheddingStrategy``: PIP-220's TransferShedder, trimtab's balanced
+    shedder, and the older Pulsar shedders."""
+
+    TRANSFER = "transfer"
+    BALANCED = "balanced"
+    THRESHOLD = "threshold"
+    OVERLOAD = "overload"
+    UNIFORM = "uniform"
+
+
+class Sampling(Choice):
+    """How weighted placement draws an ensemble: successive picks (upstream) or inclusion
+    proportional to weight (trimtab)."""
+
+    SUCCESSIVE = "successive"
+    PROPORTIONAL = "proportional"
+
+
+class CapBasis(Choice):
+    """What ``bookieMaxMultipleForWeightBasedPlacement`` multiplies: the pool's median weight
+    (upstream) or its smallest positive one."""
+
+    MEDIAN = "median"
+    MINIMUM = "minimum"
+
+    @property
+    def short(self) -> str:
+        """The spelling tables and labels use: ``median`` or ``min``."""
+        return "min" if self is CapBasis.MINIMUM else self.value
+
+
+class WeightsMode(Choice):
+    """The disk-fill simulator's weighting: none, free disk, or free disk and I/O load."""
+
+    OFF = "off"
+    DISK = "disk"
+    DISK_LOAD = "disk+load"
+
+
+_C = TypeVar("_C", bound=Choice)
+
+
+def _own(kind: type[_C]) -> dict[str, _C]:
+    return {member.value: member for member in kind}
+
+
+def spelled(table: Mapping[str, _C], text: str) -> _C | None:
+    """The value ``text`` spells in an alias ``table`` (case and outer blanks ignored)."""
+    return table.get(str(text).strip().lower())
+
+
+# Every accepted spelling (lower case) -> value: the one place aliases are defined.
+PLACEMENT_POLICIES: dict[str, PolicyName] = {
+    **_own(PolicyName),
+    "rack-aware": PolicyName.RACKAWARE,
+    "region-aware": PolicyName.REGIONAWARE,
+    f"{_BK}.client.defaultensembleplacementpolicy": PolicyName.DEFAULT,
+    f"{_BK}.client.rackawareensembleplacementpolicy": PolicyName.RACKAWARE,
+    f"{_BK}.client.regionawareensembleplacementpolicy": PolicyName.REGIONAWARE,
 }
 
 RESOLVERS = {
@@ -64,20 +145,17 @@ RESOLVERS = {
     "import": "<import path>",
 }
 
-SHEDDERS = {
-    "transfer": "transfer",
-    "balanced": "balanced",
-    "threshold": "threshold",
-    "overload": "overload",
-    "uniform": "uniform",
-    f"{_PULSAR_LB}.extensions.scheduler.transfershedder": "transfer",
-    f"{_PULSAR_LB}.impl.thresholdshedder": "threshold",
-    f"{_PULSAR_LB}.impl.overloadshedder": "overload",
-    f"{_PULSAR_LB}.impl.uniformloadshedder": "uniform",
+SHEDDERS: dict[str, Strategy] = {
+    **_own(Strategy),
+    f"{_PULSAR_LB}.extensions.scheduler.transfershedder": Strategy.TRANSFER,
+    f"{_PULSAR_LB}.impl.thresholdshedder": Strategy.THRESHOLD,
+    f"{_PULSAR_LB}.impl.overloadshedder": Strategy.OVERLOAD,
+    f"{_PULSAR_LB}.impl.uniformloadshedder": Strategy.UNIFORM,
 }
 
-SAMPLING = {"successive": "successive", "proportional": "proportional"}
-WEIGHT_CAPS = {"median": "median", "minimum": "minimum"}
+SAMPLING: dict[str, Sampling] = _own(Sampling)
+WEIGHT_CAPS: dict[str, CapBasis] = {**_own(CapBasis), "min": CapBasis.MINIMUM}
+WEIGHTS_MODES: dict[str, WeightsMode] = _own(WeightsMode)
 LOAD_NORMALISATION = {"capacity": "capacity", "absolute": "absolute"}
 
 
@@ -116,8 +194,8 @@ class TopologyConfig:
 class PlacementConfig:
     """BookKeeper's ensemble placement settings (``ClientConfiguration`` names and defaults)."""
 
-    ensemble_placement_policy: str = setting(
-        "rackaware",
+    ensemble_placement_policy: PolicyName = setting(
+        PolicyName.RACKAWARE,
         "default, rackaware or regionaware (Java class names accepted)",
         aliases=("ensemblePlacementPolicy",),
         choices=PLACEMENT_POLICIES,
@@ -201,13 +279,13 @@ class PlacementConfig:
         "cap a weight at this multiple of the candidates' median; <= 0 = no cap",
         aliases=("bookieMaxMultipleForWeightBasedPlacement",),
     )
-    weight_cap_basis: str = setting(
-        "median",
+    weight_cap_basis: CapBasis = setting(
+        CapBasis.MEDIAN,
         "cap relative to the candidates' median or minimum (trimtab)",
         choices=WEIGHT_CAPS,
     )
-    weighted_sampling: str = setting(
-        "proportional",
+    weighted_sampling: Sampling = setting(
+        Sampling.PROPORTIONAL,
         "successive (upstream) or proportional inclusion (trimtab)",
         choices=SAMPLING,
     )
@@ -275,8 +353,8 @@ class BookieInfoConfig:
 class SheddingConfig:
     """Pulsar's load-balancer settings (``ServiceConfiguration`` names and defaults)."""
 
-    strategy: str = setting(
-        "transfer",
+    strategy: Strategy = setting(
+        Strategy.TRANSFER,
         "transfer, balanced, threshold, overload or uniform (Java names accepted)",
         aliases=("loadBalancerLoadSheddingStrategy",),
         choices=SHEDDERS,

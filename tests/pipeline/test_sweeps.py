@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
 from trimtab.cli import app
-from trimtab.config import Config
+from trimtab.config import Config, Strategy
 from trimtab.errors import TrimtabError
 from trimtab.pipeline.sweeps import SweepResult, SweepStep, run_sweep
 from trimtab.shedding import shedder_for
@@ -47,7 +47,11 @@ def shedding(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> S
     """One small shedding sweep (2 sizes × 2 strategies × 3 trials, seed 5), made once."""
     out = tmp_path_factory.mktemp("sweep") / "out"
     sweep = SheddingSweep(
-        sizes=(10, 40), strategies=("transfer", "balanced"), trials=3, config=SETUP, seed=5
+        sizes=(10, 40),
+        strategies=(Strategy.TRANSFER, Strategy.BALANCED),
+        trials=3,
+        config=SETUP,
+        seed=5,
     )
     steps: list[SweepStep] = []
     result = run_sweep(spark, sweep, str(out), progress=steps.append)
@@ -225,7 +229,7 @@ def test_output_names_spark_would_read_as_globs_are_refused(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     """An output with [ ] { } * ? in its name is refused before any work, with the reason."""
-    sweep = SheddingSweep(sizes=(10,), strategies=("transfer",), trials=1, config=SETUP)
+    sweep = SheddingSweep(sizes=(10,), strategies=(Strategy.TRANSFER,), trials=1, config=SETUP)
     with pytest.raises(TrimtabError, match="glob patterns"):
         run_sweep(spark, sweep, str(tmp_path / "out[1]"))
     assert not list(tmp_path.iterdir())

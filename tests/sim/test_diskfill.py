@@ -17,6 +17,7 @@ from trimtab.sim.diskfill import (
     MONTH,
     PROGRESS_EVERY,
     SCENARIOS,
+    USABLE_COUNTS,
     DiskFillRun,
     Failure,
     Join,
@@ -129,6 +130,25 @@ class TestEvents:
         assert 0.58 < r.usable_fraction_at_first_readonly <= 1.0
 
 
+class TestPartlyFull:
+    def test_bytes_already_stored_count_towards_the_usable_fraction(self) -> None:
+        """Disks half full at the start: what they held counts as stored, so proportional
+        weights refreshed every ledger still reach ~100 % of the physical limit (counting
+        only the bytes placed, the run could never pass ~50 %)."""
+        nodes = tuple(replace(n, used=n.capacity // 2) for n in seed_run().nodes)
+        r = run_diskfill(seed_run(nodes=nodes, refresh_seconds=None))
+        assert r.initial_bytes == sum(n.used for n in nodes) == 500 * GB
+        assert r.usable_fraction_at_first_readonly is not None
+        assert r.usable_fraction_at_first_readonly >= 0.98
+        assert r.stored_bytes > r.initial_bytes
+        figures = r.figures()
+        assert figures["initial_bytes"] == 500 * GB and figures["usable_counts"] == USABLE_COUNTS
+
+    def test_an_empty_cluster_has_nothing_stored_at_the_start(self) -> None:
+        """initial_bytes is 0 on the built-in scenarios, whose figures stay as they were."""
+        assert run_diskfill(seed_run()).initial_bytes == 0
+
+
 class TestRecoveryPause:
     def test_heavier_nodes_pause_less(self) -> None:
         """The heaviest node does not pause; an empty-weight one pauses the full base."""
@@ -165,6 +185,29 @@ class TestCommand:
         )
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["first_readonly_node"] is not None
+
+    def test_a_partly_full_inventory_reaches_the_physical_limit(self, tmp_path: Path) -> None:
+        """An inventory whose disks are already 40 % full: --json reports the bytes already
+        stored and what the usable fraction counts, and the fraction reaches ~100 %; the
+        table says how much was already on the disks."""
+        rows = [
+            "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state,"
+            "disk_free_bytes"
+        ]
+        for i, gb in enumerate([100, 100, 200, 200, 300, 100]):  # the seed's disks
+            rows.append(f"c,b{i}:3181,dc1,r{i % 2},8,1,{gb * GB},1,writable,{gb * 6 // 10 * GB}")
+        inv = tmp_path / "nodes.csv"
+        inv.write_text("\n".join(rows) + "\n")
+        command = ["simulate", "diskfill", "-i", str(inv), "--policy", "default", "--refresh", "0"]
+        result = CliRunner().invoke(app, [*command, "--json"])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        assert doc["initial_bytes"] == 400 * GB
+        assert doc["usable_counts"] == USABLE_COUNTS
+        assert doc["usable_fraction_at_first_readonly"] >= 0.98
+        table = CliRunner().invoke(app, command, env={"COLUMNS": "200"})
+        assert table.exit_code == 0, table.output
+        assert "already on the disks" in table.stdout
 
     def test_the_people_view_is_a_table_of_the_setting_and_the_figures(self) -> None:
         """No key: value lines: a table with the setting, then usable capacity, the first

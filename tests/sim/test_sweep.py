@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from trimtab.config import Config
+from trimtab.config import CapBasis, Config, PolicyName, Sampling, Strategy, WeightsMode
 from trimtab.errors import ConfigError
+from trimtab.report.sweep import sweep_page
 from trimtab.shedding import shedder_for
 from trimtab.sim.convergence import experiment_config, static_trial
-from trimtab.sim.diskfill import SCENARIOS, DiskFillRun
+from trimtab.sim.diskfill import SCENARIOS, USABLE_COUNTS, DiskFillRun
 from trimtab.sim.sweep import DiskFillSetting, DiskFillSweep, SheddingSweep, parse_grid
 
 SETUP = experiment_config(Config().shedding, target_std=0.15)
@@ -109,9 +112,13 @@ class TestParseGrid:
 class TestSettings:
     def test_apply_maps_options_as_simulate_diskfill_does(self) -> None:
         """cap-mode min is the minimum basis, refresh 0 is every ledger, the seed is set."""
-        base = DiskFillRun(nodes=SCENARIOS["seed"][0], policy="default")
+        base = DiskFillRun(nodes=SCENARIOS["seed"][0], policy=PolicyName.DEFAULT)
         run = DiskFillSetting(
-            weights="disk+load", sampling="successive", cap=0, cap_mode="minimum", refresh=0
+            weights=WeightsMode.DISK_LOAD,
+            sampling=Sampling.SUCCESSIVE,
+            cap=0,
+            cap_mode=CapBasis.MINIMUM,
+            refresh=0,
         ).apply(base, seed=9)
         assert (run.weights, run.sampling, run.cap, run.cap_basis) == (
             "disk+load",
@@ -145,7 +152,10 @@ class TestSheddingSweep:
     def test_tasks_follow_static_experiments_order(self) -> None:
         """Size, then strategy, then trial; the PIP's number rides along with its size."""
         sweep = SheddingSweep(
-            sizes=(10, 30), strategies=("transfer", "balanced"), trials=2, config=SETUP
+            sizes=(10, 30),
+            strategies=(Strategy.TRANSFER, Strategy.BALANCED),
+            trials=2,
+            config=SETUP,
         )
         tasks = sweep.tasks()
         assert [(t["brokers"], t["strategy"], t["trial"], t["setting"]) for t in tasks][:3] == [
@@ -158,7 +168,9 @@ class TestSheddingSweep:
 
     def test_a_task_draws_the_cluster_the_direct_trial_draws(self) -> None:
         """run() equals static_trial with default_rng([seed, brokers, trial])."""
-        sweep = SheddingSweep(sizes=(20,), strategies=("transfer",), trials=2, config=SETUP, seed=3)
+        sweep = SheddingSweep(
+            sizes=(20,), strategies=(Strategy.TRANSFER,), trials=2, config=SETUP, seed=3
+        )
         got = sweep.run(sweep.tasks()[1])
         want = static_trial(20, shedder_for(SETUP, "transfer"), np.random.default_rng([3, 20, 1]))
         assert (got["transfers"], got["cycles"], got["std_end"]) == (
@@ -167,3 +179,26 @@ class TestSheddingSweep:
             want.std_end,
         )
         assert got["moved_share"] == want.moved_bytes_per_s / (20 * 0.5 * 1e9)
+
+
+class TestPartlyFullBase:
+    def test_describe_says_what_was_already_stored(self) -> None:
+        """A sweep over a partly full cluster says how much the disks held at the start and
+        that the usable fraction counts it (sweep.json's sweep block)."""
+        nodes = tuple(replace(n, used=n.capacity // 4) for n in SCENARIOS["seed"][0])
+        sweep = DiskFillSweep(
+            base=DiskFillRun(nodes=nodes), grid=parse_grid("weights=off"), trials=1
+        )
+        described = sweep.describe()
+        assert described["initial_bytes"] == sum(n.capacity // 4 for n in nodes)
+        assert described["usable_counts"] == USABLE_COUNTS
+        page = sweep_page(
+            {
+                "sweep": described,
+                "summary": [],
+                "tasks": 0,
+                "run_id": "r",
+                "simulations_per_s": 0.0,
+            }
+        )
+        assert "250.00 GB already stored, counted as stored" in page

@@ -35,7 +35,7 @@ from trimtab.cli._common import (
 )
 from trimtab.cli.topology import rejected_json, report_input_problems, select_clusters
 from trimtab.cluster import ClusterState
-from trimtab.config import Config
+from trimtab.config import Config, Strategy
 from trimtab.errors import TrimtabError
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.inventory import read_inventory
@@ -44,14 +44,6 @@ from trimtab.shedding.inputs import Built, build_snapshot, read_bundle_metrics, 
 from trimtab.tables import Parsed, RejectedRow
 
 __all__ = ["Format", "Strategy", "plan_json", "shed"]
-
-
-class Strategy(StrEnum):
-    TRANSFER = "transfer"
-    THRESHOLD = "threshold"
-    OVERLOAD = "overload"
-    UNIFORM = "uniform"
-    BALANCED = "balanced"
 
 
 class Format(StrEnum):
@@ -102,7 +94,7 @@ def shed(
         phase = bar.add_task(f"reading the inventory {inventory}", total=None)
         cfg = load_config(config)
         if strategy is not None:
-            cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy.value))
+            cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
         inv = read_inventory(inventory)
         bar.update(phase, description=f"reading node_metrics {brokers}")
         nodes = read_node_metrics(brokers)

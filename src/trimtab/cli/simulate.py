@@ -6,9 +6,10 @@ module in :mod:`trimtab.cli` (``_COMMANDS``); the group itself is registered her
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
@@ -25,9 +26,22 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cli.topology import select_clusters
+from trimtab.config import (
+    PLACEMENT_POLICIES,
+    SAMPLING,
+    SHEDDERS,
+    WEIGHT_CAPS,
+    WEIGHTS_MODES,
+    CapBasis,
+    Choice,
+    PolicyName,
+    Sampling,
+    Strategy,
+    WeightsMode,
+    spelled,
+)
 from trimtab.errors import TrimtabError
 from trimtab.inventory import read_inventory
-from trimtab.shedding import STRATEGIES
 from trimtab.sim.convergence import StaticRow, experiment_config, static_experiment
 from trimtab.sim.diskfill import (
     SCENARIOS,
@@ -174,13 +188,24 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
-def parse_strategies(text: str, option: str = "--strategy") -> list[str]:
-    """``"transfer,balanced"`` -> known strategy names, in the order written."""
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [n for n in names if n not in STRATEGIES]
-    if unknown or not names:
-        raise TrimtabError(f"{option} {text!r}: choose from {', '.join(STRATEGIES)}")
-    return names
+def parse_strategies(text: str, option: str = "--strategy") -> list[Strategy]:
+    """``"transfer,balanced"`` -> known strategies, in the order written."""
+    names = [spelled(SHEDDERS, part) for part in text.split(",") if part.strip()]
+    known = [n for n in names if n is not None]
+    if len(known) < len(names) or not names:
+        raise TrimtabError(f"{option} {text!r}: choose from {', '.join(Strategy)}")
+    return known
+
+
+_C = TypeVar("_C", bound=Choice)
+
+
+def _choose(option: str, text: str, table: Mapping[str, _C], allowed: str) -> _C:
+    """The value ``text`` names in the config's alias ``table``, or a user error."""
+    value = spelled(table, text)
+    if value is None:
+        raise TrimtabError(f"{option} {text!r}: choose {allowed}")
+    return value
 
 
 def _row_json(row: StaticRow) -> dict[str, Any]:
@@ -303,13 +328,15 @@ def diskfill(
     policy: Annotated[
         str | None, typer.Option("--policy", help="default, rackaware or regionaware.")
     ] = None,
-    weights: Annotated[str, typer.Option("--weights", help="off, disk or disk+load.")] = "disk",
+    weights: Annotated[
+        str, typer.Option("--weights", help="off, disk or disk+load.")
+    ] = WeightsMode.DISK,
     sampling: Annotated[
         str, typer.Option("--sampling", help="successive (upstream) or proportional.")
-    ] = "proportional",
+    ] = Sampling.PROPORTIONAL,
     cap_mode: Annotated[
         str, typer.Option("--cap-mode", help="Cap basis: median or min.")
-    ] = "median",
+    ] = CapBasis.MEDIAN,
     cap: Annotated[int, typer.Option("--cap", help="Cap multiple; <= 0 = no cap.")] = 3,
     refresh: Annotated[
         float,
@@ -324,17 +351,11 @@ def diskfill(
     """Fill a cluster with ledgers until its first node turns read-only; print the figures."""
     with user_errors():
         run = diskfill_base(scenario, inventory, cluster, policy)
-        if weights not in ("off", "disk", "disk+load"):
-            raise TrimtabError(f"--weights {weights!r}: choose off, disk or disk+load")
-        if sampling not in ("successive", "proportional"):
-            raise TrimtabError(f"--sampling {sampling!r}: choose successive or proportional")
-        if cap_mode not in ("median", "min", "minimum"):
-            raise TrimtabError(f"--cap-mode {cap_mode!r}: choose median or min")
         setting = DiskFillSetting(
-            weights=weights,
-            sampling=sampling,
+            weights=_choose("--weights", weights, WEIGHTS_MODES, "off, disk or disk+load"),
+            sampling=_choose("--sampling", sampling, SAMPLING, "successive or proportional"),
             cap=cap,
-            cap_mode="median" if cap_mode == "median" else "minimum",
+            cap_mode=_choose("--cap-mode", cap_mode, WEIGHT_CAPS, "median or min"),
             refresh=refresh,
         )
         run = setting.apply(run, seed=seed)
@@ -374,12 +395,13 @@ def diskfill_base(
         states = select_clusters(inv, cluster)
         if len(states) != 1:
             raise TrimtabError("the inventory holds several clusters: choose one with --cluster")
-        nodes, workload, default_policy = nodes_of(states[0]), Workload(), "rackaware"
+        nodes, workload, default_policy = nodes_of(states[0]), Workload(), PolicyName.RACKAWARE
         if not nodes:
             raise TrimtabError("the inventory cluster has no writable node")
-    return DiskFillRun(
-        nodes=nodes, workload=workload, policy=policy or default_policy, sample_every=100
-    )
+    if policy is not None:
+        allowed = "default, rackaware or regionaware"
+        default_policy = _choose("--policy", policy, PLACEMENT_POLICIES, allowed)
+    return DiskFillRun(nodes=nodes, workload=workload, policy=default_policy, sample_every=100)
 
 
 def _inventory_name(inventory: Path | None, cluster: str | None) -> str:
@@ -423,8 +445,9 @@ def _diskfill_table(result: DiskFillResult, run: DiskFillRun, where: str) -> Tab
     table = Table(
         title=f"{where}: {plural(len(run.nodes), 'writable node')}, {human_bytes(raw)} raw",
         caption=(
-            f"usable capacity: bytes stored when the first node turns read-only ÷ "
-            f"({run.threshold:.0%} × raw capacity); 100% is the physical limit"
+            f"usable capacity: bytes stored when the first node turns read-only (those already "
+            f"on the disks included) ÷ ({run.threshold:.0%} × raw capacity); 100% is the "
+            "physical limit"
         ),
         show_header=False,
     )
@@ -453,12 +476,20 @@ def _diskfill_table(result: DiskFillResult, run: DiskFillRun, where: str) -> Tab
             f"{result.first_readonly_node} after {_duration(result.first_readonly_time)}",
         )
     table.add_row("ledgers placed", f"{result.ledgers:,}")
-    table.add_row("bytes stored", human_bytes(result.stored_bytes))
+    table.add_row("bytes stored", _stored(result))
     table.add_row("largest write share (hot spot)", f"{result.max_write_share:.1%}")
     return table
 
 
-_CAP_BASIS = {"median": "median weight", "minimum": "smallest weight"}
+def _stored(result: DiskFillResult) -> str:
+    """All bytes stored, and how many of them the disks already held."""
+    stored = human_bytes(result.stored_bytes)
+    if not result.initial_bytes:
+        return stored
+    return f"{stored} ({human_bytes(result.initial_bytes)} already on the disks)"
+
+
+_CAP_BASIS = {CapBasis.MEDIAN: "median weight", CapBasis.MINIMUM: "smallest weight"}
 
 
 def _write_series(result: DiskFillResult, out_dir: Path) -> None:

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable
 
-from trimtab.config import Config
+from trimtab.config import Config, PolicyName
 from trimtab.placement.default import DefaultPolicy
 from trimtab.placement.locations import LocationSource
 from trimtab.placement.policy import WeightsFactory, uniform_weights
@@ -27,10 +27,12 @@ __all__ = ["POLICIES", "Policy", "make_policy"]
 #: Any of the three policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
 Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy
 
-POLICIES: dict[str, type[DefaultPolicy] | type[RackAwarePolicy] | type[RegionAwarePolicy]] = {
-    "default": DefaultPolicy,
-    "rackaware": RackAwarePolicy,
-    "regionaware": RegionAwarePolicy,
+POLICIES: dict[
+    PolicyName, type[DefaultPolicy] | type[RackAwarePolicy] | type[RegionAwarePolicy]
+] = {
+    PolicyName.DEFAULT: DefaultPolicy,
+    PolicyName.RACKAWARE: RackAwarePolicy,
+    PolicyName.REGIONAWARE: RegionAwarePolicy,
 }
 
 
@@ -55,7 +57,7 @@ def make_policy(
         weights = disk_weights(config) if enabled else uniform_weights
     kind = config.placement.ensemble_placement_policy
     default_rack = default_rack_for(kind)
-    if resolver is None and kind != "default":
+    if resolver is None and kind != PolicyName.DEFAULT:
         topo = config.topology
         resolver = make_resolver(
             kind=topo.dns_resolver_class,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from trimtab.cluster import NodeId
-from trimtab.config import Config, PlacementConfig
+from trimtab.config import CapBasis, Config, PlacementConfig, Sampling
 from trimtab.placement.contract import BookieInfo
 from trimtab.placement.sampling import Plan, inclusion_probabilities, systematic_sample
 from trimtab.placement.selection import Sampler, Weights
@@ -54,7 +54,7 @@ LoadSource = Callable[[], Mapping[NodeId, float]]
 
 
 def capped_weights(
-    raw: Sequence[float], *, multiple: float = 3, basis: str = "median"
+    raw: Sequence[float], *, multiple: float = 3, basis: str = CapBasis.MEDIAN
 ) -> list[float]:
     """The effective weights of one pool (see the module docstring for the rule)."""
     if not raw:
@@ -64,7 +64,7 @@ def capped_weights(
         return [1.0] * len(raw)
     smallest = min(positive)
     out = [float(w) if w > 0 else float(smallest) for w in raw]
-    ref = statistics.median(raw) if basis == "median" else smallest
+    ref = statistics.median(raw) if basis == CapBasis.MEDIAN else smallest
     cap = multiple * ref
     if multiple > 0 and cap > 0:
         out = [min(w, cap) for w in out]
@@ -100,14 +100,14 @@ class WeightRule:
     """The cap and the sampling mode (``successive`` or ``proportional``)."""
 
     multiple: float = 3
-    basis: str = "median"
-    sampling: str = "proportional"
+    basis: str = CapBasis.MEDIAN
+    sampling: str = Sampling.PROPORTIONAL
 
     @classmethod
     def of(cls, placement: PlacementConfig) -> WeightRule:
         return cls(
             multiple=placement.bookie_max_multiple_for_weight_based_placement,
-            basis="minimum" if placement.weight_cap_basis.startswith("min") else "median",
+            basis=placement.weight_cap_basis,
             sampling=placement.weighted_sampling,
         )
 
@@ -189,7 +189,7 @@ class DiskWeights:
         (rack weight = sum of its nodes'), then one node per chosen rack by weight: node i of
         rack r is included with ``π_r · w_i / W_r``, which is ``E · w_i / Σw`` unless the rack
         is certain (``π_r = 1``): then one-per-rack allows no more than ``w_i / W_r``."""
-        if self.rule.sampling != "proportional":
+        if self.rule.sampling != Sampling.PROPORTIONAL:
             return None
         weights = self.effective(nodes)
         keep = [i for i, n in enumerate(nodes) if n not in excluded]

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = [
     "PALETTE",
@@ -222,67 +222,114 @@ def line_chart(
     xs = [p[0] for p in points]
     ys = [p[1] for p in points] + [r.value for r in rules]
     ys += [band.low, band.high] if band else []
-    x_ticks = nice_ticks(min(xs), max(xs), 6)
-    if all(float(x).is_integer() for x in xs):
-        x_ticks = [t for t in x_ticks if float(t).is_integer()] or x_ticks
-    x_low, x_high = (min(xs), max(xs)) if min(xs) != max(xs) else (min(xs) - 1, max(xs) + 1)
     y_low, y_high = _span([*ys, 0.0] if y_from_zero else ys)
     y_ticks = nice_ticks(y_low, y_high)
-    y_low, y_high = min(y_ticks[0], y_low), max(y_ticks[-1], y_high)
     y_labels = [fmt(t) for t in y_ticks]
     left = 12 + _text_width(max(y_labels, key=len))
-    plot_w, plot_h = float(width), float(height)
-    inner_w = plot_w - left - 24
-
-    def px(x: float) -> float:
-        return left + (x - x_low) / (x_high - x_low) * inner_w
-
-    def py(y: float) -> float:
-        return plot_h - (y - y_low) / (y_high - y_low) * plot_h
-
-    parts: list[str] = []
-    if band is not None:
-        top, bottom = py(min(max(band.high, y_low), y_high)), py(max(min(band.low, y_high), y_low))
-        parts.append(_band_rect(left, top, inner_w, bottom - top))
-    for tick, text in zip(y_ticks, y_labels, strict=True):
-        y = py(tick)
-        parts.append(_line(left, y, left + inner_w, y, "grid"))
-        parts.append(_text(left - 6, y + 4, text, anchor="end"))
-    for tick in x_ticks:
-        if x_low - 1e-9 <= tick <= x_high + 1e-9:
-            x = px(tick)
-            parts.append(_line(x, plot_h, x, plot_h + 4, "axis"))
-            parts.append(_text(x, plot_h + 17, x_fmt(tick), anchor="middle"))
-    parts.append(_line(left, plot_h, left + inner_w, plot_h, "axis"))
-    parts.append(_text(left + inner_w / 2, plot_h + 34, x_label, anchor="middle", cls="label"))
+    x_low, x_high = (min(xs), max(xs)) if min(xs) != max(xs) else (min(xs) - 1, max(xs) + 1)
+    plot = _Plot(
+        left=left,
+        width=float(width) - left - 24,
+        height=float(height),
+        x=(x_low, x_high),
+        y=(min(y_ticks[0], y_low), max(y_ticks[-1], y_high)),
+    )
+    parts = _line_frame(plot, band, rules, zip(y_ticks, y_labels, strict=True))
+    parts += _x_axis(plot, _x_ticks(xs), x_fmt, x_label)
     for rule in rules:
-        y = py(rule.value)
-        parts.append(_line(left, y, left + inner_w, y, "rule"))
+        y = plot.py(rule.value)
+        parts.append(_line(plot.left, y, plot.left + plot.width, y, "rule"))
     for k, s in enumerate(series):
-        colour = PALETTE[k % len(PALETTE)]
-        runs: list[list[tuple[float, float]]] = [[]]
-        for x, y in zip(s.x, s.y, strict=True):
-            if math.isfinite(x) and math.isfinite(y):
-                runs[-1].append((x, y))
-            elif runs[-1]:
-                runs.append([])
-        for run in runs:
-            if len(run) > 1:
-                path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in run)
-                parts.append(
-                    f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>'
-                )
-        total = sum(len(r) for r in runs)
-        radius = 3.5 if total <= 80 else 2.0
-        for run in runs:
-            for x, y in run:
-                tip = f"{s.name}: {x_fmt(x)} → {fmt(y)}"
-                parts.append(
-                    f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="{radius}" fill="{colour}">'
-                    f"<title>{escape(tip)}</title></circle>"
-                )
-    legend = _legend([s.name for s in series], band, rules, fmt, plot_w)
-    return _svg(title, unit, plot_w, plot_h + 40, legend, parts, unit_above=True)
+        parts += _line_series(plot, s, PALETTE[k % len(PALETTE)], fmt, x_fmt)
+    legend = _legend([s.name for s in series], band, rules, fmt, float(width))
+    return _svg(title, unit, float(width), plot.height + 40, legend, parts, unit_above=True)
+
+
+class _Plot(NamedTuple):
+    """A line chart's plot area: where it starts, its size, and the value ranges it shows."""
+
+    left: float
+    width: float
+    height: float
+    x: tuple[float, float]
+    y: tuple[float, float]
+
+    def px(self, x: float) -> float:
+        low, high = self.x
+        return self.left + (x - low) / (high - low) * self.width
+
+    def py(self, y: float) -> float:
+        low, high = self.y
+        return self.height - (y - low) / (high - low) * self.height
+
+
+def _x_ticks(xs: Sequence[float]) -> list[float]:
+    """About six round ticks; whole numbers only when every x is whole (cycles, brokers)."""
+    ticks = nice_ticks(min(xs), max(xs), 6)
+    if all(float(x).is_integer() for x in xs):
+        ticks = [t for t in ticks if float(t).is_integer()] or ticks
+    return ticks
+
+
+def _line_frame(
+    plot: _Plot, band: Band | None, rules: Sequence[Rule], y_ticks: Iterable[tuple[float, str]]
+) -> list[str]:
+    """The band behind everything, then the y grid lines with their labels."""
+    parts: list[str] = []
+    y_low, y_high = plot.y
+    if band is not None:
+        top = plot.py(min(max(band.high, y_low), y_high))
+        bottom = plot.py(max(min(band.low, y_high), y_low))
+        parts.append(_band_rect(plot.left, top, plot.width, bottom - top))
+    for tick, text in y_ticks:
+        y = plot.py(tick)
+        parts.append(_line(plot.left, y, plot.left + plot.width, y, "grid"))
+        parts.append(_text(plot.left - 6, y + 4, text, anchor="end"))
+    return parts
+
+
+def _x_axis(plot: _Plot, ticks: Sequence[float], x_fmt: Formatter, x_label: str) -> list[str]:
+    """Tick marks and labels inside the x range, the axis line and its label."""
+    parts: list[str] = []
+    x_low, x_high = plot.x
+    for tick in ticks:
+        if x_low - 1e-9 <= tick <= x_high + 1e-9:
+            x = plot.px(tick)
+            parts.append(_line(x, plot.height, x, plot.height + 4, "axis"))
+            parts.append(_text(x, plot.height + 17, x_fmt(tick), anchor="middle"))
+    right = plot.left + plot.width
+    parts.append(_line(plot.left, plot.height, right, plot.height, "axis"))
+    centre = plot.left + plot.width / 2
+    parts.append(_text(centre, plot.height + 34, x_label, anchor="middle", cls="label"))
+    return parts
+
+
+def _line_series(
+    plot: _Plot, s: Series, colour: str, fmt: Formatter, x_fmt: Formatter
+) -> list[str]:
+    """One series: a polyline per run of finite points (NaN breaks it), a marker per point."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for x, y in zip(s.x, s.y, strict=True):
+        if math.isfinite(x) and math.isfinite(y):
+            runs[-1].append((x, y))
+        elif runs[-1]:
+            runs.append([])
+    parts: list[str] = []
+    for run in runs:
+        if len(run) > 1:
+            path = " ".join(f"{plot.px(x):.1f},{plot.py(y):.1f}" for x, y in run)
+            parts.append(
+                f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>'
+            )
+    radius = 3.5 if sum(len(r) for r in runs) <= 80 else 2.0
+    for run in runs:
+        for x, y in run:
+            tip = f"{s.name}: {x_fmt(x)} → {fmt(y)}"
+            parts.append(
+                f'<circle cx="{plot.px(x):.1f}" cy="{plot.py(y):.1f}" r="{radius}" '
+                f'fill="{colour}"><title>{escape(tip)}</title></circle>'
+            )
+    return parts
 
 
 def table(

@@ -15,8 +15,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from trimtab._format import human_bytes, plural
@@ -140,8 +141,8 @@ def rank_clusters(data: ReportData) -> list[ClusterRank]:
     for cluster in sorted(set(run_clusters) | set(loads["cluster"].dropna())):
         info = run_clusters.get(cluster, {})
         mine = loads[loads["cluster"] == cluster]
-        now = _floats(mine["load_before"])  # empty without brokers: figures read "–"
-        after = _floats(mine["load_after"])
+        now = _stats(_floats(mine["load_before"]))  # no brokers: NaN, figures read "–"
+        after = _stats(_floats(mine["load_after"]))
         roles = _roles(inventory[inventory["cluster"] == cluster])
         ranks.append(
             ClusterRank(
@@ -149,11 +150,11 @@ def rank_clusters(data: ReportData) -> list[ClusterRank]:
                 nodes=int(info.get("nodes", len(roles))),
                 brokers=sum(1 for r in roles if r in ("broker", "")),
                 bookies=sum(1 for r in roles if r in ("bookie", "")),
-                mean=_mean(now),
-                std_now=float(info.get("std_before", _std(now))),
-                std_after=float(info.get("std_after", _std(after))),
-                spread_now=_spread(now),
-                spread_after=_spread(after),
+                mean=now.mean,
+                std_now=float(info.get("std_before", now.std)),
+                std_after=float(info.get("std_after", after.std)),
+                spread_now=now.spread,
+                spread_after=after.spread,
                 transfers=int(info.get("transfers", 0)),
                 cycles=int((data.table("plan_cycles")["cluster"] == cluster).sum()),
                 worsens=bool(info.get("warning")),
@@ -367,7 +368,7 @@ def _broker_loads(data: ReportData, cluster: str) -> Html:
             unit=LOAD_UNIT,
             sort="descending",
             band=_band(now, target),
-            rules=[Rule(_mean(now), "mean")],
+            rules=[Rule(_stats(now).mean, "mean")],
             fmt=_fmt3,
         )
         return _sub(
@@ -390,7 +391,7 @@ def _broker_loads(data: ReportData, cluster: str) -> Html:
             unit=LOAD_UNIT,
             sort="descending",
             band=band,
-            rules=[Rule(_mean(values), "mean")],
+            rules=[Rule(_stats(values).mean, "mean")],
             domain=domain,
             fmt=_fmt3,
             width=HALF,
@@ -669,7 +670,7 @@ def _roles(nodes: pd.DataFrame) -> list[str]:
 
 
 def _band(loads: Iterable[float], target: float) -> Band:
-    mean = _mean(loads)
+    mean = _stats(loads).mean
     mean = mean if math.isfinite(mean) else 0.0
     return Band(max(mean - target, 0.0), mean + target, "target band: mean ± target std")
 
@@ -698,20 +699,19 @@ def _first(values: pd.Series) -> float:
     return finite[0] if finite else math.nan
 
 
-def _mean(values: Iterable[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return sum(finite) / len(finite) if finite else math.nan
+class _Stats(NamedTuple):
+    """Mean, population std and max − min of the finite values; NaN when there are none."""
+
+    mean: float
+    std: float
+    spread: float
 
 
-def _std(values: Sequence[float]) -> float:
-    mean = _mean(values)
-    finite = [v for v in values if math.isfinite(v)]
-    return math.sqrt(sum((v - mean) ** 2 for v in finite) / len(finite)) if finite else math.nan
-
-
-def _spread(values: Sequence[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return max(finite) - min(finite) if finite else math.nan
+def _stats(values: Iterable[float]) -> _Stats:
+    finite = np.array([v for v in values if math.isfinite(v)], dtype=float)
+    if not finite.size:
+        return _Stats(math.nan, math.nan, math.nan)
+    return _Stats(float(finite.mean()), float(finite.std()), float(np.ptp(finite)))
 
 
 def _nan_low(value: float) -> float:

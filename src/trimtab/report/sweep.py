@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trimtab._format import human_bytes, plural
+from trimtab.config import CapBasis
 from trimtab.report.charts import Html, Rule, Series, bar_chart, line_chart, table
 from trimtab.report.page import details, figure, grid, key_figures, note, page, section
 
@@ -47,17 +48,34 @@ def _shedding(doc: Mapping[str, Any]) -> str:
     sweep, rows = doc["sweep"], list(doc["summary"])
     strategies = list(sweep["strategies"])
     sizes = sorted({int(r["brokers"]) for r in rows})
-    pairs = sweep["pairs_per_cycle"]
+    by = {(int(r["brokers"]), r["strategy"]): r for r in rows}
+    return page(
+        "Shedding sweep: transfers to balance a cluster",
+        _shedding_figures(doc, rows, sizes),
+        _epochs_section(sweep, rows, by, strategies, sizes),
+        _cycles_section(sweep, by, strategies, sizes),
+        _every_shedding_setting(rows),
+        subtitle=_shedding_subtitle(doc, strategies, sizes),
+        contents=[("epochs", "Against PIP-220"), ("cycles", "Cycles, traffic"), ("all", "All")],
+        footer=_FOOTER,
+    )
+
+
+def _shedding_subtitle(doc: Mapping[str, Any], strategies: list[str], sizes: list[int]) -> str:
+    sweep = doc["sweep"]
     timers = "upstream's hit count and cooldown" if sweep["timers"] else "no timers"
-    subtitle = (
+    return (
         f"{plural(doc['tasks'], 'simulation')}: {plural(len(sizes), 'cluster size')} × "
         f"{', '.join(strategies)} × {plural(sweep['trials'], 'trial')}, seed {sweep['seed']}. "
         f"PIP-220's static experiment: loads uniform in [0, 1], "
         f"{sweep['bundles_per_broker']} bundles per broker, TransferShedder at "
-        f"{plural(pairs, 'pair')} per cycle, {timers}. Run {doc['run_id']}."
+        f"{plural(sweep['pairs_per_cycle'], 'pair')} per cycle, {timers}. Run {doc['run_id']}."
     )
+
+
+def _shedding_figures(doc: Mapping[str, Any], rows: Sequence[Row], sizes: list[int]) -> Html:
     reached = min((r["reached_share"] for r in rows), default=0.0)
-    figures = key_figures(
+    return key_figures(
         [
             (f"{doc['tasks']:,}", "simulations"),
             (f"{sizes[0]:,}–{sizes[-1]:,}" if sizes else "–", "brokers"),
@@ -65,7 +83,16 @@ def _shedding(doc: Mapping[str, Any]) -> str:
             (f"{doc['simulations_per_s']:,.1f}", "simulations per second"),
         ]
     )
-    by = {(int(r["brokers"]), r["strategy"]): r for r in rows}
+
+
+def _epochs_section(
+    sweep: Mapping[str, Any],
+    rows: Sequence[Row],
+    by: Mapping[tuple[int, str], Row],
+    strategies: list[str],
+    sizes: list[int],
+) -> Html:
+    """Mean transfers per size and strategy against PIP-220's epochs: chart and table."""
     pip = [(n, by_pip) for n in sizes if (by_pip := _pip(rows, n)) is not None]
     series = [
         Series(s, sizes, [_value(by.get((n, s)), "transfers_mean") for n in sizes])
@@ -93,25 +120,62 @@ def _shedding(doc: Mapping[str, Any]) -> str:
             gap = f"{(mean - expected) / expected:+.1%}" if expected else "–"
             line += [round(mean, 2), spread if r else "–", gap if r else "–"]
         epochs_rows.append(line)
-    cycles = line_chart(
-        [
-            Series(s, sizes, [_value(by.get((n, s)), "cycles_mean") for n in sizes])
+    return section(
+        "Transfers against PIP-220's epochs",
+        figure(
+            epochs,
+            "Mean transfers (source → destination pairs: the PIP's epochs) until the std of "
+            "broker load is at most the target; PIP-220's published numbers beside them.",
+        ),
+        table(columns, epochs_rows, caption="Transfers per cluster size (means over trials)"),
+        anchor="epochs",
+    )
+
+
+def _cycles_section(
+    sweep: Mapping[str, Any],
+    by: Mapping[tuple[int, str], Row],
+    strategies: list[str],
+    sizes: list[int],
+) -> Html:
+    """Shedding cycles and traffic moved per size and strategy."""
+
+    def per_size(metric: str, scale: float = 1.0) -> list[Series]:
+        return [
+            Series(s, sizes, [scale * _value(by.get((n, s)), metric) for n in sizes])
             for s in strategies
-        ],
+        ]
+
+    cycles = line_chart(
+        per_size("cycles_mean"),
         title="Shedding cycles to reach the target",
         x_label="brokers",
         unit="cycles (mean)",
     )
     moved = line_chart(
-        [
-            Series(s, sizes, [100 * _value(by.get((n, s)), "moved_share_mean") for n in sizes])
-            for s in strategies
-        ],
+        per_size("moved_share_mean", 100),
         title="Traffic moved to reach the target",
         x_label="brokers",
         unit="% of the cluster's traffic (mean)",
         fmt=lambda v: f"{v:.3g} %",
     )
+    return section(
+        "Cycles and traffic moved",
+        grid(
+            figure(
+                cycles,
+                f"Shedder runs needed: the TransferShedder moves at most "
+                f"{sweep['pairs_per_cycle']} pair(s) a cycle, balanced pairs every broker above "
+                "the mean with one below.",
+            ),
+            figure(moved, "Bytes per second moved, as a share of all the cluster's traffic."),
+        ),
+        anchor="cycles",
+    )
+
+
+def _every_shedding_setting(rows: Sequence[Row]) -> Html:
+    """Every summary row, folded: transfers, cycles, bundles, traffic, final std."""
     every = [
         [
             r["brokers"],
@@ -128,57 +192,26 @@ def _shedding(doc: Mapping[str, Any]) -> str:
         ]
         for r in rows
     ]
-    return page(
-        "Shedding sweep: transfers to balance a cluster",
-        figures,
-        section(
-            "Transfers against PIP-220's epochs",
-            figure(
-                epochs,
-                "Mean transfers (source → destination pairs: the PIP's epochs) until the std of "
-                "broker load is at most the target; PIP-220's published numbers beside them.",
-            ),
-            table(columns, epochs_rows, caption="Transfers per cluster size (means over trials)"),
-            anchor="epochs",
+    columns = [
+        "brokers",
+        "strategy",
+        "trials",
+        "transfers mean",
+        "transfers std",
+        "transfers p50",
+        "cycles mean",
+        "bundles moved",
+        "traffic moved %",
+        "final std",
+        "reached",
+    ]
+    return section(
+        "Every setting",
+        details(
+            f"{plural(len(rows), 'setting')}: transfers, cycles, bundles, traffic, final std",
+            table(columns, every),
         ),
-        section(
-            "Cycles and traffic moved",
-            grid(
-                figure(
-                    cycles,
-                    f"Shedder runs needed: the TransferShedder moves at most {pairs} pair(s) a "
-                    "cycle, balanced pairs every broker above the mean with one below.",
-                ),
-                figure(moved, "Bytes per second moved, as a share of all the cluster's traffic."),
-            ),
-            anchor="cycles",
-        ),
-        section(
-            "Every setting",
-            details(
-                f"{plural(len(rows), 'setting')}: transfers, cycles, bundles, traffic, final std",
-                table(
-                    [
-                        "brokers",
-                        "strategy",
-                        "trials",
-                        "transfers mean",
-                        "transfers std",
-                        "transfers p50",
-                        "cycles mean",
-                        "bundles moved",
-                        "traffic moved %",
-                        "final std",
-                        "reached",
-                    ],
-                    every,
-                ),
-            ),
-            anchor="all",
-        ),
-        subtitle=subtitle,
-        contents=[("epochs", "Against PIP-220"), ("cycles", "Cycles, traffic"), ("all", "All")],
-        footer=_FOOTER,
+        anchor="all",
     )
 
 
@@ -193,20 +226,38 @@ def _pip(rows: Sequence[Row], brokers: int) -> int | None:
 
 
 def _diskfill(doc: Mapping[str, Any]) -> str:
-    sweep, rows = doc["sweep"], list(doc["summary"])
+    rows = list(doc["summary"])
+    labels = [str(r["label"]) for r in rows]
+    usable = [100 * _value(r, "usable_fraction_at_first_readonly_mean") for r in rows]
+    return page(
+        "Disk-fill sweep: usable capacity at first read-only",
+        _diskfill_figures(doc, labels, usable),
+        _usable_section(rows, labels, usable),
+        _hot_spots_section(rows, labels),
+        subtitle=_diskfill_subtitle(doc),
+        contents=[("usable", "Usable capacity"), ("hot-spots", "Hot spots")],
+        footer=_FOOTER,
+    )
+
+
+def _diskfill_subtitle(doc: Mapping[str, Any]) -> str:
+    sweep = doc["sweep"]
     wl = sweep["workload"]
-    subtitle = (
+    initial = sweep.get("initial_bytes") or 0
+    held = f" ({human_bytes(initial)} already stored, counted as stored)" if initial else ""
+    return (
         f"{sweep['cluster']}: {plural(sweep['nodes'], 'writable node')}, "
-        f"{human_bytes(sweep['capacity_bytes'])} raw; ledgers E={wl['ensemble']} "
+        f"{human_bytes(sweep['capacity_bytes'])} raw{held}; ledgers E={wl['ensemble']} "
         f"W={wl['write_quorum']} A={wl['ack_quorum']} of {human_bytes(wl['mean_bytes'])} mean. "
-        f"{plural(len(rows), 'setting')} ({sweep['combinations']} combinations of "
+        f"{plural(len(doc['summary']), 'setting')} ({sweep['combinations']} combinations of "
         f"{', '.join(sweep['grid'])}) × {plural(sweep['trials'], 'trial')}, seeds "
         f"{sweep['seed']}…{sweep['seed'] + sweep['trials'] - 1}. Run {doc['run_id']}."
     )
-    labels = [str(r["label"]) for r in rows]
-    usable = [100 * _value(r, "usable_fraction_at_first_readonly_mean") for r in rows]
+
+
+def _diskfill_figures(doc: Mapping[str, Any], labels: list[str], usable: list[float]) -> Html:
     ranked = sorted((u, label) for u, label in zip(usable, labels, strict=True) if u == u)
-    figures = key_figures(
+    return key_figures(
         [
             (f"{doc['tasks']:,}", "simulations"),
             (f"{ranked[-1][0]:.1f} %", f"best: {ranked[-1][1]}") if ranked else ("–", "best"),
@@ -214,6 +265,10 @@ def _diskfill(doc: Mapping[str, Any]) -> str:
             (f"{doc['simulations_per_s']:,.2f}", "simulations per second"),
         ]
     )
+
+
+def _usable_section(rows: Sequence[Row], labels: list[str], usable: list[float]) -> Html:
+    """Usable capacity per setting: bars (mean and p10), the caveat, the table, the parameters."""
     bars = bar_chart(
         labels,
         {
@@ -226,41 +281,6 @@ def _diskfill(doc: Mapping[str, Any]) -> str:
         domain=(0.0, 100.0),
         fmt=lambda v: f"{v:.1f} %",
     )
-    hot = bar_chart(
-        labels,
-        {"mean": [100 * _value(r, "max_write_share_mean") for r in rows]},
-        title="Largest share of one window's writes on one node",
-        unit="% of the window's bytes (mean over trials)",
-        fmt=lambda v: f"{v:.1f} %",
-    )
-    usable_rows = [
-        [
-            r["label"],
-            r["trials"],
-            _round(100 * _value(r, "usable_fraction_at_first_readonly_mean"), 2),
-            _round(100 * _value(r, "usable_fraction_at_first_readonly_std"), 2),
-            _round(100 * _value(r, "usable_fraction_at_first_readonly_p10"), 2),
-            _round(100 * _value(r, "usable_fraction_at_first_readonly_p50"), 2),
-            _round(100 * _value(r, "usable_fraction_at_first_readonly_p90"), 2),
-            _round(100 * _value(r, "max_write_share_mean"), 2),
-            _round(_value(r, "first_readonly_time_mean") / 86_400, 1),
-            _round(_value(r, "ledgers_mean"), 0),
-            f"{r['readonly_share']:.0%}",
-        ]
-        for r in rows
-    ]
-    parameter_rows = [
-        [
-            r["label"],
-            r["policy"],
-            r["weights"],
-            r["sampling"],
-            r["cap"],
-            {"minimum": "min"}.get(str(r["cap_mode"]), r["cap_mode"]),
-            _refresh(r["refresh_s"]),
-        ]
-        for r in rows
-    ]
     never = [r["label"] for r in rows if r["readonly_share"] < 1]
     caveat = (
         note(
@@ -271,56 +291,92 @@ def _diskfill(doc: Mapping[str, Any]) -> str:
         if never
         else Html("")
     )
-    return page(
-        "Disk-fill sweep: usable capacity at first read-only",
-        figures,
-        section(
-            "Usable capacity per setting",
-            figure(
-                bars,
-                "Bytes stored when the first node turned read-only, over what the nodes could "
-                "hold up to diskUsageThreshold: 100 % means every disk filled at the same pace; "
-                "p10 is the level nine runs in ten reached.",
-            ),
-            caveat,
+    return section(
+        "Usable capacity per setting",
+        figure(
+            bars,
+            "Bytes stored when the first node turned read-only, over what the nodes could "
+            "hold up to diskUsageThreshold: 100 % means every disk filled at the same pace; "
+            "p10 is the level nine runs in ten reached.",
+        ),
+        caveat,
+        _usable_table(rows),
+        details(
+            "Every parameter of each setting (empty: does not apply)",
             table(
-                [
-                    "setting",
-                    "trials",
-                    "usable % mean",
-                    "std",
-                    "p10",
-                    "p50",
-                    "p90",
-                    "max write share %",
-                    "first read-only (days)",
-                    "ledgers",
-                    "read-only reached",
-                ],
-                usable_rows,
-                caption="Usable capacity at first read-only, per setting (% of capacity)",
+                ["setting", "policy", "weights", "sampling", "cap", "cap mode", "refresh"],
+                [_parameters(r) for r in rows],
             ),
-            details(
-                "Every parameter of each setting (empty: does not apply)",
-                table(
-                    ["setting", "policy", "weights", "sampling", "cap", "cap mode", "refresh"],
-                    parameter_rows,
-                ),
-            ),
-            anchor="usable",
         ),
-        section(
-            "Hot spots",
-            figure(
-                hot,
-                "The largest share of one window's stored bytes that went to a single node: "
-                "high means new ledgers pile onto few disks.",
-            ),
-            anchor="hot-spots",
+        anchor="usable",
+    )
+
+
+def _usable_table(rows: Sequence[Row]) -> Html:
+    def percent(r: Row, key: str) -> float | None:
+        return _round(100 * _value(r, key), 2)
+
+    usable = "usable_fraction_at_first_readonly"
+    usable_rows = [
+        [
+            r["label"],
+            r["trials"],
+            *(percent(r, f"{usable}_{s}") for s in ("mean", "std", "p10", "p50", "p90")),
+            percent(r, "max_write_share_mean"),
+            _round(_value(r, "first_readonly_time_mean") / 86_400, 1),
+            _round(_value(r, "ledgers_mean"), 0),
+            f"{r['readonly_share']:.0%}",
+        ]
+        for r in rows
+    ]
+    return table(
+        [
+            "setting",
+            "trials",
+            "usable % mean",
+            "std",
+            "p10",
+            "p50",
+            "p90",
+            "max write share %",
+            "first read-only (days)",
+            "ledgers",
+            "read-only reached",
+        ],
+        usable_rows,
+        caption="Usable capacity at first read-only, per setting (% of capacity)",
+    )
+
+
+def _parameters(r: Row) -> list[object]:
+    mode = r["cap_mode"]
+    return [
+        r["label"],
+        r["policy"],
+        r["weights"],
+        r["sampling"],
+        r["cap"],
+        CapBasis(mode).short if mode is not None else mode,
+        _refresh(r["refresh_s"]),
+    ]
+
+
+def _hot_spots_section(rows: Sequence[Row], labels: list[str]) -> Html:
+    hot = bar_chart(
+        labels,
+        {"mean": [100 * _value(r, "max_write_share_mean") for r in rows]},
+        title="Largest share of one window's writes on one node",
+        unit="% of the window's bytes (mean over trials)",
+        fmt=lambda v: f"{v:.1f} %",
+    )
+    return section(
+        "Hot spots",
+        figure(
+            hot,
+            "The largest share of one window's stored bytes that went to a single node: "
+            "high means new ledgers pile onto few disks.",
         ),
-        subtitle=subtitle,
-        contents=[("usable", "Usable capacity"), ("hot-spots", "Hot spots")],
-        footer=_FOOTER,
+        anchor="hot-spots",
     )
 
 

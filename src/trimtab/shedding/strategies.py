@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from trimtab.config import SheddingConfig
+from trimtab.config import SheddingConfig, Strategy
 from trimtab.shedding.balanced import BalancedShedder
 from trimtab.shedding.base import Shedder
 from trimtab.shedding.overload import OverloadShedder
@@ -15,12 +15,12 @@ from trimtab.shedding.uniform import UniformLoadShedder
 
 __all__ = ["STRATEGIES", "shedder_for"]
 
-STRATEGIES: dict[str, type[Shedder]] = {
-    "transfer": TransferShedder,
-    "balanced": BalancedShedder,
-    "threshold": ThresholdShedder,
-    "overload": OverloadShedder,
-    "uniform": UniformLoadShedder,
+STRATEGIES: dict[Strategy, type[Shedder]] = {
+    Strategy.TRANSFER: TransferShedder,
+    Strategy.BALANCED: BalancedShedder,
+    Strategy.THRESHOLD: ThresholdShedder,
+    Strategy.OVERLOAD: OverloadShedder,
+    Strategy.UNIFORM: UniformLoadShedder,
 }
 
 
@@ -30,5 +30,5 @@ def shedder_for(config: SheddingConfig, strategy: str | None = None) -> Shedder:
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
     if name != config.strategy:
-        config = replace(config, strategy=name)
-    return STRATEGIES[name](config)
+        config = replace(config, strategy=Strategy(name))
+    return STRATEGIES[Strategy(name)](config)

@@ -31,6 +31,9 @@ Progress
 Figures (:class:`DiskFillResult`)
     ``usable_fraction_at_first_readonly`` = bytes stored when the first node turns read-only ÷
     (threshold × raw capacity of the nodes then in the cluster); 1.0 is the physical limit.
+    Bytes stored count what the disks already held (``initial_bytes``: an inventory's used
+    space, a joining node's) as well as what the run placed, so a cluster that starts partly
+    full can reach 1.0 too (:data:`USABLE_COUNTS` says so in every output).
     ``max_write_share``: the largest share of one window's stored bytes going to one node (hot
     spots); for a joined node, the largest share of the weights it was ever given, against the
     share its cap allows; the recovery time after a failure; a per-node fill time series.
@@ -47,7 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trimtab.cluster import ClusterState, NodeId, NodeState
-from trimtab.config import Config
+from trimtab.config import CapBasis, Config, PolicyName, Sampling, WeightsMode
 from trimtab.errors import NotEnoughNodesError
 from trimtab.placement.contract import BookieInfo
 from trimtab.placement.factory import Policy, make_policy
@@ -56,6 +59,7 @@ from trimtab.placement.weights import DiskWeights, disk_weights
 __all__ = [
     "PROGRESS_EVERY",
     "SCENARIOS",
+    "USABLE_COUNTS",
     "DiskFillResult",
     "DiskFillRun",
     "Failure",
@@ -75,6 +79,9 @@ TB = 10**12
 
 #: Ledgers between two calls of ``run_diskfill``'s ``progress``.
 PROGRESS_EVERY = 250
+
+#: What ``usable_fraction_at_first_readonly`` counts, as the outputs say it.
+USABLE_COUNTS = "all bytes stored: initial_bytes (already on the disks) + the bytes placed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +128,11 @@ class DiskFillRun:
 
     nodes: tuple[NodeSpec, ...]
     workload: Workload = Workload()
-    policy: str = "default"
-    weights: str = "disk"  # off | disk | disk+load
-    sampling: str = "proportional"  # successive | proportional
+    policy: PolicyName = PolicyName.DEFAULT
+    weights: WeightsMode = WeightsMode.DISK
+    sampling: Sampling = Sampling.PROPORTIONAL
     cap: int = 3  # bookieMaxMultipleForWeightBasedPlacement, <= 0 = no cap
-    cap_basis: str = "median"
+    cap_basis: CapBasis = CapBasis.MEDIAN
     refresh_seconds: float | None = 86_400.0  # getBookieInfoIntervalSeconds; None: every ledger
     threshold: float = 0.95
     joins: tuple[Join, ...] = ()
@@ -143,18 +150,19 @@ class DiskFillRun:
     def config(self) -> Config:
         return Config.of(
             ensemblePlacementPolicy=self.policy,
-            diskWeightBasedPlacementEnabled=self.weights != "off",
+            diskWeightBasedPlacementEnabled=self.weights != WeightsMode.OFF,
             bookieMaxMultipleForWeightBasedPlacement=self.cap,
             weight_cap_basis=self.cap_basis,
             weighted_sampling=self.sampling,
-            load_aware_weighting_enabled=self.weights == "disk+load",
+            load_aware_weighting_enabled=self.weights == WeightsMode.DISK_LOAD,
             io_utilization_threshold=self.io_threshold,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class DiskFillResult:
-    """The figures of one run (see the module docstring)."""
+    """The figures of one run (see the module docstring); ``stored_bytes`` includes
+    ``initial_bytes``, the bytes already on the disks before the first ledger."""
 
     usable_fraction_at_first_readonly: float | None
     first_readonly_node: str | None
@@ -162,6 +170,7 @@ class DiskFillResult:
     ledgers: int
     stored_bytes: int
     max_write_share: float
+    initial_bytes: int = 0
     joined_max_weight_share: float | None = None
     joined_cap_share: float | None = None
     recovery_seconds: float | None = None
@@ -177,6 +186,8 @@ class DiskFillResult:
             "first_readonly_time": self.first_readonly_time,
             "ledgers": self.ledgers,
             "stored_bytes": self.stored_bytes,
+            "initial_bytes": self.initial_bytes,
+            "usable_counts": USABLE_COUNTS,
             "joined_max_weight_share": self.joined_max_weight_share,
             "joined_cap_share": self.joined_cap_share,
             "recovery_seconds": self.recovery_seconds,
@@ -245,10 +256,10 @@ def _fleet_workload() -> Workload:
 
 
 #: Built-in scenarios: name -> (nodes, workload, policy).
-SCENARIOS: dict[str, tuple[tuple[NodeSpec, ...], Workload, str]] = {
-    "seed": (seed_cluster(), Workload(rate=3_200 / MONTH), "default"),
-    "fleet": (fleet(), _fleet_workload(), "rackaware"),
-    "uneven-fleet": (uneven_fleet(), _fleet_workload(), "rackaware"),
+SCENARIOS: dict[str, tuple[tuple[NodeSpec, ...], Workload, PolicyName]] = {
+    "seed": (seed_cluster(), Workload(rate=3_200 / MONTH), PolicyName.DEFAULT),
+    "fleet": (fleet(), _fleet_workload(), PolicyName.RACKAWARE),
+    "uneven-fleet": (uneven_fleet(), _fleet_workload(), PolicyName.RACKAWARE),
 }
 
 
@@ -284,6 +295,170 @@ class _State:
         return min(1.0, fullest) if writable else 1.0
 
 
+class _Fill:
+    """One run in progress: the policy, the ledgers placed and the figures gathered so far.
+
+    :func:`run_diskfill` calls :meth:`step` once per ledger, then :meth:`result`; each step
+    admits due joins and failures, refreshes the policy's disk info when due, places one
+    ledger, records the hot-spot window and the time series, and marks full nodes read-only.
+    """
+
+    def __init__(self, run: DiskFillRun, progress: Callable[[int, float], None] | None) -> None:
+        self.run, self.progress = run, progress
+        self.st = st = _State(run)
+        config = run.config()
+        load_aware = run.weights == WeightsMode.DISK_LOAD  # weights fed the recent I/O load
+        self.policy = make_policy(
+            config,
+            resolver={str(n): st.rack[n] for n in st.rack}
+            | {j.node.name: j.node.rack for j in run.joins},
+            rng=random.Random(run.seed),
+            weights=(
+                disk_weights(config, load=lambda: st.utilization(run.disk_bandwidth))
+                if load_aware
+                else None
+            ),
+        )
+        self.policy.on_cluster_changed(st.writable(), [])
+        self.known = st.info(st.writable())
+        wl = run.workload
+        mu = math.log(wl.mean_bytes) - wl.sigma**2 / 2
+        self.sizes = np.random.default_rng(run.seed).lognormal(mu, wl.sigma, run.max_ledgers)
+        self.joins = sorted(run.joins, key=lambda j: j.time)
+        self.failures = sorted(run.failures, key=lambda f: f.time)
+        self.joined: set[NodeId] = set()
+        self.joined_share = self.joined_cap = 0.0
+        self.ledgers: list[tuple[tuple[NodeId, ...], int]] = []
+        self.next_refresh = 0.0
+        self.initial = sum(n.used for n in run.nodes)  # already stored: counts towards usable
+        self.stored = self.initial
+        self.window: dict[NodeId, int] = {}
+        self.window_total = 0
+        self.max_share = 0.0
+        st.window_seconds = run.window / wl.rate
+        self.first: tuple[str, float, float] | None = None
+        self.recovery: float | None = None
+        self.recovered = 0
+        self.series: dict[str, list[float | str]] = {"time": [], "node": [], "used_fraction": []}
+
+    def step(self, k: int) -> bool:
+        """Ledger ``k``: False when the run ends here (no ensemble fits, or the first node
+        turned read-only and the run stops there)."""
+        now = k / self.run.workload.rate
+        self._admit_joins(now)
+        self._fail_due(now)
+        self._refresh(now)
+        self._watch_joined()
+        turned = self._place(k)
+        if turned is None:
+            return False
+        self._record(k, now)
+        return not turned or self._turn_readonly(turned, now)
+
+    def _admit_joins(self, now: float) -> None:
+        st = self.st
+        while self.joins and self.joins[0].time <= now:
+            spec = self.joins.pop(0).node
+            node = NodeId(spec.name)
+            st.cap[node], st.used[node], st.rack[node] = spec.capacity, spec.used, spec.rack
+            self.initial += spec.used
+            self.stored += spec.used
+            self.joined.add(node)
+            self.policy.on_cluster_changed(st.writable(), st.readonly)
+            self.known |= st.info([node])  # partial scan of the newcomer
+            self.policy.update_bookie_info(self.known)
+
+    def _fail_due(self, now: float) -> None:
+        while self.failures and self.failures[0].time <= now:
+            dead = NodeId(self.failures.pop(0).name)
+            lost = self.st.used[dead]
+            self.recovery, self.recovered, copied = _fail(
+                self.run, self.st, self.policy, self.ledgers, dead
+            )
+            self.stored += copied - lost
+
+    def _refresh(self, now: float) -> None:
+        """A full scan of the writable nodes' disks when ``refresh_seconds`` has passed."""
+        if self.run.refresh_seconds is None or now >= self.next_refresh:
+            self.known = self.st.info(self.st.writable())
+            self.policy.update_bookie_info(self.known)
+            self.next_refresh = now + (self.run.refresh_seconds or 0.0)
+
+    def _watch_joined(self) -> None:
+        if self.joined and isinstance(weights := self.policy.view.weights, DiskWeights):
+            share, allowed = _joined_shares(weights, self.st, self.joined, self.run)
+            self.joined_share = max(self.joined_share, share)
+            self.joined_cap = max(self.joined_cap, allowed)
+
+    def _place(self, k: int) -> list[NodeId] | None:
+        """Place ledger ``k``: the members that reached the threshold, None if none fits."""
+        wl, st = self.run.workload, self.st
+        piece = int(self.sizes[k]) * wl.write_quorum // wl.ensemble
+        try:
+            ensemble = self.policy.new_ensemble(
+                wl.ensemble, wl.write_quorum, wl.ack_quorum
+            ).ensemble
+        except NotEnoughNodesError:
+            return None
+        self.ledgers.append((ensemble, piece))
+        turned: list[NodeId] = []
+        for node in ensemble:
+            st.used[node] += piece
+            self.window[node] = self.window.get(node, 0) + piece
+            if st.used[node] >= self.run.threshold * st.cap[node]:
+                turned.append(node)
+        self.stored += piece * len(ensemble)
+        self.window_total += piece * len(ensemble)
+        return turned
+
+    def _record(self, k: int, now: float) -> None:
+        """Close the hot-spot window, sample the fill series, report progress, when due."""
+        run, st = self.run, self.st
+        if (k + 1) % run.window == 0:
+            self.max_share = max(self.max_share, max(self.window.values()) / self.window_total)
+            st.recent, self.window, self.window_total = self.window, {}, 0
+        if k % run.sample_every == 0:
+            for node in st.cap:
+                self.series["time"].append(now)
+                self.series["node"].append(str(node))
+                self.series["used_fraction"].append(st.used[node] / st.cap[node])
+        if self.progress is not None and (k + 1) % PROGRESS_EVERY == 0:
+            self.progress(k + 1, st.fill(run.threshold))
+
+    def _turn_readonly(self, turned: list[NodeId], now: float) -> bool:
+        """Mark ``turned`` read-only; the first time, note the figures (and maybe stop)."""
+        st = self.st
+        st.readonly.update(turned)
+        if self.first is None:
+            raw = sum(c for n, c in st.cap.items() if n not in st.dead)
+            self.first = (str(turned[0]), now, self.stored / (self.run.threshold * raw))
+            if self.run.stop_at_first_readonly:
+                return False
+        self.policy.on_cluster_changed(st.writable(), st.readonly)
+        return True
+
+    def result(self, ledgers: int) -> DiskFillResult:
+        if self.window_total:
+            self.max_share = max(self.max_share, max(self.window.values()) / self.window_total)
+        first = self.first
+        if self.progress is not None:
+            self.progress(ledgers, 1.0 if first is not None else self.st.fill(self.run.threshold))
+        return DiskFillResult(
+            usable_fraction_at_first_readonly=first[2] if first else None,
+            first_readonly_node=first[0] if first else None,
+            first_readonly_time=first[1] if first else None,
+            ledgers=ledgers,
+            stored_bytes=self.stored,
+            initial_bytes=self.initial,
+            max_write_share=self.max_share,
+            joined_max_weight_share=self.joined_share if self.joined else None,
+            joined_cap_share=self.joined_cap if self.joined else None,
+            recovery_seconds=self.recovery,
+            recovered_ledgers=self.recovered,
+            series=self.series,
+        )
+
+
 def run_diskfill(
     run: DiskFillRun, *, progress: Callable[[int, float], None] | None = None
 ) -> DiskFillResult:
@@ -292,115 +467,12 @@ def run_diskfill(
     ``progress(ledgers, fill)``, optional, is called every :data:`PROGRESS_EVERY` ledgers and
     once at the end (see the module docstring); it does not change the run.
     """
-    st = _State(run)
-    wl = run.workload
-    config = run.config()
-    factory = (
-        disk_weights(config, load=lambda: st.utilization(run.disk_bandwidth))
-        if run.weights == "disk+load"
-        else None
-    )
-    policy = make_policy(
-        config,
-        resolver={str(n): st.rack[n] for n in st.rack}
-        | {j.node.name: j.node.rack for j in run.joins},
-        rng=random.Random(run.seed),
-        weights=factory,
-    )
-    policy.on_cluster_changed(st.writable(), [])
-    known = st.info(st.writable())
-    gen = np.random.default_rng(run.seed)
-    mu = math.log(wl.mean_bytes) - wl.sigma**2 / 2
-    sizes = gen.lognormal(mu, wl.sigma, run.max_ledgers)
-    joins = sorted(run.joins, key=lambda j: j.time)
-    failures = sorted(run.failures, key=lambda f: f.time)
-    joined: set[NodeId] = set()
-    joined_share = 0.0
-    joined_cap = 0.0
-    ledgers: list[tuple[tuple[NodeId, ...], int]] = []
-    next_refresh = 0.0
-    stored = 0
-    window: dict[NodeId, int] = {}
-    window_total = 0
-    max_share = 0.0
-    st.window_seconds = run.window / wl.rate
-    first: tuple[str, float, float] | None = None
-    recovery: float | None = None
-    recovered = 0
-    series: dict[str, list[float | str]] = {"time": [], "node": [], "used_fraction": []}
+    fill = _Fill(run, progress)
     k = 0
     for k in range(run.max_ledgers):
-        now = k / wl.rate
-        while joins and joins[0].time <= now:
-            spec = joins.pop(0).node
-            node = NodeId(spec.name)
-            st.cap[node], st.used[node], st.rack[node] = spec.capacity, spec.used, spec.rack
-            joined.add(node)
-            policy.on_cluster_changed(st.writable(), st.readonly)
-            known |= st.info([node])  # partial scan of the newcomer
-            policy.update_bookie_info(known)
-        while failures and failures[0].time <= now:
-            dead = NodeId(failures.pop(0).name)
-            lost = st.used[dead]
-            recovery, recovered, copied = _fail(run, st, policy, ledgers, dead)
-            stored += copied - lost
-        if run.refresh_seconds is None or now >= next_refresh:
-            known = st.info(st.writable())
-            policy.update_bookie_info(known)
-            next_refresh = now + (run.refresh_seconds or 0.0)
-        if joined and isinstance(weights := policy.view.weights, DiskWeights):
-            share, allowed = _joined_shares(weights, st, joined, run)
-            joined_share, joined_cap = max(joined_share, share), max(joined_cap, allowed)
-        size = int(sizes[k])
-        piece = size * wl.write_quorum // wl.ensemble
-        try:
-            ensemble = policy.new_ensemble(wl.ensemble, wl.write_quorum, wl.ack_quorum).ensemble
-        except NotEnoughNodesError:
+        if not fill.step(k):
             break
-        ledgers.append((ensemble, piece))
-        turned: list[NodeId] = []
-        for node in ensemble:
-            st.used[node] += piece
-            window[node] = window.get(node, 0) + piece
-            if st.used[node] >= run.threshold * st.cap[node]:
-                turned.append(node)
-        stored += piece * len(ensemble)
-        window_total += piece * len(ensemble)
-        if (k + 1) % run.window == 0:
-            max_share = max(max_share, max(window.values()) / window_total)
-            st.recent, window, window_total = window, {}, 0
-        if k % run.sample_every == 0:
-            for node in st.cap:
-                series["time"].append(now)
-                series["node"].append(str(node))
-                series["used_fraction"].append(st.used[node] / st.cap[node])
-        if progress is not None and (k + 1) % PROGRESS_EVERY == 0:
-            progress(k + 1, st.fill(run.threshold))
-        if turned:
-            st.readonly.update(turned)
-            if first is None:
-                raw = sum(c for n, c in st.cap.items() if n not in st.dead)
-                first = (str(turned[0]), now, stored / (run.threshold * raw))
-                if run.stop_at_first_readonly:
-                    break
-            policy.on_cluster_changed(st.writable(), st.readonly)
-    if window_total:
-        max_share = max(max_share, max(window.values()) / window_total)
-    if progress is not None:
-        progress(k + 1, 1.0 if first is not None else st.fill(run.threshold))
-    return DiskFillResult(
-        usable_fraction_at_first_readonly=first[2] if first else None,
-        first_readonly_node=first[0] if first else None,
-        first_readonly_time=first[1] if first else None,
-        ledgers=k + 1,
-        stored_bytes=stored,
-        max_write_share=max_share,
-        joined_max_weight_share=joined_share if joined else None,
-        joined_cap_share=joined_cap if joined else None,
-        recovery_seconds=recovery,
-        recovered_ledgers=recovered,
-        series=series,
-    )
+    return fill.result(k + 1)
 
 
 def _joined_shares(
@@ -416,7 +488,7 @@ def _joined_shares(
         return got, 1.0
     raw = [weights.raw.get(n, 0.0) for n in pool]
     positive = [w for w in raw if w > 0] or [1.0]
-    basis = statistics.median(raw) if run.cap_basis == "median" else min(positive)
+    basis = statistics.median(raw) if run.cap_basis == CapBasis.MEDIAN else min(positive)
     return got, min(1.0, run.cap * basis / total) if basis > 0 else 1.0
 
 

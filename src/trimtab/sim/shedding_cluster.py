@@ -111,121 +111,161 @@ def run_cluster(
     ``on_minute`` (optional, for progress bars) is called once per simulated minute, after the
     brokers' loads of that minute are known: ``int(hours · 60)`` calls in all.
     """
-    rng = np.random.default_rng(scenario.seed)
-    place = random.Random(scenario.seed)
-    shedder = shedder_for(config, strategy)
-    model = LoadModel.of(config)
-    n_total = scenario.brokers + (1 if scenario.join_at_minute is not None else 0)
-    ids = [f"broker-{i:03d}" for i in range(n_total)]
-    kinds = [MACHINES[i % 3] for i in range(scenario.brokers)] + [MACHINES[2]] * (
-        n_total - scenario.brokers
-    )
-    limits = {
-        b: Limits(cores=c, memory_bytes=64e9, nic_bps=nic)
-        for b, (c, nic) in zip(ids, kinds, strict=True)
-    }
-    n_bundles = scenario.brokers * scenario.bundles_per_broker
-    size = rng.lognormal(0.0, 1.0, n_bundles)
-    capacity = sum(limits[b].cores for b in ids[: scenario.brokers]) * BYTES_PER_CORE
-    size *= scenario.mean_load * capacity / size.sum()
-    phase = rng.choice([0.0, 2 * math.pi / 3, 4 * math.pi / 3], n_bundles)
-    flaky = int(np.argmax(size)) if scenario.flaky else -1
-    owner = np.repeat(np.arange(scenario.brokers), scenario.bundles_per_broker)
-    rng.shuffle(owner)
-    names = tuple(f"tenant/ns{k % 7}/0x{k:08x}_0x{k + 1:08x}" for k in range(n_bundles))
-    live = set(range(scenario.brokers))
-    local: dict[str, BrokerLoad] = {}
-    published: dict[str, BrokerLoad] = {}
-    last_usage: dict[str, tuple[float, float, float]] = {}
-    state, burst = ShedderState(), False
-    stds: list[float] = []
-    unloads, moved = 0, 0.0
-    outcomes: Counter[str] = Counter()
-    minutes = int(scenario.hours * 60)
+    cluster = _Cluster(strategy, config, scenario)
     every = max(1, round(config.interval_minutes))
-    for minute in range(minutes):
+    for minute in range(cluster.minutes):
         now = minute * 60.0
-        if minute == scenario.join_at_minute:
-            live.add(n_total - 1)
-        if minute == scenario.leave_at_minute and 0 in live:
-            live.discard(0)
-            published.pop(ids[0], None)
-            loads = {b: published[b].load for b in published}
-            for k in np.flatnonzero(owner == 0).tolist():
-                target = least_resource_usage(loads, ids[0], config, place) if loads else None
-                owner[k] = ids.index(target) if target else min(live)
-        if scenario.flaky and rng.random() < 0.1:
-            burst = not burst
-        traffic = size * (
-            1 + scenario.diurnal_amplitude * np.sin(2 * math.pi * minute / 1440 + phase)
-        )
-        if flaky >= 0 and burst:
-            traffic[flaky] *= 5.0
-        per_broker = np.bincount(owner, traffic, minlength=n_total)
-        true_loads = []
-        for pos in sorted(live):
-            broker = ids[pos]
-            sample = _sample(now, float(per_broker[pos]), limits[broker])
-            load = model.update(local.get(broker), broker, sample, limits[broker])
-            local[broker] = load
-            true_loads.append(load.weighted_max)
-            usage = (load.cpu, load.bandwidth_in, load.bandwidth_out)
-            if _should_publish(published.get(broker), last_usage.get(broker), usage, now, config):
-                published[broker] = load
-                last_usage[broker] = usage
-        stds.append(float(np.std(true_loads)))
+        cluster.events(minute)
+        traffic = cluster.traffic(minute)
+        cluster.observe(now, traffic)
         if on_minute is not None:
             on_minute()
-        if minute % every:
-            continue
-        table = BundleLoads(
-            names=names,
-            owners=tuple(ids),
-            owner=owner.copy(),
-            throughput_in=traffic / 2,
-            throughput_out=traffic / 2,
-            msg_rate_in=traffic / 2048,
-            msg_rate_out=traffic / 2048,
-            pinned=np.zeros(n_bundles, dtype=bool),
+        if minute % every == 0:
+            cluster.shed(now, traffic)
+    return cluster.result(strategy)
+
+
+class _Cluster:
+    """One scenario in progress: the brokers, the bundles and their owners, the loads each
+    broker keeps and publishes, the shedder's state, and the run's tallies.
+
+    :func:`run_cluster` calls, every minute, :meth:`events` (a broker joins or leaves),
+    :meth:`traffic` (the bundles' rates), :meth:`observe` (loads folded and published), and
+    every shedding interval :meth:`shed`; the random draws happen in that order."""
+
+    def __init__(self, strategy: str, config: SheddingConfig, scenario: ClusterScenario) -> None:
+        self.config, self.scenario = config, scenario
+        self.rng = rng = np.random.default_rng(scenario.seed)
+        self.place = random.Random(scenario.seed)
+        self.shedder = shedder_for(config, strategy)
+        self.model = LoadModel.of(config)
+        self.total = scenario.brokers + (1 if scenario.join_at_minute is not None else 0)
+        self.ids = [f"broker-{i:03d}" for i in range(self.total)]
+        kinds = [MACHINES[i % 3] for i in range(scenario.brokers)]
+        kinds += [MACHINES[2]] * (self.total - scenario.brokers)
+        self.limits = {
+            b: Limits(cores=c, memory_bytes=64e9, nic_bps=nic)
+            for b, (c, nic) in zip(self.ids, kinds, strict=True)
+        }
+        self.bundles = n_bundles = scenario.brokers * scenario.bundles_per_broker
+        size = rng.lognormal(0.0, 1.0, n_bundles)
+        capacity = sum(self.limits[b].cores for b in self.ids[: scenario.brokers]) * BYTES_PER_CORE
+        self.size = size * (scenario.mean_load * capacity / size.sum())
+        self.phase = rng.choice([0.0, 2 * math.pi / 3, 4 * math.pi / 3], n_bundles)
+        self.flaky = int(np.argmax(self.size)) if scenario.flaky else -1
+        self.owner = np.repeat(np.arange(scenario.brokers), scenario.bundles_per_broker)
+        rng.shuffle(self.owner)
+        self.names = tuple(f"tenant/ns{k % 7}/0x{k:08x}_0x{k + 1:08x}" for k in range(n_bundles))
+        self.where = {name: k for k, name in enumerate(self.names)}
+        self.live = set(range(scenario.brokers))
+        self.local: dict[str, BrokerLoad] = {}
+        self.published: dict[str, BrokerLoad] = {}
+        self.last_usage: dict[str, tuple[float, float, float]] = {}
+        self.state, self.burst = ShedderState(), False
+        self.stds: list[float] = []
+        self.unloads, self.moved = 0, 0.0
+        self.outcomes: Counter[str] = Counter()
+        self.minutes = int(scenario.hours * 60)
+
+    def events(self, minute: int) -> None:
+        """The new broker joins; the first one leaves, its bundles placed like fresh lookups."""
+        if minute == self.scenario.join_at_minute:
+            self.live.add(self.total - 1)
+        if minute == self.scenario.leave_at_minute and 0 in self.live:
+            gone = self.ids[0]
+            self.live.discard(0)
+            self.published.pop(gone, None)
+            loads = {b: self.published[b].load for b in self.published}
+            for k in np.flatnonzero(self.owner == 0).tolist():
+                target = (
+                    least_resource_usage(loads, gone, self.config, self.place) if loads else None
+                )
+                self.owner[k] = self.ids.index(target) if target else min(self.live)
+
+    def traffic(self, minute: int) -> np.ndarray:
+        """Each bundle's bytes per second this minute: diurnal drift, the flaky one's bursts."""
+        scenario = self.scenario
+        if scenario.flaky and self.rng.random() < 0.1:
+            self.burst = not self.burst
+        traffic: np.ndarray = self.size * (
+            1 + scenario.diurnal_amplitude * np.sin(2 * math.pi * minute / 1440 + self.phase)
         )
-        available = frozenset(ids[p] for p in live)
-        snapshot = LoadSnapshot(
-            bundles=table,
-            loads=MappingProxyType({b: x for b, x in published.items() if b in available}),
-            available=available,
-        )
-        result = shedder.cycle(snapshot, state, now=now)
-        result = assign_destinations(result, snapshot, config, place, now=now)
-        state = result.state
+        if self.flaky >= 0 and self.burst:
+            traffic[self.flaky] *= 5.0
+        return traffic
+
+    def observe(self, now: float, traffic: np.ndarray) -> None:
+        """Fold the minute into every live broker's load, publish the ones due, note the std."""
+        per_broker = np.bincount(self.owner, traffic, minlength=self.total)
+        true_loads = []
+        for pos in sorted(self.live):
+            broker = self.ids[pos]
+            sample = _sample(now, float(per_broker[pos]), self.limits[broker])
+            load = self.model.update(self.local.get(broker), broker, sample, self.limits[broker])
+            self.local[broker] = load
+            true_loads.append(load.weighted_max)
+            usage = (load.cpu, load.bandwidth_in, load.bandwidth_out)
+            last = self.published.get(broker)
+            if _should_publish(last, self.last_usage.get(broker), usage, now, self.config):
+                self.published[broker] = load
+                self.last_usage[broker] = usage
+        self.stds.append(float(np.std(true_loads)))
+
+    def shed(self, now: float, traffic: np.ndarray) -> None:
+        """One shedding cycle on the published loads; its moves take effect next minute."""
+        snapshot = self._snapshot(traffic)
+        result = self.shedder.cycle(snapshot, self.state, now=now)
+        result = assign_destinations(result, snapshot, self.config, self.place, now=now)
+        self.state = result.state
         outcome = result.outcome if result.decisions else None
         if outcome is not None and outcome.label is not Label.SUCCESS:
-            outcomes[f"{outcome.label}/{outcome.reason}"] += 1
-        where = {name: k for k, name in enumerate(names)}
+            self.outcomes[f"{outcome.label}/{outcome.reason}"] += 1
         for decision in result.decisions:
             move = decision.move
             if move is None or move.destination is None:
                 continue
-            owner[where[move.bundle]] = ids.index(move.destination)
-            unloads += 1
-            moved += move.throughput
-            outcomes[f"{decision.label}/{decision.reason}"] += 1
-    events = {"start": 0}
-    if scenario.join_at_minute is not None and scenario.join_at_minute < minutes:
-        events["join"] = scenario.join_at_minute
-    if scenario.leave_at_minute is not None and scenario.leave_at_minute < minutes:
-        events["leave"] = scenario.leave_at_minute
-    return ClusterRun(
-        strategy=strategy,
-        std=tuple(stds),
-        unloads=unloads,
-        unloads_per_hour=unloads / scenario.hours,
-        moved_bytes_per_s=moved,
-        balance_minutes=MappingProxyType(
-            {name: _settle(stds, at, config.target_std) for name, at in events.items()}
-        ),
-        above_target_share=float(np.mean(np.array(stds) > config.target_std)),
-        outcomes=MappingProxyType(dict(outcomes)),
-    )
+            self.owner[self.where[move.bundle]] = self.ids.index(move.destination)
+            self.unloads += 1
+            self.moved += move.throughput
+            self.outcomes[f"{decision.label}/{decision.reason}"] += 1
+
+    def _snapshot(self, traffic: np.ndarray) -> LoadSnapshot:
+        table = BundleLoads(
+            names=self.names,
+            owners=tuple(self.ids),
+            owner=self.owner.copy(),
+            throughput_in=traffic / 2,
+            throughput_out=traffic / 2,
+            msg_rate_in=traffic / 2048,
+            msg_rate_out=traffic / 2048,
+            pinned=np.zeros(self.bundles, dtype=bool),
+        )
+        available = frozenset(self.ids[p] for p in self.live)
+        return LoadSnapshot(
+            bundles=table,
+            loads=MappingProxyType({b: x for b, x in self.published.items() if b in available}),
+            available=available,
+        )
+
+    def result(self, strategy: str) -> ClusterRun:
+        scenario, stds, target = self.scenario, self.stds, self.config.target_std
+        events = {"start": 0}
+        if scenario.join_at_minute is not None and scenario.join_at_minute < self.minutes:
+            events["join"] = scenario.join_at_minute
+        if scenario.leave_at_minute is not None and scenario.leave_at_minute < self.minutes:
+            events["leave"] = scenario.leave_at_minute
+        return ClusterRun(
+            strategy=strategy,
+            std=tuple(stds),
+            unloads=self.unloads,
+            unloads_per_hour=self.unloads / scenario.hours,
+            moved_bytes_per_s=self.moved,
+            balance_minutes=MappingProxyType(
+                {name: _settle(stds, at, target) for name, at in events.items()}
+            ),
+            above_target_share=float(np.mean(np.array(stds) > target)),
+            outcomes=MappingProxyType(dict(self.outcomes)),
+        )
 
 
 def _sample(now: float, traffic: float, limits: Limits) -> NodeSample:

@@ -31,11 +31,25 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
 from trimtab._settings import nearest
-from trimtab.config import Config, SheddingConfig
+from trimtab.config import (
+    PLACEMENT_POLICIES,
+    SAMPLING,
+    WEIGHT_CAPS,
+    WEIGHTS_MODES,
+    CapBasis,
+    Choice,
+    Config,
+    PolicyName,
+    Sampling,
+    SheddingConfig,
+    Strategy,
+    WeightsMode,
+    spelled,
+)
 from trimtab.errors import ConfigError, ConfigValueError
 from trimtab.shedding import shedder_for
 from trimtab.sim.convergence import CAPACITY, PIP_EPOCHS, static_rng, static_trial
-from trimtab.sim.diskfill import DiskFillRun, run_diskfill
+from trimtab.sim.diskfill import USABLE_COUNTS, DiskFillRun, run_diskfill
 
 __all__ = [
     "GRID_KEYS",
@@ -82,7 +96,7 @@ class SheddingSweep:
     """
 
     sizes: tuple[int, ...]
-    strategies: tuple[str, ...]
+    strategies: tuple[Strategy, ...]
     trials: int
     config: SheddingConfig
     seed: int = 0
@@ -119,7 +133,7 @@ class SheddingSweep:
                         "task": len(rows),
                         "setting": setting,
                         "brokers": brokers,
-                        "strategy": strategy,
+                        "strategy": _plain(strategy),
                         "pip_epochs": PIP_EPOCHS.get(brokers),
                         "trial": trial,
                         "seed": self.seed,
@@ -148,7 +162,7 @@ class SheddingSweep:
         return {
             "kind": self.kind,
             "sizes": list(self.sizes),
-            "strategies": list(self.strategies),
+            "strategies": [_plain(s) for s in self.strategies],
             "trials": self.trials,
             "seed": self.seed,
             "target_std": self.config.target_std,
@@ -169,11 +183,11 @@ class DiskFillSetting:
     ``sampling``, ``cap`` and ``cap_mode`` are None where they do not apply (weights off).
     """
 
-    policy: str | None = None
-    weights: str = "disk"
-    sampling: str | None = "proportional"
+    policy: PolicyName | None = None
+    weights: WeightsMode = WeightsMode.DISK
+    sampling: Sampling | None = Sampling.PROPORTIONAL
     cap: int | None = 3
-    cap_mode: str | None = "median"  # median | minimum
+    cap_mode: CapBasis | None = CapBasis.MEDIAN
     refresh: float = 86_400.0  # getBookieInfoIntervalSeconds; 0 = before every ledger
 
     def apply(self, run: DiskFillRun, *, seed: int) -> DiskFillRun:
@@ -190,15 +204,16 @@ class DiskFillSetting:
         )
 
 
-def _choice(*allowed: str, aliases: Mapping[str, str] | None = None) -> Callable[[str], Any]:
-    accepted = {a: a for a in allowed} | dict(aliases or {})
+def _choice(table: Mapping[str, Choice], *shown: str) -> Callable[[str], Choice]:
+    """A parser of the values ``table`` (the config's alias table) accepts; errors list
+    ``shown`` and the nearest accepted spelling."""
 
-    def parse(text: str) -> str:
-        value = accepted.get(text.strip().lower())
+    def parse(text: str) -> Choice:
+        value = spelled(table, text)
         if value is None:
-            hint = nearest(text.strip(), sorted(accepted))
+            hint = nearest(text.strip(), sorted(table))
             tip = f"; did you mean '{hint}'?" if hint else ""
-            raise ValueError(f"choose {', '.join(allowed)}{tip}")
+            raise ValueError(f"choose {', '.join(shown)}{tip}")
         return value
 
     return parse
@@ -223,16 +238,11 @@ def _seconds(text: str) -> float:
 
 #: The grid's own keys (``simulate diskfill``'s options) -> value parser.
 GRID_KEYS: dict[str, Callable[[str], Any]] = {
-    "weights": _choice("off", "disk", "disk+load"),
-    "sampling": _choice("successive", "proportional"),
+    "weights": _choice(WEIGHTS_MODES, *WeightsMode),
+    "sampling": _choice(SAMPLING, *Sampling),
     "cap": _whole,
-    "cap-mode": _choice("median", "min", aliases={"minimum": "minimum", "min": "minimum"}),
-    "policy": _choice(
-        "default",
-        "rackaware",
-        "regionaware",
-        aliases={"rack-aware": "rackaware", "region-aware": "regionaware"},
-    ),
+    "cap-mode": _choice(WEIGHT_CAPS, *(basis.short for basis in CapBasis)),
+    "policy": _choice(PLACEMENT_POLICIES, *PolicyName),
     "refresh": _seconds,
 }
 
@@ -272,6 +282,8 @@ class DiskFillGrid:
         parts = []
         for key in self.keys:
             value = getattr(setting, _FIELD.get(key, key))
+            if key == "cap-mode" and value is not None:
+                value = CapBasis(value).short
             if value is not None:
                 parts.append(f"{key}={_show(value)}")
         return " ".join(parts) or "defaults"
@@ -280,7 +292,12 @@ class DiskFillGrid:
 def _show(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return "min" if value == "minimum" else str(value)
+    return str(value)
+
+
+def _plain(value: object) -> str | None:
+    """A task cell as plain text (Spark's rows take no enum members); None stays None."""
+    return None if value is None else str(value)
 
 
 def parse_grid(text: str, base: DiskFillSetting | None = None) -> DiskFillGrid:
@@ -322,7 +339,7 @@ def parse_grid(text: str, base: DiskFillSetting | None = None) -> DiskFillGrid:
         combinations += 1
         changes = {_FIELD.get(k, k): v for k, v in zip(dims, combo, strict=True)}
         setting = replace(base, **changes)
-        if setting.weights == "off":
+        if setting.weights == WeightsMode.OFF:
             setting = replace(setting, sampling=None, cap=None, cap_mode=None)
         if setting not in settings:
             settings.append(setting)
@@ -345,7 +362,7 @@ def _grid_key(
             except ConfigValueError as exc:
                 raise ValueError(exc.allowed) from None
             if key == "weights":
-                return "disk" if converted else "off"
+                return WeightsMode.DISK if converted else WeightsMode.OFF
             return float(converted) if key == "refresh" else converted
 
         return key, parse
@@ -410,11 +427,11 @@ class DiskFillSweep:
                         "task": len(rows),
                         "setting": index,
                         "label": self.grid.label(setting),
-                        "policy": setting.policy or self.base.policy,
-                        "weights": setting.weights,
-                        "sampling": setting.sampling,
+                        "policy": _plain(setting.policy or self.base.policy),
+                        "weights": _plain(setting.weights),
+                        "sampling": _plain(setting.sampling),
                         "cap": setting.cap,
-                        "cap_mode": setting.cap_mode,
+                        "cap_mode": _plain(setting.cap_mode),
                         "refresh_s": float(setting.refresh),
                         "trial": trial,
                         "seed": self.seed + trial,
@@ -443,6 +460,8 @@ class DiskFillSweep:
             "cluster": self.cluster,
             "nodes": len(self.base.nodes),
             "capacity_bytes": sum(n.capacity for n in self.base.nodes),
+            "initial_bytes": sum(n.used for n in self.base.nodes),
+            "usable_counts": USABLE_COUNTS,
             "workload": {
                 "ensemble": wl.ensemble,
                 "write_quorum": wl.write_quorum,
