@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -68,9 +69,13 @@ def _membership(
         for row in file.rejected:
             err.print(f"[yellow]warning:[/] registry row rejected: {row}", highlight=False)
         return file.membership
+    _require_zk(cfg, zk)
+    return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
+
+
+def _require_zk(cfg: BookieInfoConfig, zk: str | None) -> None:
     if zk is None and not (cfg.zk_servers or cfg.metadata_service_uri):
         raise MembershipError("say where the nodes are: --zk HOST:PORT or --registry FILE")
-    return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
 
 
 def survey_json(rows: list[SurveyRow]) -> dict[str, Any]:
@@ -194,45 +199,74 @@ def watch(
             retry_interval_seconds=retry_interval or cfg.retry_interval_seconds,
             timeout_seconds=timeout or cfg.timeout_seconds,
         )
-        if registry is not None and zk is None:
-            source: StaticRegistry | ZooKeeperWatcher = StaticRegistry(
-                registry, reader.on_membership
+        source = _membership_source(cfg, zk, zk_root, registry, reader.on_membership)
+        _serve(
+            reader,
+            source,
+            feed,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
+            policy=full.placement.ensemble_placement_policy,
+            as_json=as_json,
+        )
+    print_event(as_json, {"event": "stopped"}, "watch stopped")
+
+
+def _membership_source(
+    cfg: BookieInfoConfig,
+    zk: str | None,
+    zk_root: str | None,
+    registry: Path | None,
+    on_change: Callable[[Membership], None],
+) -> StaticRegistry | ZooKeeperWatcher:
+    """What tells the reader who is a member: the registry file, else ZooKeeper."""
+    if registry is not None and zk is None:
+        return StaticRegistry(registry, on_change)
+    _require_zk(cfg, zk)
+    return ZooKeeperWatcher(
+        zk_target(cfg, hosts=zk, root=zk_root),
+        on_change,
+        session_timeout=cfg.zk_timeout_ms / 1000,
+    )
+
+
+def _serve(
+    reader: BookieInfoReader,
+    source: StaticRegistry | ZooKeeperWatcher,
+    feed: PolicyFeed,
+    *,
+    metrics_port: int,
+    metrics_host: str,
+    policy: str,
+    as_json: bool,
+) -> None:
+    """Poll and export the weights until SIGTERM or SIGINT, saying where the metrics are."""
+    with until_signalled() as stop:
+        reader.start()
+        metrics = None
+        try:
+            source.start()
+            metrics = MetricsServer(
+                registry_of(ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed)),
+                port=metrics_port,
+                host=metrics_host,
             )
-        else:
-            if zk is None and not (cfg.zk_servers or cfg.metadata_service_uri):
-                raise MembershipError("say where the nodes are: --zk HOST:PORT or --registry FILE")
-            source = ZooKeeperWatcher(
-                zk_target(cfg, hosts=zk, root=zk_root),
-                reader.on_membership,
-                session_timeout=cfg.zk_timeout_ms / 1000,
+            url = f"http://{metrics_host}:{metrics.port}/metrics"
+            print_event(
+                as_json,
+                {
+                    "event": "watching",
+                    "metrics_url": url,
+                    "metrics_port": metrics.port,
+                    "policy": policy,
+                    "membership": "registry" if isinstance(source, StaticRegistry) else "zk",
+                },
+                f"watching; metrics on {url}",
             )
-        with until_signalled() as stop:
-            reader.start()
-            metrics = None
-            try:
-                source.start()
-                metrics = MetricsServer(
-                    registry_of(ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed)),
-                    port=metrics_port,
-                    host=metrics_host,
-                )
-                url = f"http://{metrics_host}:{metrics.port}/metrics"
-                print_event(
-                    as_json,
-                    {
-                        "event": "watching",
-                        "metrics_url": url,
-                        "metrics_port": metrics.port,
-                        "policy": full.placement.ensemble_placement_policy,
-                        "membership": "registry" if isinstance(source, StaticRegistry) else "zk",
-                    },
-                    f"watching; metrics on {url}",
-                )
-                while not stop.wait(0.5):
-                    pass
-            finally:
-                if metrics is not None:
-                    metrics.close()
-                source.stop()
-                reader.close()
-        print_event(as_json, {"event": "stopped"}, "watch stopped")
+            while not stop.wait(0.5):
+                pass
+        finally:
+            if metrics is not None:
+                metrics.close()
+            source.stop()
+            reader.close()

@@ -22,9 +22,9 @@ from trimtab.cli._common import (
     out,
     print_json,
     progress_bar,
+    select_clusters,
     user_errors,
 )
-from trimtab.cli.topology import select_clusters
 from trimtab.errors import TrimtabError
 from trimtab.inventory import read_inventory
 from trimtab.shedding import STRATEGIES
