@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any
@@ -24,7 +24,7 @@ from trimtab.config import BookieInfoConfig
 from trimtab.errors import AgentError, MembershipError
 from trimtab.membership.zk import ZkTarget, zk_target
 
-__all__ = ["agent", "print_event", "until_signalled"]
+__all__ = ["agent", "print_event", "until_signalled", "wait_for"]
 
 
 @contextmanager
@@ -175,27 +175,26 @@ def _serve(
     """Run the agent (and its metrics endpoint) until SIGTERM or SIGINT, saying when ready."""
     target = options.zk
     hosts = target.hosts if target else None
-    with until_signalled() as stop:
+    with until_signalled() as stop, ExitStack() as cleanup:  # closes in reverse order
         running = Agent(options)
         running.start()
-        metrics = None
-        try:
-            if metrics_port is not None:
-                metrics = MetricsServer(
-                    registry_of(AgentCollector(running.status)),
-                    port=metrics_port,
-                    host=metrics_host,
-                )
-            status = running.status()
-            port = metrics.port if metrics is not None else None
-            print_event(
-                as_json,
-                _ready_doc(status, hosts, port),
-                _ready_text(status, hosts, target, port),
-            )
-            while not stop.wait(0.5):
-                pass
-        finally:
-            if metrics is not None:
-                metrics.close()
-            running.close()
+        cleanup.callback(running.close)
+        port = None
+        if metrics_port is not None:
+            collector = AgentCollector(running.status)
+            metrics = MetricsServer(registry_of(collector), port=metrics_port, host=metrics_host)
+            cleanup.callback(metrics.close)
+            port = metrics.port
+        status = running.status()
+        print_event(
+            as_json,
+            _ready_doc(status, hosts, port),
+            _ready_text(status, hosts, target, port),
+        )
+        wait_for(stop)
+
+
+def wait_for(stop: threading.Event) -> None:
+    """Block until ``stop`` is set, waking often enough for signal handlers to run."""
+    while not stop.wait(0.5):
+        pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,7 +29,7 @@ from trimtab.cli._common import (
     progress_bar,
     user_errors,
 )
-from trimtab.cli.agent import print_event, until_signalled
+from trimtab.cli.agent import print_event, until_signalled, wait_for
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import MembershipError
 from trimtab.membership import (
@@ -241,32 +242,24 @@ def _serve(
     as_json: bool,
 ) -> None:
     """Poll and export the weights until SIGTERM or SIGINT, saying where the metrics are."""
-    with until_signalled() as stop:
+    with until_signalled() as stop, ExitStack() as cleanup:  # closes in reverse order
         reader.start()
-        metrics = None
-        try:
-            source.start()
-            metrics = MetricsServer(
-                registry_of(ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed)),
-                port=metrics_port,
-                host=metrics_host,
-            )
-            url = f"http://{metrics_host}:{metrics.port}/metrics"
-            print_event(
-                as_json,
-                {
-                    "event": "watching",
-                    "metrics_url": url,
-                    "metrics_port": metrics.port,
-                    "policy": policy,
-                    "membership": "registry" if isinstance(source, StaticRegistry) else "zk",
-                },
-                f"watching; metrics on {url}",
-            )
-            while not stop.wait(0.5):
-                pass
-        finally:
-            if metrics is not None:
-                metrics.close()
-            source.stop()
-            reader.close()
+        cleanup.callback(reader.close)
+        cleanup.callback(source.stop)
+        source.start()
+        collectors = (ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed))
+        metrics = MetricsServer(registry_of(*collectors), port=metrics_port, host=metrics_host)
+        cleanup.callback(metrics.close)
+        url = f"http://{metrics_host}:{metrics.port}/metrics"
+        print_event(
+            as_json,
+            {
+                "event": "watching",
+                "metrics_url": url,
+                "metrics_port": metrics.port,
+                "policy": policy,
+                "membership": "registry" if isinstance(source, StaticRegistry) else "zk",
+            },
+            f"watching; metrics on {url}",
+        )
+        wait_for(stop)
