@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -45,6 +45,7 @@ __all__ = [
     "MasterOption",
     "app",
     "err",
+    "figures_table",
     "load_config",
     "one_cluster",
     "out",
@@ -152,6 +153,15 @@ def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progres
         TimeElapsedColumn(),
     )
     return Progress(*shown, console=err, transient=True, disable=quiet)
+
+
+def figures_table(columns: Sequence[str], *, text: Collection[str], **options: Any) -> Table:
+    """A table of figures: every column right-aligned but the ``text`` ones; ``options`` go to
+    :class:`rich.table.Table` (``title``...)."""
+    table = Table(**options)
+    for column in columns:
+        table.add_column(column, justify="left" if column in text else "right")
+    return table
 
 
 def select_clusters(inv: Inventory, name: str | None) -> list[ClusterState]:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from trimtab._format import plural
 from trimtab.allocation import (
@@ -29,6 +28,7 @@ from trimtab.cli._common import (
     JsonFlag,
     app,
     err,
+    figures_table,
     load_config,
     one_cluster,
     out,
@@ -330,9 +330,8 @@ def _print_plan(plan: AllocationPlan) -> None:
     live = [n for n in plan.per_node if n in plan.active]
     total = sum(plan.per_node[n] for n in live)
     whole = sum(plan.capacity[n] for n in live) or 1
-    table = Table()
-    for column in ("node", "capacity", "replicas", "vs share", "leaders", "per core"):
-        table.add_column(column, justify="left" if column in ("node", "per core") else "right")
+    columns = ("node", "capacity", "replicas", "vs share", "leaders", "per core")
+    table = figures_table(columns, text=("node", "per core"))
     for node, count in plan.per_node.items():
         cap = plan.capacity[node]
         share = total * cap / whole

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from trimtab._format import human_bytes, plural
 from trimtab.bookieinfo.client import GrpcBookieInfoClient, SurveyRow, survey
@@ -23,6 +22,7 @@ from trimtab.cli._common import (
     JsonFlag,
     app,
     err,
+    figures_table,
     load_config,
     out,
     print_json,
@@ -132,9 +132,12 @@ def bookieinfo(
     if as_json:
         print_json(doc)
         return
-    table = Table(title="Free disk space info", title_justify="left")
-    for column in ("node", "state", "free", "total", "used", "error"):
-        table.add_column(column, justify="right" if column in ("free", "total", "used") else "left")
+    table = figures_table(
+        ("node", "state", "free", "total", "used", "error"),
+        text=("node", "state", "error"),
+        title="Free disk space info",
+        title_justify="left",
+    )
     for row in rows:
         if isinstance(row.result, BookieInfo):
             info = row.result

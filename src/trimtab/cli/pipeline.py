@@ -16,6 +16,7 @@ from trimtab.cli._common import (
     JsonFlag,
     MasterOption,
     app,
+    figures_table,
     load_config,
     out,
     print_json,
@@ -225,16 +226,14 @@ def _run_job(
 
 
 def _tables_table(summary: RunSummary) -> Table:
-    table = Table(title="rows per input table")
-    for column in ("table", "read", "accepted", "quarantined"):
-        table.add_column(column, justify="left" if column == "table" else "right")
+    columns = ("table", "read", "accepted", "quarantined")
+    table = figures_table(columns, text=("table",), title="rows per input table")
     for name, counts in summary.tables.items():
         table.add_row(name, *(f"{counts[k]:,}" for k in ("read", "accepted", "quarantined")))
     return table
 
 
 def _clusters_table(summary: RunSummary) -> Table:
-    loads = Table(title="per cluster: node loads now, and the shedding plan")
     columns = (
         "cluster",
         "nodes",
@@ -243,8 +242,9 @@ def _clusters_table(summary: RunSummary) -> Table:
         "broker std before → after",
         "transfers",
     )
-    for column in columns:
-        loads.add_column(column, justify="left" if column == "cluster" else "right")
+    loads = figures_table(
+        columns, text=("cluster",), title="per cluster: node loads now, and the shedding plan"
+    )
     for name, info in summary.clusters.items():
         before, after = info.get("std_before"), info.get("std_after")
         plan = "-" if before is None else f"{before:.3f} → {after:.3f}"

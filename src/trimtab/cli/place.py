@@ -25,6 +25,7 @@ from trimtab.cli._common import (
     InventoryOption,
     JsonFlag,
     app,
+    figures_table,
     load_config,
     one_cluster,
     out,
@@ -189,9 +190,8 @@ def _table(run: PlacementRun, size: int, wq: int, aq: int) -> Table:
         f"{state.name}: {plural(total, 'ensemble')} of E={size} W={wq} A={aq}, "
         f"{run.policy} policy, {plural(len(run.inclusion), 'writable node')}"
     )
-    table = Table(title=title)
-    for column in ("node", "location", "included", "share", "first", "first share"):
-        table.add_column(column, justify="left" if column in ("node", "location") else "right")
+    columns = ("node", "location", "included", "share", "first", "first share")
+    table = figures_table(columns, text=("node", "location"), title=title)
     for node_id, included in sorted(run.inclusion.items()):
         node = state.node(node_id)
         assert node.state is NodeState.WRITABLE
