@@ -48,7 +48,7 @@ zookeeper:
 	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq zookeeper >/dev/null; \
 	fi
 
-# The report test opens report.html in Debian's headless Chromium (tests/report/test_browser.py),
+# The report test opens report.html in Debian's headless Chromium (tests/pipeline/test_report.py),
 # driven by playwright with no browser download. Installed only when missing, like zookeeper.
 CHROMIUM := /usr/bin/chromium
 chromium:

@@ -1,12 +1,15 @@
 """report.html from real pipeline runs: the demo's fleet, a cluster without brokers, a browser.
 
 The demo run is made once per module, as ``make demo`` makes it (generate-fleet defaults with
-``--bad-rows 0.01``, then the pipeline), on the session's Spark.
+``--bad-rows 0.01``, then the pipeline), on the session's Spark. The browser test skips when
+Debian's Chromium is missing, except in CI (``CI`` set), where ``make test`` has installed it and
+a missing browser is a broken install: there it fails.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,8 @@ from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.report import write_report
 
-CHROMIUM = Path("/usr/bin/chromium")
+#: Debian's Chromium; TRIMTAB_CHROMIUM points the browser test at another binary.
+CHROMIUM = Path(os.environ.get("TRIMTAB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -35,6 +39,26 @@ CHROMIUM_ARGS = [
 ]
 
 pytestmark = pytest.mark.slow
+
+
+def in_ci() -> bool:
+    """True when the ``CI`` variable is set and not ``0``/``false`` (CI systems set ``CI=true``)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """The Chromium binary; skips without it, but fails in CI, where ``make test`` installs it.
+
+    Session-scoped so that it is set up before the module's demo run: a missing browser is
+    reported at once, not after a pipeline run.
+    """
+    if not CHROMIUM.exists():
+        reason = f"no Chromium at {CHROMIUM} (`make test` installs Debian's chromium package)"
+        if in_ci():
+            pytest.fail(f"{reason}; in CI the browser test must run, not skip")
+        pytest.skip(reason)
+    return CHROMIUM
 
 
 @pytest.fixture(scope="module")
@@ -168,11 +192,9 @@ def test_cluster_without_brokers_or_allocations(spark: SparkSession, tmp_path: P
     assert set(loads["cluster"].to_pylist()) == {"cluster-00"}
 
 
-@pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="Debian's chromium is not installed at /usr/bin/chromium (`make test` installs it)",
-)
-def test_demo_report_renders_offline_in_chromium(demo: Path, tmp_path: Path) -> None:
+def test_demo_report_renders_offline_in_chromium(
+    chromium: Path, demo: Path, tmp_path: Path
+) -> None:
     """Headless Chromium opens the demo's report.html: no console error, no request but the
     file itself, every chart drawn with a size and children; a screenshot is saved."""
     from playwright.sync_api import sync_playwright
@@ -181,7 +203,7 @@ def test_demo_report_renders_offline_in_chromium(demo: Path, tmp_path: Path) -> 
     errors: list[str] = []
     requests: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

@@ -35,7 +35,7 @@ from trimtab.allocation.model import AllocationRequest, PartitionAssignment, Rep
 from trimtab.allocation.rendezvous import RendezvousAllocator
 from trimtab.allocation.repair import even_out
 from trimtab.allocation.rfc import RfcAllocator
-from trimtab.allocation.state import AllocationState
+from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import ALLOCATORS, AllocationConfig
 from trimtab.errors import AllocationError, ConfigError
@@ -43,6 +43,7 @@ from trimtab.errors import AllocationError, ConfigError
 __all__ = [
     "MODES",
     "AllocationPlan",
+    "Move",
     "assignments_from_nodes",
     "make_allocator",
     "order_leaders",
@@ -50,6 +51,9 @@ __all__ = [
 ]
 
 MODES = tuple(sorted(set(ALLOCATORS.values())))
+
+#: An existing partition that a rebalance moves: (before, after).
+Move = tuple[PartitionAssignment, PartitionAssignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +71,7 @@ class AllocationPlan:
     active: frozenset[NodeId]
     balance: float
     leaders: Mapping[NodeId, int]
-    moves: tuple[tuple[PartitionAssignment, PartitionAssignment], ...] = ()
+    moves: tuple[Move, ...] = ()
 
     @property
     def partitions(self) -> int:
@@ -135,47 +139,25 @@ def plan_allocations(
     cfg = config or AllocationConfig()
     chosen_mode = mode or cfg.allocator
     racks = cfg.enable_rack_awareness if rack_aware is None else rack_aware
-    for n, request in enumerate(requests):
-        if request.cluster is not None and request.cluster != cluster.name:
-            raise ValueError(
-                f"request {n} ({request.topic}) is for cluster {request.cluster!r}, "
-                f"not {cluster.name!r}"
-            )
+    _check_clusters(cluster, requests)
     state = AllocationState.of(cluster, cfg, existing)
     allocator = make_allocator(chosen_mode, state, cfg, rng=random.Random(seed), rack_aware=racks)
-    total = sum(r.replicas for r in requests)
-    made: list[PartitionAssignment] = []
-    done = 0
+    moves: tuple[Move, ...] = ()
     with state.transaction() as tx:
-        for n, request in enumerate(requests):
-            try:
-                made.extend(allocator.allocate(request, tx, excluded=excluded))
-            except AllocationError as error:
-                error.request_index = n
-                raise
-            done += request.replicas
-            if progress is not None:
-                progress(done, total)
-        fresh = {(a.topic, a.partition) for a in made}
-        held = [a for a in state.assignments() if (a.topic, a.partition) not in fresh]
-        held = held if rebalance else []
+        made = _place_all(allocator, tx, requests, excluded=excluded, progress=progress)
         if chosen_mode == "constraints" and (cfg.even_out_batch or rebalance):
-            changed = even_out(
+            made, moves = _even_out_batch(
                 state,
                 tx,
-                [*held, *made],
+                made,
+                cfg,
                 rack_aware=racks,
-                topic_aware=cfg.topic_aware,
-                hard_disk_ratio=disk_ratios(cfg)[1],
-                excluded=excluded_indices(state, excluded),
+                rebalance=rebalance,
+                excluded=excluded,
                 max_moves=max_moves,
             )
-            moves = tuple((b, a) for b, a in zip(held, changed, strict=False) if a != b)
-            made = changed[len(held) :]
         elif rebalance:
             raise ConfigError("rebalancing moves replicas by the constraints; use that mode")
-        else:
-            moves = ()
         tx.commit()
     capacity = dict(zip(state.ids, state.capacity, strict=True))
     ordered, leaders = order_leaders(made, capacity, state.assignments())
@@ -193,6 +175,71 @@ def plan_allocations(
         leaders=leaders,
         moves=moves,
     )
+
+
+def _check_clusters(cluster: ClusterState, requests: Sequence[AllocationRequest]) -> None:
+    """A request that names another cluster is a caller's mistake, not a row to skip."""
+    for n, request in enumerate(requests):
+        if request.cluster is not None and request.cluster != cluster.name:
+            raise ValueError(
+                f"request {n} ({request.topic}) is for cluster {request.cluster!r}, "
+                f"not {cluster.name!r}"
+            )
+
+
+def _place_all(
+    allocator: Allocator,
+    tx: Transaction,
+    requests: Sequence[AllocationRequest],
+    *,
+    excluded: Collection[NodeId],
+    progress: Callable[[int, int], None] | None,
+) -> list[PartitionAssignment]:
+    """Every request's new partitions, in order; the error of a request that cannot be met
+    carries its index."""
+    total = sum(r.replicas for r in requests)
+    made: list[PartitionAssignment] = []
+    done = 0
+    for n, request in enumerate(requests):
+        try:
+            made.extend(allocator.allocate(request, tx, excluded=excluded))
+        except AllocationError as error:
+            error.request_index = n
+            raise
+        done += request.replicas
+        if progress is not None:
+            progress(done, total)
+    return made
+
+
+def _even_out_batch(
+    state: AllocationState,
+    tx: Transaction,
+    made: list[PartitionAssignment],
+    cfg: AllocationConfig,
+    *,
+    rack_aware: bool,
+    rebalance: bool,
+    excluded: Collection[NodeId],
+    max_moves: int | None,
+) -> tuple[list[PartitionAssignment], tuple[Move, ...]]:
+    """The batch evened out towards capacity shares, and with ``rebalance`` the existing
+    partitions that move too (as (before, after) pairs)."""
+    fresh = {(a.topic, a.partition) for a in made}
+    held = [a for a in state.assignments() if (a.topic, a.partition) not in fresh]
+    held = held if rebalance else []
+    changed = even_out(
+        state,
+        tx,
+        [*held, *made],
+        rack_aware=rack_aware,
+        topic_aware=cfg.topic_aware,
+        hard_disk_ratio=disk_ratios(cfg)[1],
+        excluded=excluded_indices(state, excluded),
+        max_moves=max_moves,
+    )
+    moves = tuple((b, a) for b, a in zip(held, changed, strict=False) if a != b)
+    return changed[len(held) :], moves
 
 
 def order_leaders(

@@ -5,42 +5,32 @@ One module per command; importing it registers the command on the shared Typer `
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 import typer
 
-from trimtab.cli import (
-    agent,
-    allocate,
-    bookieinfo,
-    config,
-    pipeline,
-    place,
-    report,
-    shed,
-    simulate,
-    sweep,
-    topology,
-)
 from trimtab.cli._common import app
 
 __all__ = ["app", "main"]
 
-# imported for their registration side effect
+#: The command modules, imported here for their registration side effect.
 _COMMANDS = (
-    agent,
-    allocate,
-    bookieinfo,
-    config,
-    pipeline,
-    place,
-    report,
-    shed,
-    simulate,
-    sweep,
-    topology,
+    "agent",
+    "allocate",
+    "bookieinfo",
+    "config",
+    "pipeline",
+    "place",
+    "report",
+    "shed",
+    "simulate",
+    "sweep",
+    "topology",
 )
+for _module in _COMMANDS:
+    importlib.import_module(f"{__name__}.{_module}")
 
 
 def main(argv: list[str] | None = None) -> None:

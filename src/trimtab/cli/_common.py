@@ -1,4 +1,5 @@
-"""Shared pieces of the ``trimtab`` command: the app, consoles, error handling, common options.
+"""Shared pieces of the ``trimtab`` command: the app, consoles, error handling, common options,
+and the inventory helpers several commands use (choosing a cluster, reporting rejected rows).
 
 Every command prints tables for people and, with ``--json``, one JSON document on stdout for
 machines. Work that can take more than a few seconds shows :func:`progress_bar` on stderr (off
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,22 +27,35 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Table
 
 from trimtab import __version__
+from trimtab.cluster import ClusterState
 from trimtab.config import Config
 from trimtab.errors import TrimtabError
+from trimtab.inventory import Inventory
+from trimtab.tables import RejectedRow
 
 __all__ = [
+    "ClusterOption",
     "ConfOption",
     "ConfigOption",
+    "InventoryOption",
     "JsonFlag",
     "MasterOption",
     "app",
     "err",
+    "figures_table",
     "load_config",
+    "one_cluster",
     "out",
     "print_json",
+    "print_rejected",
+    "print_warnings",
     "progress_bar",
+    "rejected_json",
+    "report_input_problems",
+    "select_clusters",
     "user_errors",
 ]
 
@@ -75,6 +89,15 @@ ConfigOption = Annotated[
         help="A .toml or Java .properties file (bk_server.conf, broker.conf keys accepted).",
         dir_okay=False,
     ),
+]
+
+
+InventoryOption = Annotated[
+    Path, typer.Option("--inventory", "-i", help="Inventory file or directory (nodes table).")
+]
+ClusterOption = Annotated[
+    str | None,
+    typer.Option("--cluster", help="The cluster to use when the inventory has several."),
 ]
 
 
@@ -130,3 +153,59 @@ def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progres
         TimeElapsedColumn(),
     )
     return Progress(*shown, console=err, transient=True, disable=quiet)
+
+
+def figures_table(columns: Sequence[str], *, text: Collection[str], **options: Any) -> Table:
+    """A table of figures: every column right-aligned but the ``text`` ones; ``options`` go to
+    :class:`rich.table.Table` (``title``...)."""
+    table = Table(**options)
+    for column in columns:
+        table.add_column(column, justify="left" if column in text else "right")
+    return table
+
+
+def select_clusters(inv: Inventory, name: str | None) -> list[ClusterState]:
+    """Every cluster of the inventory, or only the one ``--cluster`` names (which must exist)."""
+    if name is None:
+        return list(inv.clusters.values())
+    if name not in inv.clusters:
+        known = ", ".join(inv.clusters) or "none"
+        raise TrimtabError(f"no cluster {name!r} in the inventory; clusters: {known}")
+    return [inv.clusters[name]]
+
+
+def one_cluster(inv: Inventory, name: str | None) -> ClusterState:
+    """The one cluster a command works on: the named one, or the inventory's only one."""
+    clusters = select_clusters(inv, name)
+    if len(clusters) == 1:
+        return clusters[0]
+    names = ", ".join(c.name for c in clusters) or "none"
+    raise TrimtabError(f"the inventory holds clusters {names}: choose one with --cluster")
+
+
+def rejected_json(row: RejectedRow) -> dict[str, Any]:
+    return {"source": row.source, "line": row.line, "reason": row.reason, "row": dict(row.row)}
+
+
+def print_warnings(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+
+
+def print_rejected(rejected: Iterable[RejectedRow], rows_read: int, table: str) -> None:
+    """The rows of one input table that were refused, with where and why, on stderr."""
+    rows = list(rejected)
+    if not rows:
+        return
+    shown = Table(title=f"{len(rows)} of {rows_read} {table} rows rejected")
+    shown.add_column("where")
+    shown.add_column("reason")
+    for row in rows:
+        shown.add_row(f"{row.source}:{row.line}", row.reason)
+    err.print(shown)
+
+
+def report_input_problems(inv: Inventory) -> None:
+    """The inventory's warnings and rejected rows, on stderr after a command's own output."""
+    print_warnings(inv.warnings)
+    print_rejected(inv.rejected, inv.rows_read, "inventory")

@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any
@@ -20,10 +20,11 @@ from trimtab.bookieinfo.faults import FaultFile
 from trimtab.bookieinfo.metrics import AgentCollector, MetricsServer, registry_of
 from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
 from trimtab.cluster import NodeId
+from trimtab.config import BookieInfoConfig
 from trimtab.errors import AgentError, MembershipError
 from trimtab.membership.zk import ZkTarget, zk_target
 
-__all__ = ["agent", "print_event", "until_signalled"]
+__all__ = ["agent", "print_event", "until_signalled", "wait_for"]
 
 
 @contextmanager
@@ -132,16 +133,8 @@ def agent(
     """
     with user_errors():
         cfg = load_config(config).bookie_info
-        try:
-            target = zk_target(cfg, hosts=zk, root=zk_root)
-        except MembershipError:
-            if zk or cfg.zk_servers or cfg.metadata_service_uri:
-                raise
-            target = None
-        try:
-            node = NodeId(node_id)
-        except ValueError as exc:
-            raise AgentError(str(exc)) from None
+        target = _registry(cfg, zk, zk_root)
+        node = _node_id(node_id)
         options = AgentOptions(
             node_id=node,
             ledger_dirs=tuple(Path(d.strip()) for d in ledger_dirs.split(",") if d.strip()),
@@ -155,28 +148,53 @@ def agent(
             session_timeout_seconds=cfg.zk_timeout_ms / 1000,
             faults=FaultFile.from_env(faults),
         )
-        with until_signalled() as stop:
-            running = Agent(options)
-            running.start()
-            metrics = None
-            try:
-                if metrics_port is not None:
-                    metrics = MetricsServer(
-                        registry_of(AgentCollector(running.status)),
-                        port=metrics_port,
-                        host=metrics_host,
-                    )
-                status = running.status()
-                port = metrics.port if metrics is not None else None
-                print_event(
-                    as_json,
-                    _ready_doc(status, target.hosts if target else None, port),
-                    _ready_text(status, target.hosts if target else None, target, port),
-                )
-                while not stop.wait(0.5):
-                    pass
-            finally:
-                if metrics is not None:
-                    metrics.close()
-                running.close()
-        print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")
+        _serve(options, metrics_port=metrics_port, metrics_host=metrics_host, as_json=as_json)
+    print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")
+
+
+def _registry(cfg: BookieInfoConfig, zk: str | None, zk_root: str | None) -> ZkTarget | None:
+    """Where to register; None when no ZooKeeper is given anywhere (a bad one is an error)."""
+    try:
+        return zk_target(cfg, hosts=zk, root=zk_root)
+    except MembershipError:
+        if zk or cfg.zk_servers or cfg.metadata_service_uri:
+            raise
+        return None
+
+
+def _node_id(text: str) -> NodeId:
+    try:
+        return NodeId(text)
+    except ValueError as exc:
+        raise AgentError(str(exc)) from None
+
+
+def _serve(
+    options: AgentOptions, *, metrics_port: int | None, metrics_host: str, as_json: bool
+) -> None:
+    """Run the agent (and its metrics endpoint) until SIGTERM or SIGINT, saying when ready."""
+    target = options.zk
+    hosts = target.hosts if target else None
+    with until_signalled() as stop, ExitStack() as cleanup:  # closes in reverse order
+        running = Agent(options)
+        running.start()
+        cleanup.callback(running.close)
+        port = None
+        if metrics_port is not None:
+            collector = AgentCollector(running.status)
+            metrics = MetricsServer(registry_of(collector), port=metrics_port, host=metrics_host)
+            cleanup.callback(metrics.close)
+            port = metrics.port
+        status = running.status()
+        print_event(
+            as_json,
+            _ready_doc(status, hosts, port),
+            _ready_text(status, hosts, target, port),
+        )
+        wait_for(stop)
+
+
+def wait_for(stop: threading.Event) -> None:
+    """Block until ``stop`` is set, waking often enough for signal handlers to run."""
+    while not stop.wait(0.5):
+        pass

@@ -6,12 +6,10 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from trimtab._format import plural
 from trimtab.allocation import (
@@ -24,16 +22,21 @@ from trimtab.allocation import (
 from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.allocation.requests import read_requests
 from trimtab.cli._common import (
+    ClusterOption,
     ConfigOption,
+    InventoryOption,
     JsonFlag,
     app,
     err,
+    figures_table,
     load_config,
+    one_cluster,
     out,
+    print_rejected,
+    print_warnings,
     progress_bar,
     user_errors,
 )
-from trimtab.cli.topology import report_input_problems
 from trimtab.cluster import ClusterState
 from trimtab.config import AllocationConfig
 from trimtab.errors import AllocationError, TrimtabError
@@ -55,9 +58,7 @@ _PROGRESS_FROM = 50_000  # replicas: below this a run takes a second or two, no 
 
 @app.command()
 def allocate(
-    inventory: Annotated[
-        Path, typer.Option("--inventory", "-i", help="Inventory file or directory (nodes table).")
-    ],
+    inventory: InventoryOption,
     requests: Annotated[
         Path | None,
         typer.Option(
@@ -80,9 +81,7 @@ def allocate(
             help="Prefer distinct racks (default: config enable_rack_awareness).",
         ),
     ] = None,
-    cluster: Annotated[
-        str | None, typer.Option("--cluster", help="The cluster to allocate on, if several.")
-    ] = None,
+    cluster: ClusterOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
     out_format: Annotated[
         str, typer.Option("--format", help="table, json or kafka-reassignment.")
@@ -128,43 +127,27 @@ def allocate(
             raise TrimtabError(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}")
         cfg = load_config(config).allocation
         inv = read_inventory(inventory)
-        state = _cluster(inv.clusters, cluster)
+        state = one_cluster(inv, cluster)
         if requests is None and not rebalance:
             raise TrimtabError("give --requests, or --rebalance with --existing")
         batch, sources, warnings = (
             _requests(requests, state, set(inv.clusters)) if requests else ([], [], [])
         )
         ids_map = read_broker_ids(broker_id_file) if broker_id_file else None
-        held = _existing(existing, state, ids_map, cfg) if existing else ()
-        try:
-            plan = _run(
-                state,
-                batch,
-                cfg,
-                mode,
-                rack_aware,
-                seed,
-                held,
-                rebalance,
-                max_moves,
-                quiet=fmt == "json",
-            )
-        except AllocationError as error:
-            index = error.request_index
-            where = f"{sources[index].source}:{sources[index].line}: " if index is not None else ""
-            raise TrimtabError(f"{where}{error}") from None
-        text = ""
-        if fmt == "kafka-reassignment":
-            changed = [*plan.assignments, *(after for _, after in plan.moves)]
-            used = sorted({r.node for a in changed for r in a.replicas})
-            text = dumps(reassignment(changed, broker_ids(used, ids_map)))
-        elif fmt == "json":
-            text = json.dumps(plan_json(plan), indent=2) + "\n"
-    for warning in (*inv.warnings, *warnings):
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        options: dict[str, Any] = {
+            "mode": mode,
+            "rack_aware": rack_aware,
+            "seed": seed,
+            "existing": _existing(existing, state, ids_map, cfg) if existing else (),
+            "rebalance": rebalance,
+            "max_moves": max_moves,
+        }
+        plan = _run(state, batch, sources, cfg, options, quiet=fmt == "json")
+        text = _export(plan, fmt, ids_map)
+    print_warnings((*inv.warnings, *warnings))
     if fmt == "table":
         _print_plan(plan)
-        report_input_problems(inv)
+        print_rejected(inv.rejected, inv.rows_read, "inventory")
     elif output is None:
         typer.echo(text, nl=False)
     else:
@@ -178,20 +161,6 @@ def _format(out_format: str, as_json: bool) -> str:
     if as_json and out_format not in ("table", "json"):
         raise TrimtabError("--json and --format kafka-reassignment cannot be combined")
     return "json" if as_json else out_format
-
-
-def _cluster(clusters: Mapping[str, ClusterState], name: str | None) -> ClusterState:
-    if name is not None:
-        if name not in clusters:
-            known = ", ".join(clusters) or "none"
-            raise TrimtabError(f"no cluster {name!r} in the inventory; clusters: {known}")
-        return clusters[name]
-    if len(clusters) != 1:
-        raise TrimtabError(
-            f"the inventory has {len(clusters)} clusters ({', '.join(clusters)}): pick one with "
-            "--cluster"
-        )
-    return next(iter(clusters.values()))
 
 
 def _requests(
@@ -213,12 +182,7 @@ def _requests(
             reason = f"cluster {request.cluster!r} is not in the inventory"
             rejected.append(RejectedRow(raw.source, raw.line, reason, raw.data or {}))
     if rejected:
-        table = Table(title=f"{len(rejected)} of {parsed.rows_read} request rows rejected")
-        table.add_column("where")
-        table.add_column("reason")
-        for row in rejected:
-            table.add_row(f"{row.source}:{row.line}", row.reason)
-        err.print(table)
+        print_rejected(rejected, parsed.rows_read, "request")
         first = rejected[0]
         raise TrimtabError(
             f"{plural(len(rejected), 'request row')} rejected (first: {first}); nothing allocated"
@@ -255,30 +219,38 @@ def _existing(
 def _run(
     state: ClusterState,
     batch: list[AllocationRequest],
+    sources: list[RawRow],
     cfg: AllocationConfig,
-    mode: str | None,
-    rack_aware: bool | None,
-    seed: int,
-    held: tuple[PartitionAssignment, ...] = (),
-    rebalance: bool = False,
-    max_moves: int | None = None,
+    options: dict[str, Any],
     *,
     quiet: bool = False,
 ) -> AllocationPlan:
+    """The plan, with a progress bar on large batches; a request that cannot be met is an
+    error naming its row."""
+    try:
+        return _plan(state, batch, cfg, options, quiet=quiet)
+    except AllocationError as error:
+        index = error.request_index
+        where = f"{sources[index].source}:{sources[index].line}: " if index is not None else ""
+        raise TrimtabError(f"{where}{error}") from None
+
+
+def _plan(
+    state: ClusterState,
+    batch: list[AllocationRequest],
+    cfg: AllocationConfig,
+    options: dict[str, Any],
+    *,
+    quiet: bool,
+) -> AllocationPlan:
     total = sum(r.replicas for r in batch)
-    options: dict[str, Any] = {
-        "mode": mode,
-        "rack_aware": rack_aware,
-        "seed": seed,
-        "existing": held,
-        "rebalance": rebalance,
-        "max_moves": max_moves,
-    }
     if quiet or total < _PROGRESS_FROM:
         return plan_allocations(state, batch, cfg, **options)
     # constraints mode then evens out the batch (and moves held replicas with --rebalance):
     # often longer than the placing itself, shown as its own phase once every replica is placed
-    evens = (mode or cfg.allocator) == "constraints" and (cfg.even_out_batch or rebalance)
+    evens = (options["mode"] or cfg.allocator) == "constraints" and (
+        cfg.even_out_batch or options["rebalance"]
+    )
     with progress_bar() as bar:
         task = bar.add_task(f"allocating {plural(total, 'replica')}", total=total)
 
@@ -289,6 +261,17 @@ def _run(
                 bar.add_task("evening out the batch", total=None)
 
         return plan_allocations(state, batch, cfg, progress=show, **options)
+
+
+def _export(plan: AllocationPlan, fmt: str, ids_map: dict[str, int] | None) -> str:
+    """The text ``--format`` json or kafka-reassignment writes (empty for the table)."""
+    if fmt == "kafka-reassignment":
+        changed = [*plan.assignments, *(after for _, after in plan.moves)]
+        used = sorted({r.node for a in changed for r in a.replicas})
+        return dumps(reassignment(changed, broker_ids(used, ids_map)))
+    if fmt == "json":
+        return json.dumps(plan_json(plan), indent=2) + "\n"
+    return ""
 
 
 def plan_json(plan: AllocationPlan) -> dict[str, Any]:
@@ -347,9 +330,8 @@ def _print_plan(plan: AllocationPlan) -> None:
     live = [n for n in plan.per_node if n in plan.active]
     total = sum(plan.per_node[n] for n in live)
     whole = sum(plan.capacity[n] for n in live) or 1
-    table = Table()
-    for column in ("node", "capacity", "replicas", "vs share", "leaders", "per core"):
-        table.add_column(column, justify="left" if column in ("node", "per core") else "right")
+    columns = ("node", "capacity", "replicas", "vs share", "leaders", "per core")
+    table = figures_table(columns, text=("node", "per core"))
     for node, count in plan.per_node.items():
         cap = plan.capacity[node]
         share = total * cap / whole

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from trimtab._format import human_bytes, plural
 from trimtab.bookieinfo.client import GrpcBookieInfoClient, SurveyRow, survey
@@ -21,13 +22,14 @@ from trimtab.cli._common import (
     JsonFlag,
     app,
     err,
+    figures_table,
     load_config,
     out,
     print_json,
     progress_bar,
     user_errors,
 )
-from trimtab.cli.agent import print_event, until_signalled
+from trimtab.cli.agent import print_event, until_signalled, wait_for
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import MembershipError
 from trimtab.membership import (
@@ -68,9 +70,13 @@ def _membership(
         for row in file.rejected:
             err.print(f"[yellow]warning:[/] registry row rejected: {row}", highlight=False)
         return file.membership
+    _require_zk(cfg, zk)
+    return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
+
+
+def _require_zk(cfg: BookieInfoConfig, zk: str | None) -> None:
     if zk is None and not (cfg.zk_servers or cfg.metadata_service_uri):
         raise MembershipError("say where the nodes are: --zk HOST:PORT or --registry FILE")
-    return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
 
 
 def survey_json(rows: list[SurveyRow]) -> dict[str, Any]:
@@ -126,9 +132,12 @@ def bookieinfo(
     if as_json:
         print_json(doc)
         return
-    table = Table(title="Free disk space info", title_justify="left")
-    for column in ("node", "state", "free", "total", "used", "error"):
-        table.add_column(column, justify="right" if column in ("free", "total", "used") else "left")
+    table = figures_table(
+        ("node", "state", "free", "total", "used", "error"),
+        text=("node", "state", "error"),
+        title="Free disk space info",
+        title_justify="left",
+    )
     for row in rows:
         if isinstance(row.result, BookieInfo):
             info = row.result
@@ -194,45 +203,66 @@ def watch(
             retry_interval_seconds=retry_interval or cfg.retry_interval_seconds,
             timeout_seconds=timeout or cfg.timeout_seconds,
         )
-        if registry is not None and zk is None:
-            source: StaticRegistry | ZooKeeperWatcher = StaticRegistry(
-                registry, reader.on_membership
-            )
-        else:
-            if zk is None and not (cfg.zk_servers or cfg.metadata_service_uri):
-                raise MembershipError("say where the nodes are: --zk HOST:PORT or --registry FILE")
-            source = ZooKeeperWatcher(
-                zk_target(cfg, hosts=zk, root=zk_root),
-                reader.on_membership,
-                session_timeout=cfg.zk_timeout_ms / 1000,
-            )
-        with until_signalled() as stop:
-            reader.start()
-            metrics = None
-            try:
-                source.start()
-                metrics = MetricsServer(
-                    registry_of(ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed)),
-                    port=metrics_port,
-                    host=metrics_host,
-                )
-                url = f"http://{metrics_host}:{metrics.port}/metrics"
-                print_event(
-                    as_json,
-                    {
-                        "event": "watching",
-                        "metrics_url": url,
-                        "metrics_port": metrics.port,
-                        "policy": full.placement.ensemble_placement_policy,
-                        "membership": "registry" if isinstance(source, StaticRegistry) else "zk",
-                    },
-                    f"watching; metrics on {url}",
-                )
-                while not stop.wait(0.5):
-                    pass
-            finally:
-                if metrics is not None:
-                    metrics.close()
-                source.stop()
-                reader.close()
-        print_event(as_json, {"event": "stopped"}, "watch stopped")
+        source = _membership_source(cfg, zk, zk_root, registry, reader.on_membership)
+        _serve(
+            reader,
+            source,
+            feed,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
+            policy=full.placement.ensemble_placement_policy,
+            as_json=as_json,
+        )
+    print_event(as_json, {"event": "stopped"}, "watch stopped")
+
+
+def _membership_source(
+    cfg: BookieInfoConfig,
+    zk: str | None,
+    zk_root: str | None,
+    registry: Path | None,
+    on_change: Callable[[Membership], None],
+) -> StaticRegistry | ZooKeeperWatcher:
+    """What tells the reader who is a member: the registry file, else ZooKeeper."""
+    if registry is not None and zk is None:
+        return StaticRegistry(registry, on_change)
+    _require_zk(cfg, zk)
+    return ZooKeeperWatcher(
+        zk_target(cfg, hosts=zk, root=zk_root),
+        on_change,
+        session_timeout=cfg.zk_timeout_ms / 1000,
+    )
+
+
+def _serve(
+    reader: BookieInfoReader,
+    source: StaticRegistry | ZooKeeperWatcher,
+    feed: PolicyFeed,
+    *,
+    metrics_port: int,
+    metrics_host: str,
+    policy: str,
+    as_json: bool,
+) -> None:
+    """Poll and export the weights until SIGTERM or SIGINT, saying where the metrics are."""
+    with until_signalled() as stop, ExitStack() as cleanup:  # closes in reverse order
+        reader.start()
+        cleanup.callback(reader.close)
+        cleanup.callback(source.stop)
+        source.start()
+        collectors = (ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed))
+        metrics = MetricsServer(registry_of(*collectors), port=metrics_port, host=metrics_host)
+        cleanup.callback(metrics.close)
+        url = f"http://{metrics_host}:{metrics.port}/metrics"
+        print_event(
+            as_json,
+            {
+                "event": "watching",
+                "metrics_url": url,
+                "metrics_port": metrics.port,
+                "policy": policy,
+                "membership": "registry" if isinstance(source, StaticRegistry) else "zk",
+            },
+            f"watching; metrics on {url}",
+        )
+        wait_for(stop)

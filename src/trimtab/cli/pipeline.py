@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -16,12 +16,16 @@ from trimtab.cli._common import (
     JsonFlag,
     MasterOption,
     app,
+    figures_table,
     load_config,
     out,
     print_json,
     progress_bar,
     user_errors,
 )
+
+if TYPE_CHECKING:
+    from trimtab.pipeline.job import JobOptions, RunSummary
 
 __all__ = ["generate_fleet_cmd", "pipeline_app", "run_cmd"]
 
@@ -121,39 +125,20 @@ def run_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Read the fleet's tables, check every row, decide, and publish the outputs."""
-    from trimtab.pipeline.job import STAGES, JobOptions, run_job
-    from trimtab.pipeline.loads import parse_window
-    from trimtab.pipeline.session import parse_conf, spark_session
-
     with user_errors():
-        try:
-            settings = parse_conf(conf or [])
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
-        reference = now.replace(tzinfo=UTC) if now is not None and now.tzinfo is None else now
-        try:
-            parse_window(window)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--window") from None
-        options = JobOptions(
-            input=input_dir,
-            output=output_dir,
-            seed=seed,
-            now=reference,
+        settings = _spark_settings(conf)
+        options = _job_options(
+            input_dir,
+            output_dir,
             window=window,
-            config=load_config(config),
+            now=now,
+            config=config,
             strategy=strategy,
             cycles=cycles,
             until_balanced=until_balanced,
+            seed=seed,
         )
-        with progress_bar(quiet=as_json) as bar:
-            task = bar.add_task("starting Spark", total=len(STAGES))
-
-            def advance(name: str) -> None:
-                bar.update(task, description=name, completed=STAGES.index(name))
-
-            spark = spark_session(master=master, conf=settings)
-            summary = run_job(spark, options, progress=advance)
+        summary = _run_job(options, master=master, settings=settings, quiet=as_json)
     if as_json:
         print_json(
             {
@@ -166,13 +151,89 @@ def run_cmd(
             }
         )
         return
-    table = Table(title="rows per input table")
-    for column in ("table", "read", "accepted", "quarantined"):
-        table.add_column(column, justify="left" if column == "table" else "right")
+    out.print(_tables_table(summary))
+    out.print(_clusters_table(summary))
+    for name, info in summary.clusters.items():
+        if info.get("warning"):
+            out.print(f"[yellow]warning:[/] {name}: {info['warning']}", highlight=False)
+    nodes = sum(c["nodes"] for c in summary.clusters.values())
+    out.print(
+        f"{plural(len(summary.clusters), 'cluster')}, {plural(nodes, 'node')}; "
+        f"outputs in [bold]{summary.output}[/]",
+        highlight=False,
+    )
+
+
+def _spark_settings(conf: list[str] | None) -> dict[str, str]:
+    from trimtab.pipeline.session import parse_conf
+
+    try:
+        return parse_conf(conf or [])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _job_options(
+    input_dir: str,
+    output_dir: str,
+    *,
+    window: str,
+    now: datetime | None,
+    config: Path | None,
+    strategy: str | None,
+    cycles: int,
+    until_balanced: bool,
+    seed: int,
+) -> JobOptions:
+    """The job's options from the command line: a bad window is a usage error; a reference
+    time without a zone is UTC."""
+    from trimtab.pipeline.job import JobOptions
+    from trimtab.pipeline.loads import parse_window
+
+    reference = now.replace(tzinfo=UTC) if now is not None and now.tzinfo is None else now
+    try:
+        parse_window(window)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--window") from None
+    return JobOptions(
+        input=input_dir,
+        output=output_dir,
+        seed=seed,
+        now=reference,
+        window=window,
+        config=load_config(config),
+        strategy=strategy,
+        cycles=cycles,
+        until_balanced=until_balanced,
+    )
+
+
+def _run_job(
+    options: JobOptions, *, master: str | None, settings: dict[str, str], quiet: bool
+) -> RunSummary:
+    """Start Spark and run the job, its stages shown as a progress bar on stderr."""
+    from trimtab.pipeline.job import STAGES, run_job
+    from trimtab.pipeline.session import spark_session
+
+    with progress_bar(quiet=quiet) as bar:
+        task = bar.add_task("starting Spark", total=len(STAGES))
+
+        def advance(name: str) -> None:
+            bar.update(task, description=name, completed=STAGES.index(name))
+
+        spark = spark_session(master=master, conf=settings)
+        return run_job(spark, options, progress=advance)
+
+
+def _tables_table(summary: RunSummary) -> Table:
+    columns = ("table", "read", "accepted", "quarantined")
+    table = figures_table(columns, text=("table",), title="rows per input table")
     for name, counts in summary.tables.items():
         table.add_row(name, *(f"{counts[k]:,}" for k in ("read", "accepted", "quarantined")))
-    out.print(table)
-    loads = Table(title="per cluster: node loads now, and the shedding plan")
+    return table
+
+
+def _clusters_table(summary: RunSummary) -> Table:
     columns = (
         "cluster",
         "nodes",
@@ -181,8 +242,9 @@ def run_cmd(
         "broker std before → after",
         "transfers",
     )
-    for column in columns:
-        loads.add_column(column, justify="left" if column == "cluster" else "right")
+    loads = figures_table(
+        columns, text=("cluster",), title="per cluster: node loads now, and the shedding plan"
+    )
     for name, info in summary.clusters.items():
         before, after = info.get("std_before"), info.get("std_after")
         plan = "-" if before is None else f"{before:.3f} → {after:.3f}"
@@ -194,13 +256,4 @@ def run_cmd(
             plan,
             str(info.get("transfers", 0)),
         )
-    out.print(loads)
-    for name, info in summary.clusters.items():
-        if info.get("warning"):
-            out.print(f"[yellow]warning:[/] {name}: {info['warning']}", highlight=False)
-    nodes = sum(c["nodes"] for c in summary.clusters.values())
-    out.print(
-        f"{plural(len(summary.clusters), 'cluster')}, {plural(nodes, 'node')}; "
-        f"outputs in [bold]{summary.output}[/]",
-        highlight=False,
-    )
+    return loads

@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -21,16 +20,20 @@ from rich.table import Table
 
 from trimtab._format import plural
 from trimtab.cli._common import (
+    ClusterOption,
     ConfigOption,
+    InventoryOption,
     JsonFlag,
     app,
+    figures_table,
     load_config,
+    one_cluster,
     out,
     print_json,
     progress_bar,
+    report_input_problems,
     user_errors,
 )
-from trimtab.cli.topology import report_input_problems, select_clusters
 from trimtab.cluster import ClusterState, NodeId, NodeState
 from trimtab.config import PLACEMENT_POLICIES, Config
 from trimtab.errors import TrimtabError
@@ -106,9 +109,7 @@ def run_placements(
 
 @app.command()
 def place(
-    inventory: Annotated[
-        Path, typer.Option("--inventory", "-i", help="Inventory file or directory (nodes table).")
-    ],
+    inventory: InventoryOption,
     ensemble_size: Annotated[int, typer.Option("-E", "--ensemble-size", help="Ensemble size.")],
     write_quorum: Annotated[int, typer.Option("-W", "--write-quorum", help="Write quorum.")],
     ack_quorum: Annotated[int, typer.Option("-A", "--ack-quorum", help="Ack quorum.")],
@@ -121,10 +122,7 @@ def place(
         str | None, typer.Option("--exclude", help="Node ids never to use, comma-separated.")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same run).")] = 0,
-    cluster: Annotated[
-        str | None,
-        typer.Option("--cluster", help="The cluster to use when the inventory has several."),
-    ] = None,
+    cluster: ClusterOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -137,7 +135,7 @@ def place(
             raise TrimtabError(f"--count must be at least 1, got {count}")
         excluded = _parse_exclude(exclude)
         inv = read_inventory(inventory)
-        state = _one_cluster(select_clusters(inv, cluster))
+        state = one_cluster(inv, cluster)
 
         def go(progress: Progress | None = None) -> PlacementRun:
             return run_placements(
@@ -185,13 +183,6 @@ def _parse_exclude(text: str | None) -> tuple[NodeId, ...]:
         raise TrimtabError(f"--exclude: {exc}") from None
 
 
-def _one_cluster(clusters: list[ClusterState]) -> ClusterState:
-    if len(clusters) == 1:
-        return clusters[0]
-    names = ", ".join(c.name for c in clusters) or "none"
-    raise TrimtabError(f"the inventory holds clusters {names}: choose one with --cluster")
-
-
 def _table(run: PlacementRun, size: int, wq: int, aq: int) -> Table:
     total = len(run.ensembles)
     state = run.cluster
@@ -199,9 +190,8 @@ def _table(run: PlacementRun, size: int, wq: int, aq: int) -> Table:
         f"{state.name}: {plural(total, 'ensemble')} of E={size} W={wq} A={aq}, "
         f"{run.policy} policy, {plural(len(run.inclusion), 'writable node')}"
     )
-    table = Table(title=title)
-    for column in ("node", "location", "included", "share", "first", "first share"):
-        table.add_column(column, justify="left" if column in ("node", "location") else "right")
+    columns = ("node", "location", "included", "share", "first", "first share")
+    table = figures_table(columns, text=("node", "location"), title=title)
     for node_id, included in sorted(run.inclusion.items()):
         node = state.node(node_id)
         assert node.state is NodeState.WRITABLE

@@ -30,10 +30,14 @@ from trimtab.cli._common import (
     load_config,
     out,
     print_json,
+    print_rejected,
+    print_warnings,
     progress_bar,
+    rejected_json,
+    report_input_problems,
+    select_clusters,
     user_errors,
 )
-from trimtab.cli.topology import rejected_json, report_input_problems, select_clusters
 from trimtab.cluster import ClusterState
 from trimtab.config import Config, Strategy
 from trimtab.errors import TrimtabError
@@ -319,18 +323,10 @@ def _mbps(value: float | None) -> str:
 def _report_rejected(
     nodes: Parsed[Any], rows: Parsed[Any], extra: tuple[RejectedRow, ...], warnings: list[str]
 ) -> None:
-    for warning in warnings:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    print_warnings(warnings)
     for name, parsed in (("node_metrics", nodes), ("bundle_metrics", rows)):
         refused = [*parsed.rejected, *(r for r in extra if _table_of(r) == name)]
-        if not refused:
-            continue
-        table = Table(title=f"{len(refused)} of {parsed.rows_read} {name} rows rejected")
-        table.add_column("where")
-        table.add_column("reason")
-        for row in refused:
-            table.add_row(f"{row.source}:{row.line}", row.reason)
-        err.print(table)
+        print_rejected(refused, parsed.rows_read, name)
 
 
 def _table_of(row: RejectedRow) -> str:

@@ -23,9 +23,9 @@ from trimtab.cli._common import (
     out,
     print_json,
     progress_bar,
+    select_clusters,
     user_errors,
 )
-from trimtab.cli.topology import select_clusters
 from trimtab.config import (
     PLACEMENT_POLICIES,
     SAMPLING,

@@ -6,23 +6,24 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.tree import Tree
 
 from trimtab._format import human_bps, human_bytes, plural
 from trimtab.cli._common import (
     ConfigOption,
+    InventoryOption,
     JsonFlag,
     app,
-    err,
     load_config,
     out,
     print_json,
+    rejected_json,
+    report_input_problems,
+    select_clusters,
     user_errors,
 )
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
-from trimtab.errors import TrimtabError
-from trimtab.inventory import Inventory, RejectedRow, read_inventory
+from trimtab.inventory import read_inventory
 from trimtab.topology import (
     NetworkTopology,
     ScriptResolver,
@@ -31,7 +32,7 @@ from trimtab.topology import (
     topology_of,
 )
 
-__all__ = ["rejected_json", "report_input_problems", "select_clusters", "topology"]
+__all__ = ["topology"]
 
 
 # -- topology ----------------------------------------------------------------------------------
@@ -39,9 +40,7 @@ __all__ = ["rejected_json", "report_input_problems", "select_clusters", "topolog
 
 @app.command()
 def topology(
-    inventory: Annotated[
-        Path, typer.Option("--inventory", "-i", help="Inventory file or directory (nodes table).")
-    ],
+    inventory: InventoryOption,
     resolver_script: Annotated[
         Path | None,
         typer.Option(
@@ -99,15 +98,6 @@ def topology(
         out.print(_topology_tree(state, topo))
         out.print()
     report_input_problems(inv)
-
-
-def select_clusters(inv: Inventory, name: str | None) -> list[ClusterState]:
-    if name is None:
-        return list(inv.clusters.values())
-    if name not in inv.clusters:
-        known = ", ".join(inv.clusters) or "none"
-        raise TrimtabError(f"no cluster {name!r} in the inventory; clusters: {known}")
-    return [inv.clusters[name]]
 
 
 def _node_json(node: Node, topo: NetworkTopology) -> dict[str, Any]:
@@ -190,20 +180,3 @@ def _node_line(node: Node) -> str:
         f"{human_bytes(cap.memory_bytes, binary=True)} RAM, {human_bps(cap.nic_bps)}, "
         f"{_disk([node])}"
     )
-
-
-def rejected_json(row: RejectedRow) -> dict[str, Any]:
-    return {"source": row.source, "line": row.line, "reason": row.reason, "row": dict(row.row)}
-
-
-def report_input_problems(inv: Inventory) -> None:
-    for warning in inv.warnings:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    if not inv.rejected:
-        return
-    table = Table(title=f"{len(inv.rejected)} of {inv.rows_read} inventory rows rejected")
-    table.add_column("where")
-    table.add_column("reason")
-    for row in inv.rejected:
-        table.add_row(f"{row.source}:{row.line}", row.reason)
-    err.print(table)
