@@ -76,6 +76,27 @@ class TestRealFiles:
         assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
         assert "loadBalancerBrokerLoadTargetStd" not in ignored
 
+    def test_broker_conf_bookkeeper_client_keys_reach_placement(self, tmp_path: Path) -> None:
+        """The broker's own BookKeeper client keys set the placement a broker would use."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text(
+            "bookkeeperClientMinNumRacksPerWriteQuorum=3\n"
+            "bookkeeperClientEnforceMinNumRacksPerWriteQuorum=true\n"
+            "bookkeeperClientReorderReadSequenceEnabled=false\n"
+            "bookkeeperDiskWeightBasedPlacementEnabled=true\n"
+            "bookkeeperClientGetBookieInfoIntervalSeconds=600\n"
+            "bookkeeperClientGetBookieInfoRetryIntervalSeconds=30\n",
+            encoding="utf-8",
+        )
+        loaded = Config.read(conf)
+        placement, info = loaded.config.placement, loaded.config.bookie_info
+        assert placement.min_num_racks_per_write_quorum == 3
+        assert placement.enforce_min_num_racks_per_write_quorum is True
+        assert placement.reorder_read_sequence_enabled is False
+        assert placement.disk_weight_based_placement_enabled is True
+        assert (info.interval_seconds, info.retry_interval_seconds) == (600, 30)
+        assert loaded.ignored == ()
+
     @pytest.mark.parametrize(
         "conf", [BK_SERVER, BROKER, BROKER_2X], ids=["bk_server.conf", "broker.conf", "2.x"]
     )

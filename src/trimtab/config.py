@@ -203,13 +203,16 @@ class PlacementConfig:
     min_num_racks_per_write_quorum: int = setting(
         2,
         "racks each write quorum should span",
-        aliases=("minNumRacksPerWriteQuorum",),
+        aliases=("minNumRacksPerWriteQuorum", "bookkeeperClientMinNumRacksPerWriteQuorum"),
         check=at_least(1),
     )
     enforce_min_num_racks_per_write_quorum: bool = setting(
         False,
         "error instead of falling back; never use the default rack",
-        aliases=("enforceMinNumRacksPerWriteQuorum",),
+        aliases=(
+            "enforceMinNumRacksPerWriteQuorum",
+            "bookkeeperClientEnforceMinNumRacksPerWriteQuorum",
+        ),
     )
     enforce_min_num_fault_domains_for_write: bool = setting(
         False,
@@ -227,7 +230,9 @@ class PlacementConfig:
         aliases=("useHostnameResolveLocalNodePlacementPolicy",),
     )
     reorder_read_sequence_enabled: bool = setting(
-        True, "reorder reads by node health", aliases=("reorderReadSequenceEnabled",)
+        True,
+        "reorder reads by node health",
+        aliases=("reorderReadSequenceEnabled", "bookkeeperClientReorderReadSequenceEnabled"),
     )
     ensemble_random_read_reordering: bool = setting(
         False, "shuffle reads instead", aliases=("ensembleRandomReadReordering",)
@@ -272,7 +277,9 @@ class PlacementConfig:
         aliases=("reppDisableDurabilityFeatureName",),
     )
     disk_weight_based_placement_enabled: bool = setting(
-        False, "weight node choice by free disk", aliases=("diskWeightBasedPlacementEnabled",)
+        False,
+        "weight node choice by free disk",
+        aliases=("diskWeightBasedPlacementEnabled", "bookkeeperDiskWeightBasedPlacementEnabled"),
     )
     bookie_max_multiple_for_weight_based_placement: int = setting(
         3,
@@ -304,12 +311,18 @@ class BookieInfoConfig:
     """How often and how patiently clients ask nodes for their disk space (GET_BOOKIE_INFO)."""
 
     interval_seconds: int = setting(
-        86_400, "full scan period", aliases=("getBookieInfoIntervalSeconds",), check=at_least(1)
+        86_400,
+        "full scan period",
+        aliases=("getBookieInfoIntervalSeconds", "bookkeeperClientGetBookieInfoIntervalSeconds"),
+        check=at_least(1),
     )
     retry_interval_seconds: int = setting(
         60,
         "retry period for nodes that failed",
-        aliases=("getBookieInfoRetryIntervalSeconds",),
+        aliases=(
+            "getBookieInfoRetryIntervalSeconds",
+            "bookkeeperClientGetBookieInfoRetryIntervalSeconds",
+        ),
         check=at_least(1),
     )
     timeout_seconds: int = setting(
