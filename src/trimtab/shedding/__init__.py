@@ -11,8 +11,10 @@ Entry points take plain values (dataclasses and NumPy arrays), never file paths:
     result.moves, result.state  # feed the state to the next cycle
 
 Modules: :mod:`~trimtab.shedding.load` (usage, weighted max, moving averages),
-:mod:`~trimtab.shedding.snapshot` (cycle input), :mod:`~trimtab.shedding.decisions` (labels,
-reasons, state), :mod:`~trimtab.shedding.base` (the contract), one module per strategy,
+:mod:`~trimtab.shedding.snapshot` (cycle input), :mod:`~trimtab.shedding.telemetry` (from
+validated telemetry to a snapshot, for the CLI and the pipeline alike),
+:mod:`~trimtab.shedding.decisions` (labels, reasons, state), :mod:`~trimtab.shedding.base`
+(the contract), one module per strategy,
 :mod:`~trimtab.shedding.predict` (load per byte, projection), :mod:`~trimtab.shedding.placement`
 (destinations for unload-only strategies), :mod:`~trimtab.shedding.knapsack`.
 """
@@ -32,10 +34,11 @@ from trimtab.shedding.decisions import (
 from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample, ResourceWeights, Usage
 from trimtab.shedding.overload import OverloadShedder
 from trimtab.shedding.placement import assign_destinations, least_resource_usage
-from trimtab.shedding.plan import Plan, plan, worsening
+from trimtab.shedding.plan import Plan, Settled, plan, worsening
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import Bundle, BundleIndex, BundleLoads, LoadSnapshot
 from trimtab.shedding.strategies import STRATEGIES, shedder_for
+from trimtab.shedding.telemetry import BrokerTelemetry, Folded, snapshot_of
 from trimtab.shedding.threshold import ThresholdShedder
 from trimtab.shedding.transfer import TransferShedder
 from trimtab.shedding.uniform import UniformLoadShedder
@@ -44,11 +47,13 @@ __all__ = [
     "STRATEGIES",
     "BalancedShedder",
     "BrokerLoad",
+    "BrokerTelemetry",
     "Bundle",
     "BundleIndex",
     "BundleLoads",
     "CycleResult",
     "Decision",
+    "Folded",
     "Label",
     "Limits",
     "LoadModel",
@@ -61,6 +66,7 @@ __all__ = [
     "Prediction",
     "Reason",
     "ResourceWeights",
+    "Settled",
     "Shedder",
     "ShedderState",
     "ThresholdShedder",
@@ -76,5 +82,6 @@ __all__ = [
     "report",
     "shedder_for",
     "shift",
+    "snapshot_of",
     "worsening",
 ]
