@@ -120,7 +120,8 @@ def _brokers(node_load: DataFrame, node_metrics: DataFrame, nodes: DataFrame) ->
     )
     newest = newest.join(counts, ["cluster", "node"]).join(brokers, ["cluster", "node"])
     keys = ["cluster", "node", "ts"]
-    # Two accepted samples of one node at one time are told apart by their values.
+    # Should a node have two accepted samples at that time, the larger by value is kept:
+    # a stable choice.
     last = (
         node_metrics.join(F.broadcast(newest.select(*keys)), keys)
         .groupBy(*keys)
