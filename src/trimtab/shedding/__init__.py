@@ -11,10 +11,8 @@ Entry points take plain values (dataclasses and NumPy arrays), never file paths:
     result.moves, result.state  # feed the state to the next cycle
 
 Modules: :mod:`~trimtab.shedding.load` (usage, weighted max, moving averages),
-:mod:`~trimtab.shedding.snapshot` (cycle input), :mod:`~trimtab.shedding.telemetry` (from
-validated telemetry to a snapshot, for the CLI and the pipeline alike),
-:mod:`~trimtab.shedding.decisions` (labels, reasons, state), :mod:`~trimtab.shedding.base`
-(the contract), one module per strategy,
+:mod:`~trimtab.shedding.snapshot` (cycle input), :mod:`~trimtab.shedding.decisions` (labels,
+reasons, state), :mod:`~trimtab.shedding.base` (the contract), one module per strategy,
 :mod:`~trimtab.shedding.predict` (load per byte, projection), :mod:`~trimtab.shedding.placement`
 (destinations for unload-only strategies), :mod:`~trimtab.shedding.knapsack`.
 """
