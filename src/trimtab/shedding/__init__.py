@@ -32,7 +32,7 @@ from trimtab.shedding.decisions import (
 from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample, ResourceWeights, Usage
 from trimtab.shedding.overload import OverloadShedder
 from trimtab.shedding.placement import assign_destinations, least_resource_usage
-from trimtab.shedding.plan import Plan, Settled, plan, worsening
+from trimtab.shedding.plan import Plan, plan, worsening
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import Bundle, BundleIndex, BundleLoads, LoadSnapshot
 from trimtab.shedding.strategies import STRATEGIES, shedder_for
@@ -64,7 +64,6 @@ __all__ = [
     "Prediction",
     "Reason",
     "ResourceWeights",
-    "Settled",
     "Shedder",
     "ShedderState",
     "ThresholdShedder",
