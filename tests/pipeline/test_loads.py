@@ -10,11 +10,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from tests.pipeline.conftest import NOW
 from trimtab.config import Config
 from trimtab.inventory import read_inventory
 from trimtab.pipeline.generate import GeneratedFleet
+from trimtab.pipeline.ingest import ingest
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.pipeline.loads import METRICS, ema_by_group, parse_window
 from trimtab.shedding.load import Limits, LoadModel, NodeSample
@@ -42,10 +44,11 @@ def test_ema_restarts_per_group() -> None:
 
 
 @pytest.mark.parametrize("normalisation", ["capacity", "absolute"])
-def test_pipeline_loads_equal_the_engines(
+def test_pipeline_loads_equal_the_engines_fold_over_every_sample(
     spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path, normalisation: str
 ) -> None:
-    """node_load's per-window loads are LoadModel's fold over the same window means."""
+    """Two samples per window: each window's weighted max and moving averages are what
+    LoadModel.fold (as `trimtab shed` folds) gives after the window's last accepted sample."""
     config = Config.of(load_normalisation=normalisation)
     out = tmp_path / "out"
     run_job(
@@ -68,6 +71,7 @@ def test_pipeline_loads_equal_the_engines(
         k: Limits(cores=v["cores"], memory_bytes=v["memory_bytes"], nic_bps=v["nic_bps"])
         for k, v in nodes.items()
     }
+    samples = _accepted_samples(spark, dirty_fleet)
     by_node: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_node[(row["cluster"], row["node"])].append(row)
@@ -79,20 +83,37 @@ def test_pipeline_loads_equal_the_engines(
             ]
             reference = Limits.reference(members)
         windows.sort(key=lambda r: r["window_start"])
-        samples = [
-            NodeSample(
-                ts=r["window_start"].timestamp(),
-                **{m: r[m] for m in METRICS if m not in ("disk_free_bytes", "disk_total_bytes")},
+        assert windows[-1]["latest"] and sum(w["latest"] for w in windows) == 1
+        history = sorted(samples[(cluster, node)], key=lambda s: s.ts)
+        for window in windows:
+            end = window["last_sample_ts"].timestamp()
+            through = [s for s in history if s.ts <= end]
+            engine = model.fold(node, through, limits[(cluster, node)], reference)
+            assert engine is not None
+            assert window["samples"] == len([s for s in through if s.ts >= _start(window)])
+            assert window["load"] == pytest.approx(engine.weighted_max_ema, rel=1e-9)
+            assert window["msg_throughput_ema"] == pytest.approx(
+                engine.msg_throughput_ema, rel=1e-9
             )
-            for r in windows
-        ]
-        engine = model.fold(node, samples, limits[(cluster, node)], reference)
-        assert engine is not None
-        latest = windows[-1]
-        assert latest["latest"] and sum(w["latest"] for w in windows) == 1
-        assert latest["load"] == pytest.approx(engine.weighted_max_ema, rel=1e-9)
-        assert latest["msg_throughput_ema"] == pytest.approx(engine.msg_throughput_ema, rel=1e-9)
-        assert latest["weighted_max"] == pytest.approx(engine.weighted_max, rel=1e-9)
+            assert window["weighted_max"] == pytest.approx(engine.weighted_max, rel=1e-9)
     clusters = {r["cluster"] for r in rows}
     inventory_clusters = set(read_inventory(Path(dirty_fleet.out) / "nodes").clusters)
     assert clusters == inventory_clusters
+
+
+def _start(window: dict[str, Any]) -> float:
+    return float(window["window_start"].timestamp())
+
+
+def _accepted_samples(
+    spark: SparkSession, fleet: GeneratedFleet
+) -> dict[tuple[str, str], list[NodeSample]]:
+    """The node_metrics rows the pipeline accepts, as the engine's samples per node."""
+    fields = [m for m in METRICS if m not in ("disk_free_bytes", "disk_total_bytes")]
+    accepted = ingest(spark, str(fleet.out), now=NOW).accepted("node_metrics")
+    micros = accepted.select("cluster", "node", F.unix_micros("ts").alias("_us"), *fields)
+    samples: dict[tuple[str, str], list[NodeSample]] = defaultdict(list)
+    for row in micros.collect():
+        sample = NodeSample(ts=row["_us"] / 1e6, **{m: float(row[m]) for m in fields})
+        samples[(row["cluster"], row["node"])].append(sample)
+    return samples

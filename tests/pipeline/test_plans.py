@@ -18,13 +18,17 @@ from trimtab.pipeline.job import JobOptions, run_job
 
 
 # Seed 1 is a fleet where the transfer strategy's plan raises the std (unequal brokers).
-@pytest.mark.parametrize(("strategy", "seed"), [("balanced", 3), ("transfer", 1)])
+# Samples come once a minute: a 2-minute window holds two.
+@pytest.mark.parametrize(
+    ("strategy", "seed", "window"),
+    [("balanced", 3, "1m"), ("transfer", 1, "1m"), ("balanced", 3, "2m")],
+)
 def test_pipeline_transfers_equal_the_shed_command(
-    spark: SparkSession, tmp_path: Path, strategy: str, seed: int
+    spark: SparkSession, tmp_path: Path, strategy: str, seed: int, window: str
 ) -> None:
-    """Per-minute windows over per-minute samples: the pipeline plans exactly what the engine,
-    run by `trimtab shed` on the brokers' rows, plans, with the same warning when the plan
-    raises the std; the pulsar-admin export matches and carries the warning as a comment."""
+    """Whatever the samples per window: the pipeline plans exactly what the engine, run by
+    `trimtab shed` on the brokers' rows, plans, with the same warning when the plan raises
+    the std; the pulsar-admin export matches and carries the warning as a comment."""
     fleet = generate_fleet(
         FleetSpec(clusters=1, brokers=5, bookies=2, bundles=24, minutes=10, seed=seed),
         tmp_path / "in",
@@ -36,7 +40,7 @@ def test_pipeline_transfers_equal_the_shed_command(
             input=str(fleet.out),
             output=str(out),
             now=NOW,
-            window="1m",
+            window=window,
             strategy=strategy,
             seed=seed,
         ),
@@ -76,6 +80,18 @@ def test_pipeline_transfers_equal_the_shed_command(
     assert sorted(got) == sorted(want)
     (cluster,) = summary.clusters
     assert summary.clusters[cluster]["std_before"] == pytest.approx(doc["std_before"], abs=1e-6)
+    assert summary.clusters[cluster]["std_after"] == pytest.approx(doc["std_after"], abs=1e-6)
+    loads = {
+        r["broker"]: (r["load_before"], r["load_after"])
+        for r in pq.read_table(out / "plan_loads").to_pylist()
+    }
+    assert loads == {
+        b["broker"]: (
+            pytest.approx(b["load_before"], rel=1e-9),
+            pytest.approx(b["load_after"], rel=1e-9),
+        )
+        for b in doc["brokers"]
+    }
     assert summary.clusters[cluster]["transfers"] == len(want)
     warning = summary.clusters[cluster].get("warning")
     assert warning == doc["warning"]

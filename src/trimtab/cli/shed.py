@@ -44,7 +44,8 @@ from trimtab.errors import TrimtabError
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.inventory import read_inventory
 from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
-from trimtab.shedding.inputs import Built, build_snapshot, read_bundle_metrics, read_node_metrics
+from trimtab.shedding.inputs import read_bundle_metrics, read_node_metrics
+from trimtab.shedding.telemetry import Built, build_snapshot
 from trimtab.tables import Parsed, RejectedRow
 
 __all__ = ["Format", "Strategy", "plan_json", "shed"]

@@ -1,9 +1,11 @@
 """Node loads: per-window means in Spark, then the engine's load formula and moving averages.
 
 Goals
-    ``node_load`` holds, per node and window, the mean of each metric, the weighted max and
-    its moving average exactly as :class:`trimtab.shedding.LoadModel` computes them, so a
-    plan made from the pipeline's loads is the plan the engine would make.
+    ``node_load`` holds, per node and window, the mean of each metric, and the weighted max
+    and its moving averages exactly as the shedding engine computes them over every sample
+    (:func:`trimtab.shedding.telemetry.fold`, what ``trimtab shed`` does): the values after the
+    window's last sample. The newest window of a broker is therefore its load data in the
+    engine's snapshot, however many samples each window holds.
 
 Algorithm
     1. Spark tags each accepted ``node_metrics`` sample with its window's start (windows are
@@ -11,16 +13,18 @@ Algorithm
        node names for integers from the inventory (a broadcast join, no shuffle); times
        travel as microseconds. Only numbers cross to Python, which Arrow hands over fastest;
        the inventory's limits (cores, memory, NIC) go with the function, not with each row.
-    2. ``groupBy(cluster).applyInPandas`` gets each cluster's samples once. pandas averages
-       every metric per (node, window) and keeps the sample count, the last sample's time and
-       its disk view (what ``bookie_weights`` draws from, so it needs no pass of its own):
-       with samples about as frequent as windows, a Spark aggregation would shuffle and hash
-       as many groups as rows for no reduction, while pandas does it in one vectorised pass.
-    3. In the same call the engine runs per cluster (its reference limits for ``absolute``
-       load are the largest of the cluster's brokers, as the shedding plans use, or of all
-       its nodes when it has no broker): the weighted max column-wise with
-       :meth:`LoadModel.weighted_max_array`, then, per node in window order, the moving
-       averages (first window sets them; then ``h·ema + (1 − h)·x``).
+    2. ``groupBy(cluster).applyInPandas`` gets each cluster's samples once, sorted by node and
+       time. The engine folds them column-wise (:func:`~trimtab.shedding.telemetry.fold_columns`:
+       the weighted max of each sample, then per node the moving averages, first sample
+       setting them, then ``h·ema + (1 − h)·x``); its reference limits for ``absolute`` load
+       are the largest of the cluster's brokers, as the shedding plans use, or of all its
+       nodes when it has no broker.
+    3. In the same call pandas averages every metric per (node, window) and keeps the sample
+       count, and of the window's last sample its time, its disk view (what
+       ``bookie_weights`` draws from, so it needs no pass of its own), its weighted max and
+       the moving averages through it. With samples about as frequent as windows, a Spark
+       aggregation would shuffle and hash as many groups as rows for no reduction, while
+       pandas does it in one vectorised pass.
     4. The names come back by a broadcast join on the node's integer. The integers follow
        the names' order and each cluster's rows leave Python sorted by node and window, so
        every output partition is already in (cluster, node, window_start) order: writing
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -39,6 +44,7 @@ from pyspark.sql import functions as F
 
 from trimtab.config import SheddingConfig
 from trimtab.shedding.load import Limits, LoadModel, NodeSample
+from trimtab.shedding.telemetry import ema_by_group, fold_columns
 
 __all__ = [
     "METRICS",
@@ -71,49 +77,15 @@ def window_seconds(text: str) -> int:
     return int(amount) * {"second": 1, "minute": 60, "hour": 3600, "day": 86400}[unit.rstrip("s")]
 
 
-def ema_by_group(values: np.ndarray, groups: np.ndarray, history: float) -> np.ndarray:
-    """The moving average of ``values`` restarted at each new group (rows sorted by group).
-
-    ``y0 = x0``; ``y_t = h·y_(t−1) + (1 − h)·x_t``: pandas' ``ewm(alpha=1 − h, adjust=False)``.
-    """
-    series = pd.Series(values)
-    if history >= 1.0:  # all history: the first value stays
-        return series.groupby(groups).transform("first").to_numpy()
-    smoothed = series.groupby(groups).transform(
-        lambda s: s.ewm(alpha=1.0 - history, adjust=False).mean()
-    )
-    return smoothed.to_numpy()
-
-
 def node_loads(
     metrics: DataFrame, nodes: DataFrame, config: SheddingConfig, *, window: str = "1m"
 ) -> DataFrame:
     """Per node and window: metric means, weighted max, load (its moving average)."""
-    step_us = window_seconds(window) * 1_000_000
-    role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
-    inventory = (
-        nodes.select(
-            "cluster",
-            "node",
-            "cores",
-            "memory_bytes",
-            "nic_bps",
-            role.isin("", "broker").alias("broker"),
-        )
-        .orderBy("cluster", "node")
-        .collect()
-    )
-    # Nodes and clusters travel to Python as small integers: strings and timestamps are what
-    # makes Arrow's hand-over to pandas slow, and every sample would carry them.
-    clusters = {name: i for i, name in enumerate(sorted({row["cluster"] for row in inventory}))}
+    inventory = _Inventory.of(nodes)
     ids = metrics.sparkSession.createDataFrame(
-        [(i, clusters[r["cluster"]], r["cluster"], r["node"]) for i, r in enumerate(inventory)],
-        "_node int, _cluster int, cluster string, node string",
+        inventory.ids, "_node int, _cluster int, cluster string, node string"
     )
-    cores = np.array([float(r["cores"]) for r in inventory])
-    memory = np.array([float(r["memory_bytes"]) for r in inventory])
-    nic = np.array([float(r["nic_bps"]) for r in inventory])
-    broker = np.array([bool(r["broker"]) for r in inventory])
+    step_us = window_seconds(window) * 1_000_000
     micros = F.unix_micros("ts")
     samples = metrics.join(F.broadcast(ids), ["cluster", "node"], "inner").select(
         "_cluster",
@@ -126,37 +98,12 @@ def node_loads(
 
     def per_cluster(rows: pd.DataFrame) -> pd.DataFrame:
         rows = rows.sort_values(["_node", "_ts"], kind="stable")
-        windows = rows.groupby(["_node", "_window"], sort=True)
-        frame = windows[list(METRICS)].mean()
-        frame["samples"] = windows.size()
-        frame["_last"] = windows["_ts"].max()
-        disks = windows[["disk_free_bytes", "disk_total_bytes"]].last()
-        frame["last_disk_free_bytes"] = disks["disk_free_bytes"]
-        frame["last_disk_total_bytes"] = disks["disk_total_bytes"]
-        frame = frame.reset_index()
-        node = frame["_node"].to_numpy()
-        reference = None
-        if model.normalisation == "absolute":
-            members = np.unique(node)
-            pool = members[broker[members]] if broker[members].any() else members
-            reference = Limits(
-                cores=cores[pool].max(), memory_bytes=memory[pool].max(), nic_bps=nic[pool].max()
-            )
-        columns = {m: frame[m].to_numpy(dtype=float) for m in METRICS}
-        weighted = model.weighted_max_array(
-            columns,
-            cores=cores[node],
-            memory_bytes=memory[node],
-            nic_bps=nic[node],
-            reference=reference,
-        )
-        throughput = columns["throughput_in_bytes_per_s"] + columns["throughput_out_bytes_per_s"]
-        return frame.assign(
-            weighted_max=weighted,
-            load=ema_by_group(weighted, node, model.history),
-            msg_throughput_ema=ema_by_group(throughput, node, model.history),
-            latest=~frame["_node"].duplicated(keep="last").to_numpy(),
-        )[list(_NUMERIC_COLUMNS)]
+        node = rows["_node"].to_numpy()
+        columns = {m: rows[m].to_numpy(dtype=float) for m in SAMPLE_FIELDS}
+        limits = inventory.limits(node)
+        reference = inventory.reference(node) if model.normalisation == "absolute" else None
+        folded = fold_columns(model, columns, node, **limits, reference=reference)
+        return _per_window(rows.assign(**folded))
 
     numeric = samples.groupBy("_cluster").applyInPandas(per_cluster, _NUMERIC_SCHEMA)
     return numeric.join(F.broadcast(ids.drop("_cluster")), "_node").select(
@@ -166,13 +113,86 @@ def node_loads(
         "samples",
         F.timestamp_micros("_last").alias("last_sample_ts"),
         *METRICS,
-        "weighted_max",
-        "load",
-        "msg_throughput_ema",
+        *_FOLDED,
         "latest",
         "last_disk_free_bytes",
         "last_disk_total_bytes",
     )
+
+
+#: What the engine's fold gives per sample; a window keeps its last sample's.
+_FOLDED = ("weighted_max", "load", "msg_throughput_ema")
+_LAST = {"_ts": "_last", "disk_free_bytes": "last_disk_free_bytes"}
+_LAST |= {"disk_total_bytes": "last_disk_total_bytes"}
+
+
+def _per_window(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (node, window) of samples sorted by node and time: metric means, sample
+    count, and the last sample's time, disk view and folded values."""
+    windows = rows.groupby(["_node", "_window"], sort=True)
+    frame = windows[list(METRICS)].mean()
+    frame["samples"] = windows.size()
+    last = windows[[*_LAST, *_FOLDED]].last().rename(columns=_LAST)
+    frame = frame.join(last).reset_index()
+    frame["latest"] = ~frame["_node"].duplicated(keep="last").to_numpy()
+    return frame[list(_NUMERIC_COLUMNS)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Inventory:
+    """The inventory's nodes in (cluster, node) order, their limits by row number, and the
+    rows that tell the Python side's integers from names (small: collected once)."""
+
+    ids: list[tuple[int, int, str, str]]
+    cores: np.ndarray
+    memory: np.ndarray
+    nic: np.ndarray
+    broker: np.ndarray
+
+    @classmethod
+    def of(cls, nodes: DataFrame) -> _Inventory:
+        role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
+        rows = (
+            nodes.select(
+                "cluster",
+                "node",
+                "cores",
+                "memory_bytes",
+                "nic_bps",
+                role.isin("", "broker").alias("broker"),
+            )
+            .orderBy("cluster", "node")
+            .collect()
+        )
+        # Nodes and clusters travel to Python as small integers: strings and timestamps are
+        # what makes Arrow's hand-over to pandas slow, and every sample would carry them.
+        clusters = {name: i for i, name in enumerate(sorted({r["cluster"] for r in rows}))}
+        return cls(
+            ids=[(i, clusters[r["cluster"]], r["cluster"], r["node"]) for i, r in enumerate(rows)],
+            cores=np.array([float(r["cores"]) for r in rows]),
+            memory=np.array([float(r["memory_bytes"]) for r in rows]),
+            nic=np.array([float(r["nic_bps"]) for r in rows]),
+            broker=np.array([bool(r["broker"]) for r in rows]),
+        )
+
+    def limits(self, node: np.ndarray) -> dict[str, np.ndarray]:
+        """The limits lined up with samples of these node numbers."""
+        return {
+            "cores": self.cores[node],
+            "memory_bytes": self.memory[node],
+            "nic_bps": self.nic[node],
+        }
+
+    def reference(self, node: np.ndarray) -> Limits:
+        """The cluster's reference limits: the largest of its brokers that have samples, or
+        of all its nodes when none is a broker."""
+        members = np.unique(node)
+        pool = members[self.broker[members]] if self.broker[members].any() else members
+        return Limits(
+            cores=self.cores[pool].max(),
+            memory_bytes=self.memory[pool].max(),
+            nic_bps=self.nic[pool].max(),
+        )
 
 
 #: What the Python side returns (names and node as integers, times in microseconds).

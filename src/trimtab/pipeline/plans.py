@@ -1,29 +1,30 @@
 """Shedding plans per cluster: the Pulsar shedder run on each cluster's loads and bundles.
 
 Algorithm
-    1. Brokers are the nodes whose ``role`` is ``broker`` or empty and whose state is not
-       ``down``; their per-window metric means (``node_load``) and inventory limits go to one
-       side of a cogroup, each bundle's latest accepted sample to the other.
-    2. Spark keeps each broker's newest window and its window count (``node_load`` already
-       holds the moving averages the engine's :meth:`LoadModel.fold` would reach, tested
-       equal), so the Python side does one :meth:`LoadModel.update` per broker, not one per
-       window. ``cogroup(cluster).applyInPandas`` builds a :class:`LoadSnapshot` and runs
-       :func:`trimtab.shedding.plan` with the chosen strategy from the latest sample time, so
-       clusters are planned in parallel across executors, never in a driver loop.
+    1. Brokers are the nodes whose ``role`` is ``broker`` or empty. Each one's newest
+       ``node_load`` window already holds the engine's moving averages through its last sample
+       (:mod:`trimtab.pipeline.loads`); Spark adds its sample count, its inventory limits and
+       state, and that last sample itself (the accepted ``node_metrics`` row at the window's
+       ``last_sample_ts``, found by a broadcast join). Each bundle's newest accepted sample
+       goes to the other side of a cogroup.
+    2. ``cogroup(cluster).applyInPandas`` hands these plain values to the engine:
+       :func:`trimtab.shedding.telemetry.snapshot_of` builds the :class:`LoadSnapshot`, the
+       same function ``trimtab shed`` builds its snapshot with, and
+       :func:`trimtab.shedding.plan` runs the chosen strategy from the newest sample time.
+       Clusters are planned in parallel across executors, never in a driver loop.
     3. The result is one long table: a ``summary`` row per cluster (std before → after, and
        the plan's ``warning`` when its moves would raise the std), a ``decision`` row per
        decision and a ``transfer`` row per bundle move, with the std the shedder expects
        after that cycle. For the report, a ``broker`` row per broker gives its load now and
        where the plan leaves it once the moves have settled (``load_before``,
        ``load_after``), and a ``cycle`` row per cycle the settled std before and after that
-       cycle's moves (the summary's measure, so cycle 1's before and the last cycle's after
-       are the summary's) with the cycle's outcome in ``label``/``reason``.
+       cycle's moves, as the plan records them (:attr:`Plan.settled`), with the cycle's
+       outcome in ``label``/``reason``.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -33,18 +34,16 @@ from pyspark.sql import functions as F
 from trimtab.config import SheddingConfig
 from trimtab.pipeline.loads import SAMPLE_FIELDS
 from trimtab.shedding import (
-    BrokerLoad,
+    BrokerTelemetry,
     BundleLoads,
+    Folded,
     Limits,
     LoadModel,
-    LoadSnapshot,
-    LoadStats,
     NodeSample,
     Plan,
-    load_per_byte,
     plan,
     shedder_for,
-    shift,
+    snapshot_of,
 )
 
 __all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
@@ -63,6 +62,7 @@ def shedding_plans(
     nodes: DataFrame,
     config: SheddingConfig,
     *,
+    node_metrics: DataFrame,
     strategy: str | None = None,
     cycles: int = 1,
     until_balanced: bool = False,
@@ -71,8 +71,40 @@ def shedding_plans(
     """The plan of every cluster as rows of :data:`PLAN_SCHEMA` (see the module docstring).
 
     ``bundles`` holds the newest accepted sample per (cluster, bundle, broker), as ingest
-    summarises it (:attr:`CheckedTable.latest`).
+    summarises it (:attr:`CheckedTable.latest`); ``node_metrics`` the accepted samples.
     """
+    model = LoadModel.of(config)
+    shedder = shedder_for(config, strategy)
+
+    def per_cluster(broker_rows: pd.DataFrame, bundle_rows: pd.DataFrame) -> pd.DataFrame:
+        if broker_rows.empty:
+            return pd.DataFrame(columns=PLAN_COLUMNS)
+        table, at = _bundle_loads(bundle_rows)
+        built = snapshot_of(_telemetry(broker_rows), table, model, bundles_at=at)
+        result = plan(
+            built.snapshot,
+            shedder,
+            now=built.now,
+            cycles=cycles,
+            until_balanced=until_balanced,
+            rng=random.Random(seed),
+        )
+        return pd.DataFrame(
+            _rows(str(broker_rows["cluster"].iloc[0]), result), columns=PLAN_COLUMNS
+        )
+
+    brokers = _brokers(node_load, node_metrics, nodes)
+    return (
+        brokers.groupBy("cluster")
+        .cogroup(_newest_bundles(bundles).groupBy("cluster"))
+        .applyInPandas(per_cluster, PLAN_SCHEMA)
+    )
+
+
+def _brokers(node_load: DataFrame, node_metrics: DataFrame, nodes: DataFrame) -> DataFrame:
+    """Per broker with samples: limits, state, sample count, the moving averages through its
+    last sample (its newest ``node_load`` window) and that sample's values (``ts`` and
+    :data:`SAMPLE_FIELDS`)."""
     role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
     brokers = nodes.where(role.isin("", "broker")).select(
         "cluster",
@@ -82,130 +114,121 @@ def shedding_plans(
         "nic_bps",
         F.lower(F.col("state")).alias("state"),
     )
-    # node_load marks each node's newest window already; only the window count is summed.
-    counts = node_load.groupBy("cluster", "node").agg(F.count("*").alias("windows"))
+    counts = node_load.groupBy("cluster", "node").agg(F.sum("samples").alias("samples"))
     newest = node_load.where("latest").select(
-        "cluster", "node", "window_start", *SAMPLE_FIELDS, "load", "msg_throughput_ema"
+        "cluster", "node", F.col("last_sample_ts").alias("ts"), "load", "msg_throughput_ema"
     )
-    newest = newest.join(counts, ["cluster", "node"])
-    windows = newest.join(brokers, ["cluster", "node"], "inner")
-    # A bundle that moved has a newest sample per broker it had; the newest one wins (ties
-    # by broker name, so the choice is stable).
+    newest = newest.join(counts, ["cluster", "node"]).join(brokers, ["cluster", "node"])
+    keys = ["cluster", "node", "ts"]
+    # Should a node have two accepted samples at that time, the larger by value is kept:
+    # a stable choice.
+    last = (
+        node_metrics.join(F.broadcast(newest.select(*keys)), keys)
+        .groupBy(*keys)
+        .agg(
+            F.max(F.struct(*(F.col(f).cast("double").alias(f) for f in SAMPLE_FIELDS))).alias("_s")
+        )
+        .select(*keys, "_s.*")
+    )
+    return newest.join(last, keys)
+
+
+def _newest_bundles(bundles: DataFrame) -> DataFrame:
+    """A bundle that moved has a newest sample per broker it had; the newest one wins (ties
+    by broker name, so the choice is stable)."""
     newest_first = Window.partitionBy("cluster", "bundle").orderBy(
         F.col("ts").desc(), F.col("broker")
     )
-    latest = (
+    return (
         bundles.withColumn("_n", F.row_number().over(newest_first))
         .where(F.col("_n") == 1)
         .drop("_n")
     )
-    model = LoadModel.of(config)
-    shedder = shedder_for(config, strategy)
 
-    def per_cluster(broker_rows: pd.DataFrame, bundle_rows: pd.DataFrame) -> pd.DataFrame:
-        if broker_rows.empty:
-            return pd.DataFrame(columns=PLAN_COLUMNS)
-        cluster = str(broker_rows["cluster"].iloc[0])
-        limits: dict[str, Limits] = {}
-        states: dict[str, str] = {}
-        records: list[dict[Any, Any]] = broker_rows.sort_values("node").to_dict("records")
-        for row in records:
-            limits[str(row["node"])] = Limits(
+
+def _telemetry(rows: pd.DataFrame) -> list[BrokerTelemetry]:
+    """The engine's input per broker, from the rows of :func:`_brokers`."""
+    records: list[dict[Any, Any]] = rows.sort_values("node").to_dict("records")
+    return [
+        BrokerTelemetry(
+            node=str(row["node"]),
+            limits=Limits(
                 cores=float(row["cores"]),
                 memory_bytes=float(row["memory_bytes"]),
                 nic_bps=float(row["nic_bps"]),
-            )
-            states[str(row["node"])] = str(row["state"])
-        reference = Limits.reference(limits.values())
-        loads = [_broker_load(model, row, limits[str(row["node"])], reference) for row in records]
-        ordered = bundle_rows.sort_values("bundle", kind="stable")
-        table = BundleLoads.from_arrays(
-            ordered["bundle"].astype(str).tolist(),
-            ordered["broker"].astype(str).tolist(),
-            throughput_in=ordered["throughput_in_bytes_per_s"].to_numpy(dtype=float),
-            throughput_out=ordered["throughput_out_bytes_per_s"].to_numpy(dtype=float),
-            msg_rate_in=ordered["msg_in_per_s"].to_numpy(dtype=float),
-            msg_rate_out=ordered["msg_out_per_s"].to_numpy(dtype=float),
+            ),
+            down=str(row["state"]) == "down",
+            folded=Folded(
+                last=NodeSample(
+                    ts=pd.Timestamp(row["ts"]).timestamp(),
+                    **{f: float(row[f]) for f in SAMPLE_FIELDS},
+                ),
+                weighted_max_ema=float(row["load"]),
+                msg_throughput_ema=float(row["msg_throughput_ema"]),
+                samples=int(row["samples"]),
+            ),
         )
-        available = [n for n, s in states.items() if s != "down"]
-        snapshot = LoadSnapshot.of(loads, table, available=available)
-        stamps = [load.updated_at for load in loads]
-        if not ordered.empty:
-            stamps.append(pd.Timestamp(ordered["ts"].max()).timestamp())
-        now = max(stamps, default=0.0)
-        result = plan(
-            snapshot,
-            shedder,
-            now=now,
-            cycles=cycles,
-            until_balanced=until_balanced,
-            rng=random.Random(seed),
-        )
-        rows = [
-            _row(
-                cluster,
-                "summary",
-                std_before=result.std_before,
-                std_after=result.std_after,
-                note=f"{len(result.results)} cycles, strategy {result.strategy}",
-                warning=result.warning,
-            )
-        ]
-        for cycle, outcome in enumerate(result.results, start=1):
-            for decision in outcome.decisions:
-                move = decision.move
-                rows.append(
-                    _row(
-                        cluster,
-                        "transfer" if move is not None else "decision",
-                        cycle=cycle,
-                        label=decision.label.value,
-                        reason=decision.reason.value,
-                        broker=decision.broker,
-                        bundle=move.bundle if move else None,
-                        source=move.source if move else None,
-                        destination=move.destination if move else None,
-                        throughput=move.throughput if move else None,
-                        std_before=outcome.std,
-                        std_after=outcome.std_after,
-                        note=decision.note,
-                    )
+        for row in records
+    ]
+
+
+def _bundle_loads(rows: pd.DataFrame) -> tuple[BundleLoads, float | None]:
+    """The cluster's bundles in name order, and their newest sample time (None: no bundle)."""
+    ordered = rows.sort_values("bundle", kind="stable")
+    table = BundleLoads.from_arrays(
+        ordered["bundle"].astype(str).tolist(),
+        ordered["broker"].astype(str).tolist(),
+        throughput_in=ordered["throughput_in_bytes_per_s"].to_numpy(dtype=float),
+        throughput_out=ordered["throughput_out_bytes_per_s"].to_numpy(dtype=float),
+        msg_rate_in=ordered["msg_in_per_s"].to_numpy(dtype=float),
+        msg_rate_out=ordered["msg_out_per_s"].to_numpy(dtype=float),
+    )
+    at = None if ordered.empty else pd.Timestamp(ordered["ts"].max()).timestamp()
+    return table, at
+
+
+def _rows(cluster: str, result: Plan) -> list[dict[str, object]]:
+    """A cluster's rows of :data:`PLAN_SCHEMA`: summary, decisions, brokers, cycles."""
+    summary = _row(
+        cluster,
+        "summary",
+        std_before=result.std_before,
+        std_after=result.std_after,
+        note=f"{len(result.results)} cycles, strategy {result.strategy}",
+        warning=result.warning,
+    )
+    return [summary, *_decision_rows(cluster, result), *_load_rows(cluster, result)]
+
+
+def _decision_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
+    """A ``transfer`` row per move and a ``decision`` row per other decision, by cycle."""
+    rows = []
+    for cycle, outcome in enumerate(result.results, start=1):
+        for decision in outcome.decisions:
+            move = decision.move
+            rows.append(
+                _row(
+                    cluster,
+                    "transfer" if move is not None else "decision",
+                    cycle=cycle,
+                    label=decision.label.value,
+                    reason=decision.reason.value,
+                    broker=decision.broker,
+                    bundle=move.bundle if move else None,
+                    source=move.source if move else None,
+                    destination=move.destination if move else None,
+                    throughput=move.throughput if move else None,
+                    std_before=outcome.std,
+                    std_after=outcome.std_after,
+                    note=decision.note,
                 )
-        rows.extend(_load_rows(cluster, snapshot, result))
-        return pd.DataFrame(rows, columns=PLAN_COLUMNS)
-
-    return (
-        windows.groupBy("cluster")
-        .cogroup(latest.groupBy("cluster"))
-        .applyInPandas(per_cluster, PLAN_SCHEMA)
-    )
+            )
+    return rows
 
 
-def _broker_load(
-    model: LoadModel, row: dict[Any, Any], limits: Limits, reference: Limits
-) -> BrokerLoad:
-    """What ``model.fold`` gives after all of a broker's windows, from its newest window."""
-    sample = NodeSample(
-        ts=pd.Timestamp(row["window_start"]).timestamp(),
-        **{f: float(row[f]) for f in SAMPLE_FIELDS},
-    )
-    latest = model.update(None, str(row["node"]), sample, limits, reference)
-    return replace(
-        latest,
-        weighted_max_ema=float(row["load"]),
-        msg_throughput_ema=float(row["msg_throughput_ema"]),
-        samples=int(row["windows"]),
-    )
-
-
-def _load_rows(cluster: str, snapshot: LoadSnapshot, result: Plan) -> list[dict[str, object]]:
-    """``broker`` rows (load now → settled after the plan) and ``cycle`` rows (settled std).
-
-    The settled loads are replayed cycle by cycle with the same ratios and :func:`shift` that
-    :func:`trimtab.shedding.plan` uses, so the last cycle ends at ``result.loads_after``.
-    """
-    available = set(snapshot.available or ())
-    ratios = load_per_byte([b for name, b in snapshot.loads.items() if name in available])
+def _load_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
+    """``broker`` rows (load now → settled after the plan) and ``cycle`` rows (settled std
+    before and after each cycle, as the plan recorded them)."""
     rows = [
         _row(
             cluster,
@@ -216,11 +239,9 @@ def _load_rows(cluster: str, snapshot: LoadSnapshot, result: Plan) -> list[dict[
         )
         for broker, load in sorted(result.loads_before.items())
     ]
-    settled = dict(result.loads_before)
-    for cycle, outcome in enumerate(result.results, start=1):
-        before = LoadStats.of(settled.values()).std if settled else None
-        settled = shift(settled, outcome.moves, ratios)
-        after = LoadStats.of(settled.values()).std if settled else None
+    for cycle, (outcome, (before, after)) in enumerate(
+        zip(result.results, result.cycle_stds, strict=True), start=1
+    ):
         decision = outcome.outcome
         rows.append(
             _row(

@@ -37,6 +37,7 @@ from trimtab.shedding.plan import Plan, plan, worsening
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import Bundle, BundleIndex, BundleLoads, LoadSnapshot
 from trimtab.shedding.strategies import STRATEGIES, shedder_for
+from trimtab.shedding.telemetry import BrokerTelemetry, Folded, snapshot_of
 from trimtab.shedding.threshold import ThresholdShedder
 from trimtab.shedding.transfer import TransferShedder
 from trimtab.shedding.uniform import UniformLoadShedder
@@ -45,11 +46,13 @@ __all__ = [
     "STRATEGIES",
     "BalancedShedder",
     "BrokerLoad",
+    "BrokerTelemetry",
     "Bundle",
     "BundleIndex",
     "BundleLoads",
     "CycleResult",
     "Decision",
+    "Folded",
     "Label",
     "Limits",
     "LoadModel",
@@ -77,5 +80,6 @@ __all__ = [
     "report",
     "shedder_for",
     "shift",
+    "snapshot_of",
     "worsening",
 ]

@@ -1,7 +1,8 @@
 """From telemetry tables to a shedding snapshot: ``node_metrics`` and ``bundle_metrics``.
 
-Reading files is here, apart from the deciders; :func:`build_snapshot` itself takes plain
-values, so the Spark pipeline can call it per cluster with rows it already validated.
+Reading files is here, apart from the deciders; the snapshot itself is built by
+:mod:`trimtab.shedding.telemetry` (re-exported here), from plain values that the Spark
+pipeline hands over per cluster too.
 
 Rules
     * Columns as in DESIGN.md. ``ts`` is UTC: epoch seconds, or ISO 8601 text. Usages
@@ -19,16 +20,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from trimtab.cluster import ClusterState, NodeId, NodeState
-from trimtab.shedding.load import Limits, LoadModel, NodeSample
-from trimtab.shedding.snapshot import Bundle, BundleLoads, LoadSnapshot
-from trimtab.tables import Parsed, RejectedRow, TableSpec, parse_table
+from trimtab.cluster import NodeId
+from trimtab.shedding.load import NodeSample
+from trimtab.shedding.snapshot import Bundle
+from trimtab.shedding.telemetry import Built, build_snapshot
+from trimtab.tables import Parsed, TableSpec, parse_table
 
 __all__ = [
     "BUNDLE_METRICS",
@@ -149,78 +151,6 @@ def read_node_metrics(path: str | Path) -> Parsed[NodeRow]:
 
 def read_bundle_metrics(path: str | Path) -> Parsed[BundleRow]:
     return parse_table(path, BUNDLE_METRICS, parse_bundle_row)
-
-
-@dataclass(frozen=True, slots=True)
-class Built:
-    """A cluster's snapshot, its time, and the rows refused while building it."""
-
-    snapshot: LoadSnapshot
-    now: float
-    limits: Mapping[str, Limits]
-    rejected: tuple[RejectedRow, ...]
-
-
-def build_snapshot(
-    state: ClusterState,
-    nodes: Iterable[tuple[NodeRow, RejectedRow]],
-    bundles: Iterable[tuple[BundleRow, RejectedRow]],
-    model: LoadModel,
-) -> Built:
-    """The snapshot of one cluster. Each row comes with a :class:`RejectedRow` *template*
-    (source, line, raw row) used if the row has to be refused here."""
-    members = {n.id: n for n in state}
-    rejected: list[RejectedRow] = []
-    samples: dict[str, list[NodeSample]] = {}
-    latest = -math.inf
-    for nrow, where in nodes:
-        if nrow.cluster != state.name:
-            continue
-        if nrow.node not in members:
-            rejected.append(
-                _refuse(
-                    where, f"node {nrow.node} is not in cluster {state.name!r} of the inventory"
-                )
-            )
-            continue
-        samples.setdefault(nrow.node, []).append(nrow.sample)
-        latest = max(latest, nrow.sample.ts)
-    chosen: dict[str, tuple[float, Bundle]] = {}
-    for brow, where in bundles:
-        if brow.cluster != state.name:
-            continue
-        if NodeId(brow.bundle.broker) not in members:
-            rejected.append(
-                _refuse(where, f"broker {brow.bundle.broker} is not in cluster {state.name!r}")
-            )
-            continue
-        seen = chosen.get(brow.bundle.name)
-        if seen is not None and seen[0] == brow.ts:
-            rejected.append(
-                _refuse(where, f"a second row for bundle {brow.bundle.name} at the same ts")
-            )
-            continue
-        if seen is None or brow.ts > seen[0]:
-            chosen[brow.bundle.name] = (brow.ts, brow.bundle)
-        latest = max(latest, brow.ts)
-    limits = {str(n.id): Limits.of(n.capacity) for n in state}
-    reference = Limits.reference(limits.values()) if limits else None
-    loads = []
-    for broker, items in sorted(samples.items()):
-        load = model.fold(broker, items, limits[broker], reference)
-        if load is not None:
-            loads.append(load)
-    available = [str(n.id) for n in state if n.state is not NodeState.DOWN]
-    snapshot = LoadSnapshot.of(
-        loads,
-        BundleLoads.of(b for _, b in (chosen[k] for k in sorted(chosen))),
-        available=available,
-    )
-    return Built(snapshot, latest if latest > -math.inf else 0.0, limits, tuple(rejected))
-
-
-def _refuse(template: RejectedRow, reason: str) -> RejectedRow:
-    return RejectedRow(template.source, template.line, reason, template.row)
 
 
 def _text(raw: Mapping[str, Any], column: str) -> str:

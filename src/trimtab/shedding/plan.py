@@ -10,7 +10,9 @@ Algorithm
     the brokers' current values (:func:`project`) and every broker reports once at the next
     interval (:func:`report`), so smoothing lag, hit counts and cooldowns play out as upstream.
     The *settled* loads are the starting loads shifted by every move (:func:`shift`): where the
-    loads end once reports catch up; ``std_after`` is their population std.
+    loads end once reports catch up; ``std_after`` is their population std. The plan keeps them
+    after every cycle too (:attr:`Plan.settled`), so a report reads each cycle's effect rather
+    than replaying the moves.
 
     ``until_balanced`` stops after the first idle cycle whose shedding condition is off (the
     strategy's own "balanced": Skip/HitCount with the hit count back at 0), after
@@ -31,7 +33,7 @@ from trimtab.shedding.destinations import assign_destinations
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import LoadSnapshot
 
-__all__ = ["PATIENCE", "Plan", "plan", "worsening"]
+__all__ = ["PATIENCE", "Plan", "Settled", "plan", "worsening"]
 
 PATIENCE = 30
 #: How much the settled std may rise before a plan is called harmful (rounding, not load).
@@ -40,9 +42,25 @@ WORSE_BY = 1e-6
 UNEQUAL = 1.05
 
 
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """Where the loads end once reports catch up with the moves so far, and their std."""
+
+    loads: Mapping[str, float]
+    std: float
+
+    @classmethod
+    def of(cls, loads: Mapping[str, float]) -> Settled:
+        return cls(loads, LoadStats.of(loads.values()).std if loads else math.nan)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Plan:
-    """Cycles run, their results, and the loads before and after (settled)."""
+    """Cycles run, their results, and the loads before and after (settled).
+
+    ``settled`` holds the settled loads after each cycle, one entry per result; the last one
+    is ``loads_after``.
+    """
 
     strategy: str
     start: LoadSnapshot
@@ -54,6 +72,13 @@ class Plan:
     std_after: float
     target_std: float
     ratios: Mapping[str, float]  # load per byte/s of each broker, as the loads were projected
+    settled: tuple[Settled, ...] = ()
+
+    @property
+    def cycle_stds(self) -> list[tuple[float, float]]:
+        """(settled std before, after) each cycle's moves; cycle 1 starts at ``std_before``."""
+        afters = [s.std for s in self.settled]
+        return list(zip([self.std_before, *afters], afters, strict=False))
 
     @property
     def transfers(self) -> list[tuple[int, Move, Reason]]:
@@ -124,8 +149,8 @@ def plan(
     interval = cfg.interval_minutes * 60.0
     usable = [b for name, b in snapshot.loads.items() if name in (snapshot.available or ())]
     ratios = load_per_byte(usable)
-    before = {b.broker: b.load for b in usable}
-    settled = dict(before)
+    start = Settled.of({b.broker: b.load for b in usable})
+    settled = [start]
     current, state = snapshot, state or ShedderState()
     results: list[CycleResult] = []
     idle = 0
@@ -135,7 +160,7 @@ def plan(
         result = assign_destinations(result, current, cfg, rng, now=now)
         results.append(result)
         moves = result.moves
-        settled = shift(settled, moves, ratios)
+        settled.append(Settled.of(shift(settled[-1].loads, moves, ratios)))
         state = result.state
         now += interval
         current = report(
@@ -158,14 +183,11 @@ def plan(
         start=snapshot,
         end=current,
         results=tuple(results),
-        loads_before=before,
-        loads_after=settled,
-        std_before=_std(before),
-        std_after=_std(settled),
+        loads_before=start.loads,
+        loads_after=settled[-1].loads,
+        std_before=start.std,
+        std_after=settled[-1].std,
         target_std=cfg.target_std,
         ratios=ratios,
+        settled=tuple(settled[1:]),
     )
-
-
-def _std(loads: Mapping[str, float]) -> float:
-    return LoadStats.of(loads.values()).std if loads else math.nan

@@ -1,0 +1,247 @@
+"""From validated telemetry to a shedding snapshot: one path for ``trimtab shed`` and the pipeline.
+
+Goals
+    A cluster's :class:`LoadSnapshot` is built in one place, :func:`snapshot_of`, from plain
+    values that the caller has already validated: per broker its limits, whether it is down and
+    its samples *folded*; per bundle its newest sample. ``trimtab shed`` folds each broker's
+    rows one by one (:func:`fold`, :meth:`LoadModel.fold`); the Spark pipeline folds every
+    sample column-wise (:func:`fold_columns`, tested equal) and hands over each broker's newest
+    sample with the moving averages through it, never a loop of its own.
+
+Constraints
+    * Spark-free and pure: no clock, no I/O.
+    * A broker's load data is the engine's after its last sample: usages, rates and
+      ``updated_at`` from that sample, the moving averages and sample count through it.
+    * The reference limits for ``absolute`` load are the largest of the brokers given (the fold
+      must have used the same ones).
+    * ``now`` is the newest sample time given: no wall clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from trimtab.cluster import ClusterState, NodeId, NodeState
+from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample
+from trimtab.shedding.snapshot import Bundle, BundleLoads, LoadSnapshot
+from trimtab.tables import RejectedRow
+
+if TYPE_CHECKING:
+    from trimtab.shedding.inputs import BundleRow, NodeRow
+
+__all__ = [
+    "BrokerTelemetry",
+    "Built",
+    "Folded",
+    "build_snapshot",
+    "ema_by_group",
+    "fold",
+    "fold_columns",
+    "snapshot_of",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Folded:
+    """A broker's samples after the engine's fold: the newest one, and the moving averages
+    and sample count through it. That is all a snapshot needs of the history."""
+
+    last: NodeSample
+    weighted_max_ema: float
+    msg_throughput_ema: float
+    samples: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerTelemetry:
+    """One broker of a cluster, validated: limits, state, and its samples folded (None: it has
+    not reported)."""
+
+    node: str
+    limits: Limits
+    down: bool = False
+    folded: Folded | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """A cluster's snapshot, its time, and the rows refused while building it."""
+
+    snapshot: LoadSnapshot
+    now: float
+    limits: Mapping[str, Limits]
+    rejected: tuple[RejectedRow, ...] = ()
+
+
+def fold(
+    model: LoadModel, samples: Iterable[NodeSample], limits: Limits, reference: Limits | None
+) -> Folded | None:
+    """:meth:`LoadModel.fold` over ``samples`` (any order), kept as :class:`Folded`."""
+    ordered = sorted(samples, key=lambda s: s.ts)
+    load = model.fold("", ordered, limits, reference)
+    if load is None:
+        return None
+    return Folded(
+        last=ordered[-1],
+        weighted_max_ema=load.weighted_max_ema,
+        msg_throughput_ema=load.msg_throughput_ema,
+        samples=load.samples,
+    )
+
+
+def ema_by_group(values: np.ndarray, groups: np.ndarray, history: float) -> np.ndarray:
+    """The moving average of ``values`` restarted at each new group (rows sorted by group).
+
+    ``y0 = x0``; ``y_t = h·y_(t−1) + (1 − h)·x_t``: pandas' ``ewm(alpha=1 − h, adjust=False)``.
+    """
+    import pandas as pd  # only column-wise callers (the pipeline) pay for the import
+
+    series = pd.Series(values)
+    if history >= 1.0:  # all history: the first value stays
+        return series.groupby(groups).transform("first").to_numpy()
+    smoothed = series.groupby(groups).transform(
+        lambda s: s.ewm(alpha=1.0 - history, adjust=False).mean()
+    )
+    return smoothed.to_numpy()
+
+
+def fold_columns(
+    model: LoadModel,
+    columns: Mapping[str, np.ndarray],
+    groups: np.ndarray,
+    *,
+    cores: np.ndarray,
+    memory_bytes: np.ndarray,
+    nic_bps: np.ndarray,
+    reference: Limits | None = None,
+) -> dict[str, np.ndarray]:
+    """:meth:`LoadModel.update` for every sample at once: rows sorted by broker (``groups``)
+    and then time, the limits lined up with them. Returns per sample ``weighted_max`` and the
+    moving averages through it, ``load`` and ``msg_throughput_ema``: the last row of a group
+    holds what :func:`fold` gives for it."""
+    weighted = model.weighted_max_array(
+        columns, cores=cores, memory_bytes=memory_bytes, nic_bps=nic_bps, reference=reference
+    )
+    throughput = columns["throughput_in_bytes_per_s"] + columns["throughput_out_bytes_per_s"]
+    return {
+        "weighted_max": weighted,
+        "load": ema_by_group(weighted, groups, model.history),
+        "msg_throughput_ema": ema_by_group(throughput, groups, model.history),
+    }
+
+
+def snapshot_of(
+    brokers: Sequence[BrokerTelemetry],
+    bundles: BundleLoads,
+    model: LoadModel,
+    *,
+    bundles_at: float | None = None,
+) -> Built:
+    """The snapshot of one cluster from its brokers and its bundles' newest samples
+    (``bundles_at``: the newest of their times). ``now`` is the newest sample time."""
+    limits = {b.node: b.limits for b in brokers}
+    reference = Limits.reference(limits.values()) if limits else None
+    loads = [
+        _load(model, b.node, b.folded, b.limits, reference)
+        for b in sorted(brokers, key=lambda b: b.node)
+        if b.folded is not None
+    ]
+    available = [b.node for b in brokers if not b.down]
+    stamps = [load.updated_at for load in loads]
+    if bundles_at is not None:
+        stamps.append(bundles_at)
+    snapshot = LoadSnapshot.of(loads, bundles, available=available)
+    return Built(snapshot, max(stamps, default=0.0), limits)
+
+
+def _load(
+    model: LoadModel, node: str, folded: Folded, limits: Limits, reference: Limits | None
+) -> BrokerLoad:
+    """What ``model.fold`` leaves: the last sample's values, the history's averages."""
+    latest = model.update(None, node, folded.last, limits, reference)
+    return replace(
+        latest,
+        weighted_max_ema=folded.weighted_max_ema,
+        msg_throughput_ema=folded.msg_throughput_ema,
+        samples=folded.samples,
+    )
+
+
+def build_snapshot(
+    state: ClusterState,
+    nodes: Iterable[tuple[NodeRow, RejectedRow]],
+    bundles: Iterable[tuple[BundleRow, RejectedRow]],
+    model: LoadModel,
+) -> Built:
+    """The snapshot of one cluster from file rows (``trimtab shed``). Each row comes with a
+    :class:`RejectedRow` *template* (source, line, raw row) used if the row has to be refused
+    here: a row for a node outside the cluster, a second row for a bundle at the same time."""
+    rejected: list[RejectedRow] = []
+    samples = _samples(state, nodes, rejected)
+    chosen = _newest_bundles(state, bundles, rejected)
+    limits = {str(n.id): Limits.of(n.capacity) for n in state}
+    reference = Limits.reference(limits.values()) if limits else None
+    brokers = [
+        BrokerTelemetry(
+            node=str(n.id),
+            limits=limits[str(n.id)],
+            down=n.state is NodeState.DOWN,
+            folded=fold(model, samples.get(str(n.id), ()), limits[str(n.id)], reference),
+        )
+        for n in state
+    ]
+    table = BundleLoads.of(chosen[k][1] for k in sorted(chosen))
+    at = max((ts for ts, _ in chosen.values()), default=None)
+    built = snapshot_of(brokers, table, model, bundles_at=at)
+    return replace(built, rejected=tuple(rejected))
+
+
+def _samples(
+    state: ClusterState, nodes: Iterable[tuple[NodeRow, RejectedRow]], rejected: list[RejectedRow]
+) -> dict[str, list[NodeSample]]:
+    """The cluster's samples per member; rows for a node outside it are refused."""
+    members = {n.id for n in state}
+    samples: dict[str, list[NodeSample]] = {}
+    for row, where in nodes:
+        if row.cluster != state.name:
+            continue
+        if row.node not in members:
+            reason = f"node {row.node} is not in cluster {state.name!r} of the inventory"
+            rejected.append(_refuse(where, reason))
+            continue
+        samples.setdefault(row.node, []).append(row.sample)
+    return samples
+
+
+def _newest_bundles(
+    state: ClusterState,
+    bundles: Iterable[tuple[BundleRow, RejectedRow]],
+    rejected: list[RejectedRow],
+) -> dict[str, tuple[float, Bundle]]:
+    """Each bundle's newest row; a row for a broker outside the cluster, or a second row for
+    a bundle at the same time, is refused."""
+    members = {n.id for n in state}
+    chosen: dict[str, tuple[float, Bundle]] = {}
+    for row, where in bundles:
+        if row.cluster != state.name:
+            continue
+        if NodeId(row.bundle.broker) not in members:
+            reason = f"broker {row.bundle.broker} is not in cluster {state.name!r}"
+            rejected.append(_refuse(where, reason))
+            continue
+        seen = chosen.get(row.bundle.name)
+        if seen is not None and seen[0] == row.ts:
+            reason = f"a second row for bundle {row.bundle.name} at the same ts"
+            rejected.append(_refuse(where, reason))
+            continue
+        if seen is None or row.ts > seen[0]:
+            chosen[row.bundle.name] = (row.ts, row.bundle)
+    return chosen
+
+
+def _refuse(template: RejectedRow, reason: str) -> RejectedRow:
+    return RejectedRow(template.source, template.line, reason, template.row)
