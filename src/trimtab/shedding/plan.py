@@ -6,7 +6,7 @@ Goals
 
 Algorithm
     Each cycle runs the shedder at ``now``; moves without a destination are placed like a
-    fresh lookup (:mod:`trimtab.shedding.placement`, seeded RNG). Then the moves are applied to
+    fresh lookup (:mod:`trimtab.shedding.destinations`, seeded RNG). Then the moves are applied to
     the brokers' current values (:func:`project`) and every broker reports once at the next
     interval (:func:`report`), so smoothing lag, hit counts and cooldowns play out as upstream.
     The *settled* loads are the starting loads shifted by every move (:func:`shift`): where the
