@@ -137,7 +137,10 @@ def test_config_command_shows_upstream_names_and_values(tmp_path: Path) -> None:
     row = next(r for r in doc["settings"] if r["key"] == "placement.min_num_racks_per_write_quorum")
     assert row == {
         "key": "placement.min_num_racks_per_write_quorum",
-        "upstream": ["minNumRacksPerWriteQuorum"],
+        "upstream": [
+            "minNumRacksPerWriteQuorum",
+            "bookkeeperClientMinNumRacksPerWriteQuorum",  # broker.conf's name
+        ],
         "value": 3,
         "default": 2,
         "doc": "racks each write quorum should span",
