@@ -21,10 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from trimtab.allocation.model import AllocationRequest
+from trimtab.cluster import Role
 from trimtab.contract import TABLES, check_row
 from trimtab.tables import Parsed, TableSpec, parse_table
 
-__all__ = ["REQUESTS", "parse_request", "read_requests"]
+__all__ = ["PARTITION_ROLE", "REQUESTS", "parse_request", "read_requests"]
+
+#: The nodes partitions go to (Kafka/Redpanda brokers; an inventory node of empty role serves
+#: both): ``trimtab allocate`` and the pipeline pick them with ``ClusterState.for_role``.
+PARTITION_ROLE = Role.BROKER
 
 _REQUESTS = TABLES["allocation_requests"]
 REQUESTS = TableSpec.of(_REQUESTS)

@@ -22,7 +22,7 @@ from trimtab.allocation import (
     plan_allocations,
 )
 from trimtab.allocation.plan import assignments_from_nodes
-from trimtab.allocation.requests import read_requests
+from trimtab.allocation.requests import PARTITION_ROLE, read_requests
 from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
@@ -128,7 +128,7 @@ def allocate(
             raise TrimtabError(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}")
         cfg = load_config(config).allocation
         inv = read_inventory(inventory)
-        state = _cluster(inv.clusters, cluster)
+        state = _cluster(inv.clusters, cluster).for_role(PARTITION_ROLE)
         if requests is None and not rebalance:
             raise TrimtabError("give --requests, or --rebalance with --existing")
         batch, sources, warnings = (

@@ -31,7 +31,7 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cli.topology import report_input_problems, select_clusters
-from trimtab.cluster import ClusterState, NodeId, NodeState
+from trimtab.cluster import ClusterState, NodeId, NodeState, Role
 from trimtab.config import PLACEMENT_POLICIES, Config
 from trimtab.errors import TrimtabError
 from trimtab.inventory import read_inventory
@@ -137,7 +137,7 @@ def place(
             raise TrimtabError(f"--count must be at least 1, got {count}")
         excluded = _parse_exclude(exclude)
         inv = read_inventory(inventory)
-        state = _one_cluster(select_clusters(inv, cluster))
+        state = _one_cluster(select_clusters(inv, cluster)).for_role(Role.BOOKIE)
 
         def go(progress: Progress | None = None) -> PlacementRun:
             return run_placements(

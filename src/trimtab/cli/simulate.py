@@ -25,6 +25,7 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cli.topology import select_clusters
+from trimtab.cluster import Role
 from trimtab.errors import TrimtabError
 from trimtab.inventory import read_inventory
 from trimtab.shedding import STRATEGIES
@@ -374,7 +375,8 @@ def diskfill_base(
         states = select_clusters(inv, cluster)
         if len(states) != 1:
             raise TrimtabError("the inventory holds several clusters: choose one with --cluster")
-        nodes, workload, default_policy = nodes_of(states[0]), Workload(), "rackaware"
+        bookies = states[0].for_role(Role.BOOKIE)
+        nodes, workload, default_policy = nodes_of(bookies), Workload(), "rackaware"
         if not nodes:
             raise TrimtabError("the inventory cluster has no writable node")
     return DiskFillRun(
