@@ -58,6 +58,21 @@ class _Ctx:
 Found = list[tuple[SparkColumn, SparkColumn]]
 
 
+#: The Spark check of each row rule of scope "row" (Python's are in trimtab.contract).
+SPARK_CHECKS: dict[str, Callable[[_Ctx], Found]] = {}
+_ORDER = {rule.name: i for i, rule in enumerate(ROW_RULES)}
+
+
+def _spark(rule: str) -> Callable[[Callable[[_Ctx], Found]], Callable[[_Ctx], Found]]:
+    """Register the decorated function as the Spark check of ``rule``."""
+
+    def register(check: Callable[[_Ctx], Found]) -> Callable[[_Ctx], Found]:
+        SPARK_CHECKS[rule] = check
+        return check
+
+    return register
+
+
 def _blank(column: SparkColumn) -> SparkColumn:
     return column.isNull() | (F.trim(column) == "")
 
@@ -79,7 +94,8 @@ def parse_long(source: SparkColumn) -> SparkColumn:
     """A text cell as a long: ``8`` and also whole floats (``8.0``, ``1e3``), as the Python
     readers take them; null if not whole or beyond a long."""
     as_double = source.try_cast("double")
-    whole = (as_double == F.floor(as_double)) & (F.abs(as_double) < float(LONG_MAX))
+    # ``% 1`` rather than floor(), which is a long and would overflow on 1e20.
+    whole = (as_double % 1 == 0) & (F.abs(as_double) < float(LONG_MAX))
     return F.coalesce(source.try_cast("long"), F.when(whole, as_double.cast("long")))
 
 
@@ -90,12 +106,14 @@ def parse_timestamp(source: SparkColumn) -> SparkColumn:
     return F.coalesce(F.try_to_timestamp(source), epoch)
 
 
+@_spark("malformed")
 def _malformed(ctx: _Ctx) -> Found:
     return [
         (F.col("_corrupt").isNotNull(), F.lit("the line does not parse as a row of this table"))
     ]
 
 
+@_spark("missing_key")
 def _missing_key(ctx: _Ctx) -> Found:
     found: Found = []
     for column in ctx.table.columns:
@@ -109,6 +127,7 @@ def _missing_key(ctx: _Ctx) -> Found:
     return found
 
 
+@_spark("bad_timestamp")
 def _bad_timestamp(ctx: _Ctx) -> Found:
     return [
         (
@@ -119,12 +138,14 @@ def _bad_timestamp(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("wrong_type")
 def _wrong_type(ctx: _Ctx) -> Found:
     return [
         (F.col("_type_errors") != "", F.format_string("not a number: %s", F.col("_type_errors")))
     ]
 
 
+@_spark("missing_value")
 def _missing_value(ctx: _Ctx) -> Found:
     columns = [c for c in ctx.table.columns if c.required and not c.key]
     found = _first_of([c for c in columns if c.type == "string"], _blank)
@@ -132,12 +153,14 @@ def _missing_value(ctx: _Ctx) -> Found:
     return [(cond, F.format_string("missing %s", which)) for cond, which in found]
 
 
+@_spark("not_finite")
 def _not_finite(ctx: _Ctx) -> Found:
     columns = ctx.table.of(*_NUMBERS)
     found = _first_of(columns, lambda col: F.isnan(col) | (F.abs(col) == float("inf")))
     return [(cond, F.format_string("%s is not a finite number", which)) for cond, which in found]
 
 
+@_spark("out_of_range")
 def _out_of_range(ctx: _Ctx) -> Found:
     return [
         (
@@ -148,6 +171,7 @@ def _out_of_range(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("negative")
 def _negative(ctx: _Ctx) -> Found:
     return [
         (
@@ -158,6 +182,7 @@ def _negative(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("not_positive")
 def _not_positive(ctx: _Ctx) -> Found:
     return [
         (F.col(c.name) == 0, F.lit(f"{c.name} must be above 0, got 0"))
@@ -166,6 +191,7 @@ def _not_positive(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("free_above_total")
 def _free_above_total(ctx: _Ctx) -> Found:
     if not {"disk_free_bytes", "disk_total_bytes"} <= set(ctx.table.names):
         return []
@@ -174,6 +200,7 @@ def _free_above_total(ctx: _Ctx) -> Found:
     return [(free > total, reason)]
 
 
+@_spark("bad_state")
 def _bad_state(ctx: _Ctx) -> Found:
     # NodeState.parse: case, '-' and '_' do not matter ("read-only" is readonly).
     states = [s.value for s in NodeState]
@@ -186,6 +213,7 @@ def _bad_state(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("bad_role")
 def _bad_role(ctx: _Ctx) -> Found:
     roles = [r.value for r in Role]
     return [
@@ -197,6 +225,7 @@ def _bad_role(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("bad_node_id")
 def _bad_node_id(ctx: _Ctx) -> Found:
     return [
         (
@@ -207,6 +236,7 @@ def _bad_node_id(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("bad_location")
 def _bad_location(ctx: _Ctx) -> Found:
     return [
         (
@@ -217,6 +247,7 @@ def _bad_location(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("bad_topic")
 def _bad_topic(ctx: _Ctx) -> Found:
     found: Found = []
     for c in ctx.table.of(Kind.TOPIC):
@@ -226,6 +257,7 @@ def _bad_topic(ctx: _Ctx) -> Found:
     return found
 
 
+@_spark("future_timestamp")
 def _future_timestamp(ctx: _Ctx) -> Found:
     return [
         (
@@ -248,27 +280,10 @@ def _bad_bundle(table: Table) -> Found:
     ]
 
 
-#: The Spark check of each row rule of scope "row" (Python's are in trimtab.contract).
-SPARK_CHECKS: dict[str, Callable[[_Ctx], Found]] = {
-    "malformed": _malformed,
-    "missing_key": _missing_key,
-    "bad_timestamp": _bad_timestamp,
-    "wrong_type": _wrong_type,
-    "missing_value": _missing_value,
-    "not_finite": _not_finite,
-    "out_of_range": _out_of_range,
-    "negative": _negative,
-    "not_positive": _not_positive,
-    "free_above_total": _free_above_total,
-    "bad_state": _bad_state,
-    "bad_role": _bad_role,
-    "bad_node_id": _bad_node_id,
-    "bad_location": _bad_location,
-    "bad_topic": _bad_topic,
-    "future_timestamp": _future_timestamp,
-}
 #: The Spark check of each rule of scope "key", decided per key by :func:`key_verdict`.
 KEY_CHECKS: dict[str, Callable[[Table], Found]] = {"bad_bundle": _bad_bundle}
+# In the order of ROW_RULES (tested), as the registrations above ran.
+SPARK_CHECKS = dict(sorted(SPARK_CHECKS.items(), key=lambda item: _ORDER[item[0]]))
 
 
 def row_rules(table: Table, texts: dict[str, SparkColumn], limit: SparkColumn) -> SparkColumn:
