@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.contract_cases import CASES, NOW, Case, write_case
@@ -78,6 +78,7 @@ def test_whole_numbers_are_exact_and_fit_a_long(value: object, expected: int | N
     assert whole(value) == expected
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.from_regex(BUNDLE_PATTERN, fullmatch=True))
 def test_an_accepted_bundle_always_exports(name: str) -> None:
     """Any bundle name the contract accepts becomes a pulsar-admin line without raising."""
