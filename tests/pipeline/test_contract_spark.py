@@ -20,14 +20,14 @@ def test_every_rule_has_a_spark_check() -> None:
 
 @pytest.fixture(scope="module")
 def verdicts(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Every case in a file of its own, all checked by one ingest: rule by case file."""
+    """Every case in a file of its own, all checked by one ingest: rule by table/file."""
     root = tmp_path_factory.mktemp("contract")
     write_good(root)
     for index, case in enumerate(CASES):
         write_case(root, case, index)
     ingested = ingest(spark, str(root), now=NOW)
     rows = ingested.quarantine().collect()
-    return {r["source_file"].rsplit("/", 1)[-1]: r["rule"] for r in rows}
+    return {"/".join(r["source_file"].rsplit("/", 2)[-2:]): r["rule"] for r in rows}
 
 
 @pytest.mark.parametrize(
@@ -37,9 +37,9 @@ def test_ingest_refuses_each_case_under_its_rule(
     verdicts: dict[str, str], index: int, case: Case
 ) -> None:
     """The row is quarantined under the contract's rule (or accepted), as the readers do."""
-    assert verdicts.get(f"case-{index:02d}.jsonl") == case.rule
+    assert verdicts.get(f"{case.table}/case-{index:02d}.jsonl") == case.rule
 
 
 def test_good_rows_are_accepted(verdicts: dict[str, str]) -> None:
     """The good row of each table is not quarantined."""
-    assert "good.jsonl" not in verdicts
+    assert {k: v for k, v in verdicts.items() if k.endswith("/good.jsonl")} == {}

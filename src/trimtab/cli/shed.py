@@ -118,9 +118,10 @@ def shed(
         nodes = read_node_metrics(brokers, now=clock)
         bar.update(phase, description=f"reading bundle_metrics {bundles}")
         rows = read_bundle_metrics(bundles, now=clock)
-        state = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
+        whole = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
+        state = whole.for_role(Role.BROKER)
         bar.update(phase, description="building the load snapshot")
-        built = _broker_snapshot(state, nodes, rows, LoadModel.of(cfg.shedding))
+        built = _broker_snapshot(whole, nodes, rows, LoadModel.of(cfg.shedding))
         at = reference if reference is not None else built.now
         bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
         result = plan(
