@@ -336,14 +336,7 @@ def _read_group(
             continue
         source = F.col(f"_in_{column.name}")
         texts[column.name] = source if fmt != "parquet" else source.cast("string")
-        if fmt != "parquet" and column.type == "timestamp":
-            value = parse_timestamp(source)
-        elif fmt != "parquet" and column.type == "long":
-            value = parse_long(source)
-        elif column.type == "timestamp":
-            value = source
-        else:
-            value = source.try_cast(SPARK_TYPES[column.type])
+        value = _typed(source, column.type, fmt)
         typed.append(value.alias(column.name))
         if fmt != "parquet" and column.type != "string":
             failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
@@ -361,6 +354,17 @@ def _read_group(
         # The raw row is rendered only for rows already refused: good rows never pay for JSON.
         F.when(F.col("_first").isNotNull(), F.to_json(original)).alias("_raw"),
     )
+
+
+def _typed(source: SparkColumn, type_: str, fmt: str) -> SparkColumn:
+    """An input column as its canonical type; text is read as the Python readers read it."""
+    if fmt == "parquet":
+        return source if type_ == "timestamp" else source.try_cast(SPARK_TYPES[type_])
+    if type_ == "timestamp":
+        return parse_timestamp(source)
+    if type_ == "long":
+        return parse_long(source)
+    return source.try_cast(SPARK_TYPES[type_])
 
 
 def _ts(table: InputTable) -> list[str]:
@@ -411,7 +415,9 @@ def _default_cluster(rows: DataFrame, table: InputTable, clusters: Sequence[str]
     if not optional or not clusters:
         return rows
     only = F.lit(clusters[0] if len(clusters) == 1 else "")
-    return rows.withColumn("cluster", F.when(_blank(F.col("cluster")), only).otherwise("cluster"))
+    return rows.withColumn(
+        "cluster", F.when(_blank(F.col("cluster")), only).otherwise(F.col("cluster"))
+    )
 
 
 def _verdict_keys(unknown: DataFrame) -> list[str]:
