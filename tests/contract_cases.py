@@ -108,6 +108,9 @@ CASES = (
     Case("no role: both", "nodes", None, {"role": ""}),
     Case("epoch seconds", "node_metrics", None, {"ts": "1793493000"}),
     Case("cpu exactly 1", "node_metrics", None, {"cpu": "1"}),
+    Case(
+        "no cluster: the only one", "allocation_requests", None, {"cluster": "", "topic": "clicks"}
+    ),
 )
 
 
