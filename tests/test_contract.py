@@ -60,6 +60,13 @@ def test_the_readers_refuse_each_case_under_its_rule(
     assert [r.rule for r in rejected] == ([] if case.rule is None else [case.rule])
 
 
+def test_a_short_csv_line_is_malformed(tmp_path: Path) -> None:
+    """A CSV line with fewer fields than the header is malformed, as Spark's reader says."""
+    path = tmp_path / "requests.csv"
+    path.write_text("topic,partitions,replication_factor\norders,3,1\nclicks,3\n")
+    assert [(r.line, r.rule) for r in read_requests(path).rejected] == [(3, "malformed")]
+
+
 def test_the_first_broken_rule_wins() -> None:
     """A row breaking two rules is refused under the earlier one of the contract's order."""
     row = {"cluster": "c", "node": "b:1", "cores": "0", "memory_bytes": "-1"}

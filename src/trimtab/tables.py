@@ -161,6 +161,8 @@ def _csv_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
             row: dict[str, Any] = {k.strip(): v for k, v in record.items() if k is not None}
             if None in record:
                 row["_extra"] = record[None]
+            if any(v is None for v in record.values()):  # csv's filler for a missing field
+                row["_short"] = True
             rows.append((start, row))
             start = reader.line_num + 1
     return iter(rows), columns

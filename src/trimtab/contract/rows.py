@@ -64,6 +64,8 @@ def check_row(
 def _malformed(cells: _Cells) -> None:
     if cells.raw.get("_extra"):
         raise RowError("malformed", "more fields than the header has columns")
+    if cells.raw.get("_short"):
+        raise RowError("malformed", "fewer fields than the header has columns")
 
 
 def _missing_key(cells: _Cells) -> None:
