@@ -99,6 +99,7 @@ CASES = (
     Case("a draining node", "nodes", "bad_state", {"state": "draining"}),
     Case("a zookeeper", "nodes", "bad_role", {"role": "zookeeper"}),
     Case("a space in the id", "nodes", "bad_node_id", {"node": "bk 9:3181"}),
+    Case("a port beyond 65535", "nodes", "bad_node_id", {"node": "bk9:70000"}),
     Case("a slash in the rack", "nodes", "bad_location", {"rack": "r1/x"}),
     Case("a space in the topic", "allocation_requests", "bad_topic", {"topic": "a b"}),
     Case("a day ahead", "node_metrics", "future_timestamp", {"ts": "2026-11-02T00:10:00Z"}),

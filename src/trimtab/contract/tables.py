@@ -35,7 +35,10 @@ LONG_MAX = 2**63 - 1
 #: ``tenant/namespace/0xLOWER_0xUPPER``, what pulsar-admin takes (Java and Python regex alike).
 BUNDLE_PATTERN = r"^[^/]+/[^/]+/0x[0-9a-fA-F]{1,16}_0x[0-9a-fA-F]{1,16}$"
 #: host[:port] as :class:`~trimtab.cluster.NodeId` accepts it (bracketed IPv6 allowed).
-NODE_ID_PATTERN = r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(:([1-9][0-9]{0,4}))?$"
+NODE_ID_PATTERN = (
+    r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)"
+    r"(:0*([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"
+)
 #: A topic name Kafka accepts (besides ``.`` and ``..``).
 TOPIC_PATTERN = r"^[A-Za-z0-9._-]{1,249}$"
 
