@@ -271,7 +271,7 @@ def _future_timestamp(ctx: _Ctx) -> Found:
 def _bad_bundle(table: Table) -> Found:
     return [
         (
-            ~F.trim(F.col(c.name)).rlike(BUNDLE_PATTERN),
+            ~F.trim(F.col(c.name)).rlike("(?U)" + BUNDLE_PATTERN),
             F.format_string(
                 "bad bundle name %s: expected tenant/namespace/0xLOWER_0xUPPER", F.col(c.name)
             ),
