@@ -104,7 +104,7 @@ CASES = (
     Case("a space in the topic", "allocation_requests", "bad_topic", {"topic": "a b"}),
     Case("a day ahead", "node_metrics", "future_timestamp", {"ts": "2026-11-02T00:10:00Z"}),
     Case("no hash range", "bundle_metrics", "bad_bundle", {"bundle": "tenant/ns/notarange"}),
-    Case("a space in the namespace", "bundle_metrics", "bad_bundle", {"bundle": "t/n s/0x0_0x1"}),
+    Case("a blank namespace", "bundle_metrics", "bad_bundle", {"bundle": "t/\u2003/0x0_0x1"}),
     Case("whole cores as 8.0", "nodes", None, {"cores": "8.0"}),
     Case("read-only spelled with a dash", "nodes", None, {"state": "Read-Only"}),
     Case("no role: both", "nodes", None, {"role": ""}),

@@ -33,9 +33,12 @@ FUTURE_TOLERANCE_S = 300.0
 #: The largest whole number a ``count`` column holds (Spark's ``long``).
 LONG_MAX = 2**63 - 1
 #: ``tenant/namespace/0xLOWER_0xUPPER``, what pulsar-admin takes (Java and Python regex alike).
-#: No whitespace inside (Spark matches it with Java's ``(?U)``: Unicode whitespace, as Python's
-#: ``\s``), so a name Spark accepts is one :func:`~trimtab.contract.split_bundle` accepts.
-BUNDLE_PATTERN = r"^[^/\s]+/[^/\s]+/0x[0-9a-fA-F]{1,16}_0x[0-9a-fA-F]{1,16}$"
+#: Each of tenant and namespace holds a character that is not whitespace (Spark matches with
+#: Java's ``(?U)``, Unicode whitespace as Python's ``\s``; ``\x1c-\x1f`` Python strips too), so a
+#: name Spark accepts is one :func:`~trimtab.contract.split_bundle` accepts after stripping.
+BUNDLE_PATTERN = (
+    r"^[^/]*[^/\s\x1c-\x1f][^/]*/[^/]*[^/\s\x1c-\x1f][^/]*/0x[0-9a-fA-F]{1,16}_0x[0-9a-fA-F]{1,16}$"
+)
 #: host[:port] as :class:`~trimtab.cluster.NodeId` accepts it (bracketed IPv6 allowed).
 NODE_ID_PATTERN = (
     r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)"
