@@ -29,7 +29,8 @@ def test_engines_do_not_import_spark() -> None:
     import sys
 
     code = (
-        "import sys, trimtab.cluster, trimtab.config, trimtab.inventory, trimtab.topology;"
+        "import sys, trimtab.cluster, trimtab.config, trimtab.contract, trimtab.inventory,"
+        " trimtab.topology;"
         "sys.exit(1 if any(m.startswith('pyspark') for m in sys.modules) else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

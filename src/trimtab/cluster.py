@@ -26,6 +26,7 @@ __all__ = [
     "Node",
     "NodeId",
     "NodeState",
+    "Role",
     "location_components",
     "location_of",
     "validate_location",
@@ -146,6 +147,30 @@ class NodeState(StrEnum):
         raise ValueError(f"bad state {text!r}: expected one of {allowed}")
 
 
+class Role(StrEnum):
+    """What a node serves, from the inventory's ``role`` column: empty means both.
+
+    One rule for every command and the pipeline: ledgers go to nodes serving ``BOOKIE``,
+    bundles and partitions to nodes serving ``BROKER`` (see :meth:`ClusterState.for_role`).
+    """
+
+    BOOKIE = "bookie"
+    BROKER = "broker"
+    BOTH = ""
+
+    @classmethod
+    def parse(cls, text: str | None) -> Role:
+        norm = (text or "").strip().lower()
+        for role in cls:
+            if role.value == norm:
+                return role
+        raise ValueError(f"bad role {text!r}: expected bookie, broker or empty (both)")
+
+    def serves(self, wanted: Role) -> bool:
+        """True if a node of this role may take work for ``wanted``."""
+        return self is Role.BOTH or wanted is Role.BOTH or self is wanted
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capacity:
     """What a machine has. ``disk_free_bytes`` is a point-in-time view and may be unknown."""
@@ -175,6 +200,7 @@ class Node:
     location: str
     capacity: Capacity
     state: NodeState = NodeState.WRITABLE
+    role: Role = Role.BOTH
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "id", NodeId(self.id))
@@ -223,6 +249,13 @@ class ClusterState:
             return self._index[NodeId(node_id)]
         except KeyError:
             raise KeyError(f"cluster {self.name!r} has no node {node_id!r}") from None
+
+    def for_role(self, role: Role) -> ClusterState:
+        """The nodes that serve ``role`` (ledgers: ``BOOKIE``; bundles, partitions: ``BROKER``);
+        nodes whose role is empty serve both."""
+        if all(n.role.serves(role) for n in self.nodes):
+            return self
+        return ClusterState.of(self.name, (n for n in self.nodes if n.role.serves(role)))
 
     def in_state(self, *states: NodeState) -> tuple[Node, ...]:
         return tuple(n for n in self.nodes if n.state in states)

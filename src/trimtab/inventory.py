@@ -2,8 +2,10 @@
 
 Files are CSV, JSON-lines or Parquet, chosen by suffix; a directory is read file by file in
 name order. Columns (DESIGN.md): ``cluster, node, region, rack, cores, memory_bytes,
-disk_total_bytes, nic_bps, state`` and optionally ``disk_free_bytes``. Missing region or rack
-mean ``/default-region/default-rack``.
+disk_total_bytes, nic_bps, state`` and optionally ``disk_free_bytes`` and ``role`` (``bookie``,
+``broker``, empty = both). Missing region or rack mean ``/default-region/default-rack``. The
+columns and row rules are :data:`trimtab.contract.TABLES` ``["nodes"]``, which the pipeline
+applies too.
 
 A row that breaks a rule is never dropped silently: it comes back in ``Inventory.rejected``
 with its file, line and a reason, and ``rows_read == accepted + len(rejected)`` always holds.
@@ -18,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, location_of
+from trimtab.cluster import Capacity, ClusterState, Node, NodeId, location_of
+from trimtab.contract import TABLES, check_row
 from trimtab.tables import RejectedRow, TableSpec, parse_table
 
 __all__ = [
@@ -29,17 +32,10 @@ __all__ = [
     "read_inventory",
 ]
 
-REQUIRED_COLUMNS = (
-    "cluster",
-    "node",
-    "cores",
-    "memory_bytes",
-    "disk_total_bytes",
-    "nic_bps",
-    "state",
-)
-OPTIONAL_COLUMNS = ("region", "rack", "disk_free_bytes", "role")
-NODES = TableSpec("inventory", REQUIRED_COLUMNS, OPTIONAL_COLUMNS)
+_NODES = TABLES["nodes"]
+REQUIRED_COLUMNS = _NODES.required
+OPTIONAL_COLUMNS = _NODES.optional_columns
+NODES = TableSpec.of(_NODES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +62,7 @@ def read_inventory(path: str | Path) -> Inventory:
         if node.id in seen:
             first = seen[node.id][1]
             reason = f"duplicate node {node.id} in cluster {cluster!r} (first at {first})"
-            rejected.append(RejectedRow(raw.source, raw.line, reason, raw.data or {}))
+            rejected.append(RejectedRow(raw.source, raw.line, reason, raw.data or {}, "duplicate"))
             continue
         seen[node.id] = (node, f"{raw.source}:{raw.line}")
     clusters = {
@@ -78,75 +74,19 @@ def read_inventory(path: str | Path) -> Inventory:
 
 
 def _parse_row(raw: Mapping[str, Any]) -> tuple[str, Node]:
-    if raw.get("_extra"):
-        raise ValueError("more fields than the header has columns")
-    cluster = _text(raw, "cluster", required=True)
-    node_text = _text(raw, "node", required=True)
-    assert cluster is not None and node_text is not None
-    node_id = NodeId(node_text)
-    total = _count(raw, "disk_total_bytes", required=True)
-    free = _count(raw, "disk_free_bytes", required=False)
-    if free is not None and total is not None and free > total:
-        raise ValueError(f"disk_free_bytes {free} is above disk_total_bytes {total}")
-    state_text = _text(raw, "state", required=True)
-    assert state_text is not None
+    row = check_row(_NODES, raw)
     capacity = Capacity(
-        cores=_count(raw, "cores", required=True, positive=True) or 0,
-        memory_bytes=_count(raw, "memory_bytes", required=True) or 0,
-        disk_total_bytes=total or 0,
-        nic_bps=_count(raw, "nic_bps", required=True, positive=True) or 0,
-        disk_free_bytes=free,
+        cores=row["cores"],
+        memory_bytes=row["memory_bytes"],
+        disk_total_bytes=row["disk_total_bytes"],
+        nic_bps=row["nic_bps"],
+        disk_free_bytes=row["disk_free_bytes"],
     )
     node = Node(
-        id=node_id,
-        location=location_of(_text(raw, "region"), _text(raw, "rack")),
+        id=row["node"],
+        location=location_of(row["region"], row["rack"]),
         capacity=capacity,
-        state=NodeState.parse(state_text),
+        state=row["state"],
+        role=row["role"],
     )
-    return cluster, node
-
-
-def _text(raw: Mapping[str, Any], column: str, *, required: bool = False) -> str | None:
-    value = raw.get(column)
-    text = "" if value is None else str(value).strip()
-    if not text:
-        if required:
-            raise ValueError(f"missing {column}")
-        return None
-    return text
-
-
-def _count(
-    raw: Mapping[str, Any], column: str, *, required: bool, positive: bool = False
-) -> int | None:
-    """A whole, non-negative number; ``8``, ``"8"`` and ``8.0`` are all 8."""
-    value = raw.get(column)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            raise ValueError(f"missing {column}")
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{column} must be a whole number, got {value!r}")
-    number = _whole(value)
-    if number is None:
-        raise ValueError(f"{column} must be a whole number, got {value!r}")
-    if number < 0 or (positive and number == 0):
-        bound = "above 0" if positive else "0 or more"
-        raise ValueError(f"{column} must be {bound}, got {value!r}")
-    return number
-
-
-def _whole(value: Any) -> int | None:
-    """Exact for big integers (disk bytes exceed a float's 53 bits); ``None`` if not whole."""
-    if isinstance(value, int):
-        return value
-    text = str(value).strip()
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return int(number) if number.is_integer() else None
+    return row["cluster"], node

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from trimtab._settings import nearest
+from trimtab.contract import RowError, Table
 from trimtab.errors import InputError
 
 __all__ = ["Parsed", "RawRow", "RejectedRow", "TableSpec", "parse_table", "read_table"]
@@ -38,6 +39,11 @@ class TableSpec:
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, table: Table) -> TableSpec:
+        """The columns of a table of :mod:`trimtab.contract`."""
+        return cls(table.label, table.required, table.optional_columns)
+
 
 @dataclass(frozen=True, slots=True)
 class RawRow:
@@ -51,12 +57,14 @@ class RawRow:
 
 @dataclass(frozen=True, slots=True)
 class RejectedRow:
-    """An input row that was not accepted, whole, with where it came from and why."""
+    """An input row that was not accepted, whole, with where it came from, why and the rule
+    of :mod:`trimtab.contract` it broke (empty for rules of a reader's own)."""
 
     source: str
     line: int
     reason: str
     row: Mapping[str, Any]
+    rule: str = ""
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.reason}"
@@ -91,20 +99,22 @@ def parse_table(
     path: str | Path, spec: TableSpec, parse: Callable[[Mapping[str, Any]], T]
 ) -> Parsed[T]:
     """Read the table and run ``parse`` on each row; a ``ValueError`` rejects the row with its
-    message as the reason. ``rows_read == len(accepted) + len(rejected)`` always holds."""
+    message as the reason (and a :class:`~trimtab.contract.RowError` with its rule).
+    ``rows_read == len(accepted) + len(rejected)`` always holds."""
     raw_rows, warnings = read_table(path, spec)
     accepted: list[tuple[T, RawRow]] = []
     rejected: list[RejectedRow] = []
     for raw in raw_rows:
         if raw.data is None:
-            rejected.append(
-                RejectedRow(raw.source, raw.line, "not a JSON object", {"_raw": raw.text})
-            )
+            kept = {"_raw": raw.text}
+            reason = "not a JSON object"
+            rejected.append(RejectedRow(raw.source, raw.line, reason, kept, "malformed"))
             continue
         try:
             accepted.append((parse(raw.data), raw))
         except ValueError as exc:
-            rejected.append(RejectedRow(raw.source, raw.line, str(exc), raw.data))
+            rule = exc.rule if isinstance(exc, RowError) else ""
+            rejected.append(RejectedRow(raw.source, raw.line, str(exc), raw.data, rule))
     return Parsed(accepted, rejected, len(raw_rows), warnings)
 
 
@@ -151,6 +161,8 @@ def _csv_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
             row: dict[str, Any] = {k.strip(): v for k, v in record.items() if k is not None}
             if None in record:
                 row["_extra"] = record[None]
+            if any(v is None for v in record.values()):  # csv's filler for a missing field
+                row["_short"] = True
             rows.append((start, row))
             start = reader.line_num + 1
     return iter(rows), columns

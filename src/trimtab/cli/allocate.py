@@ -20,7 +20,7 @@ from trimtab.allocation import (
     plan_allocations,
 )
 from trimtab.allocation.plan import assignments_from_nodes
-from trimtab.allocation.requests import read_requests
+from trimtab.allocation.requests import PARTITION_ROLE, read_requests
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -127,7 +127,7 @@ def allocate(
             raise TrimtabError(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}")
         cfg = load_config(config).allocation
         inv = read_inventory(inventory)
-        state = one_cluster(inv, cluster)
+        state = one_cluster(inv, cluster).for_role(PARTITION_ROLE)
         if requests is None and not rebalance:
             raise TrimtabError("give --requests, or --rebalance with --existing")
         batch, sources, warnings = (

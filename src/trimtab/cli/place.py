@@ -34,7 +34,7 @@ from trimtab.cli._common import (
     report_input_problems,
     user_errors,
 )
-from trimtab.cluster import ClusterState, NodeId, NodeState
+from trimtab.cluster import ClusterState, NodeId, NodeState, Role
 from trimtab.config import PLACEMENT_POLICIES, Config
 from trimtab.errors import TrimtabError
 from trimtab.inventory import read_inventory
@@ -135,7 +135,7 @@ def place(
             raise TrimtabError(f"--count must be at least 1, got {count}")
         excluded = _parse_exclude(exclude)
         inv = read_inventory(inventory)
-        state = one_cluster(inv, cluster)
+        state = one_cluster(inv, cluster).for_role(Role.BOOKIE)
 
         def go(progress: Progress | None = None) -> PlacementRun:
             return run_placements(

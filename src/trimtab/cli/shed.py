@@ -38,13 +38,14 @@ from trimtab.cli._common import (
     select_clusters,
     user_errors,
 )
-from trimtab.cluster import ClusterState
+from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, Strategy
+from trimtab.contract import timestamp
 from trimtab.errors import TrimtabError
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.inventory import read_inventory
 from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
-from trimtab.shedding.inputs import read_bundle_metrics, read_node_metrics
+from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.telemetry import Built, build_snapshot
 from trimtab.tables import Parsed, RejectedRow
 
@@ -101,16 +102,18 @@ def shed(
         if strategy is not None:
             cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
         inv = read_inventory(inventory)
+        reference = _parse_now(now) if now is not None else None
+        # Samples after the reference (or the wall clock) are refused, as the pipeline does.
+        clock = datetime.now(UTC) if reference is None else datetime.fromtimestamp(reference, UTC)
         bar.update(phase, description=f"reading node_metrics {brokers}")
-        nodes = read_node_metrics(brokers)
+        nodes = read_node_metrics(brokers, now=clock)
         bar.update(phase, description=f"reading bundle_metrics {bundles}")
-        rows = read_bundle_metrics(bundles)
-        state = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
+        rows = read_bundle_metrics(bundles, now=clock)
+        whole = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
+        state = whole.for_role(Role.BROKER)
         bar.update(phase, description="building the load snapshot")
-        built = build_snapshot(
-            state, _with_origin(nodes), _with_origin(rows), LoadModel.of(cfg.shedding)
-        )
-        at = _parse_now(now) if now is not None else built.now
+        built = _broker_snapshot(whole, nodes, rows, LoadModel.of(cfg.shedding))
+        at = reference if reference is not None else built.now
         bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
         result = plan(
             built.snapshot,
@@ -140,6 +143,18 @@ def shed(
     _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
 
 
+def _broker_snapshot(
+    state: ClusterState, nodes: Parsed[NodeRow], rows: Parsed[Any], model: LoadModel
+) -> Built:
+    """The snapshot of the cluster's brokers (:meth:`ClusterState.for_role`): bookies'
+    samples are left out, and only writable brokers are available to take bundles."""
+    brokers = state.for_role(Role.BROKER)
+    samples = [(r, o) for r, o in _with_origin(nodes) if r.node in brokers or r.node not in state]
+    built = build_snapshot(brokers, samples, _with_origin(rows), model)
+    writable = frozenset(str(n) for n in brokers.writable)
+    return replace(built, snapshot=replace(built.snapshot, available=writable))
+
+
 def _with_origin(parsed: Parsed[Any]) -> list[tuple[Any, RejectedRow]]:
     return [
         (row, RejectedRow(raw.source, raw.line, "", raw.data or {})) for row, raw in parsed.accepted
@@ -160,15 +175,10 @@ def _one_cluster(
 
 
 def _parse_now(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise TrimtabError(f"--now {text!r} is neither epoch seconds nor ISO 8601") from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    moment = timestamp(text)
+    if moment is None:
+        raise TrimtabError(f"--now {text!r} is neither epoch seconds nor ISO 8601")
+    return moment
 
 
 def _iso(ts: float) -> str:

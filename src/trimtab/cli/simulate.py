@@ -26,6 +26,7 @@ from trimtab.cli._common import (
     select_clusters,
     user_errors,
 )
+from trimtab.cluster import Role
 from trimtab.config import (
     PLACEMENT_POLICIES,
     SAMPLING,
@@ -395,7 +396,8 @@ def diskfill_base(
         states = select_clusters(inv, cluster)
         if len(states) != 1:
             raise TrimtabError("the inventory holds several clusters: choose one with --cluster")
-        nodes, workload, default_policy = nodes_of(states[0]), Workload(), PolicyName.RACKAWARE
+        bookies = states[0].for_role(Role.BOOKIE)
+        nodes, workload, default_policy = nodes_of(bookies), Workload(), PolicyName.RACKAWARE
         if not nodes:
             raise TrimtabError("the inventory cluster has no writable node")
     if policy is not None:

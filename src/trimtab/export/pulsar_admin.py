@@ -16,14 +16,19 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 
+from trimtab.contract import split_bundle
 from trimtab.shedding.decisions import Move
-from trimtab.shedding.inputs import split_bundle
 
 __all__ = ["unload_command", "unload_commands"]
 
 
 def unload_command(move: Move, *, admin: str = "pulsar-admin") -> str:
-    """One command line for ``move``; raises ``ValueError`` for a malformed bundle name."""
+    """One command line for ``move``; raises ``ValueError`` for a malformed bundle name.
+
+    Every reader of bundle names (``trimtab shed``'s and the pipeline's) refuses a malformed
+    one as ``bad_bundle`` with the same pattern (:data:`trimtab.contract.BUNDLE_PATTERN`), so
+    a move of a bundle that passed the checks never raises here.
+    """
     namespace, hash_range = split_bundle(move.bundle)
     words = [admin, "namespaces", "unload", namespace, "--bundle", hash_range]
     if move.destination is not None:

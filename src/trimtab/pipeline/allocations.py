@@ -1,9 +1,11 @@
 """Allocation plans per cluster: the partition allocator on each cluster's inventory.
 
 ``cogroup(cluster).applyInPandas`` builds the cluster's :class:`ClusterState` from its accepted
-inventory rows and runs :func:`trimtab.allocation.plan_allocations` on its accepted
-``allocation_requests``: every request of a cluster is placed or none is. A cluster whose
-requests cannot be met yields one row with the reason in ``error`` and no assignments.
+inventory rows, keeps the nodes that serve brokers (:meth:`ClusterState.for_role`, as
+``trimtab allocate`` does: partitions never land on bookies), and runs
+:func:`trimtab.allocation.plan_allocations` on its accepted ``allocation_requests``: every
+request of a cluster is placed or none is. A cluster whose requests cannot be met yields one
+row with the reason in ``error`` and no assignments.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from trimtab.allocation import AllocationRequest, plan_allocations
-from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, location_of
+from trimtab.allocation.requests import PARTITION_ROLE
+from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, Role, location_of
 from trimtab.config import AllocationConfig
 from trimtab.errors import TrimtabError
 
@@ -35,12 +38,14 @@ def allocation_plans(
         if node_rows.empty or request_rows.empty:
             return pd.DataFrame(columns=ALLOCATION_COLUMNS)
         cluster = str(node_rows["cluster"].iloc[0])
-        state = ClusterState.of(cluster, (_node(r) for r in node_rows.to_dict("records")))
+        nodes = (_node(r) for r in node_rows.to_dict("records"))
+        state = ClusterState.of(cluster, nodes).for_role(PARTITION_ROLE)
         wanted = [
             AllocationRequest(
                 topic=str(r["topic"]),
                 partitions=int(r["partitions"]),
                 replication_factor=int(r["replication_factor"]),
+                partition_size_bytes=_whole(r.get("partition_size_bytes")) or 0,
                 cluster=cluster,
             )
             for r in request_rows.sort_values("topic", kind="stable").to_dict("records")
@@ -65,8 +70,11 @@ def allocation_plans(
     )
 
 
+def _whole(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
 def _node(row: dict[Any, Any]) -> Node:
-    free = row.get("disk_free_bytes")
     return Node(
         id=NodeId(str(row["node"]).strip()),
         location=location_of(row.get("region"), row.get("rack")),
@@ -75,7 +83,8 @@ def _node(row: dict[Any, Any]) -> Node:
             memory_bytes=int(row["memory_bytes"]),
             disk_total_bytes=int(row["disk_total_bytes"]),
             nic_bps=int(row["nic_bps"]),
-            disk_free_bytes=None if pd.isna(free) else int(free),
+            disk_free_bytes=_whole(row.get("disk_free_bytes")),
         ),
         state=NodeState.parse(str(row["state"])),
+        role=Role.parse(role if isinstance(role := row.get("role"), str) else None),
     )

@@ -14,7 +14,8 @@ Layout written under ``out``::
     bundle_metrics/part-00000.parquet   one row per bundle per minute
     allocation_requests/requests.parquet
     */bad-rows.csv                      (with bad_rows > 0) rows that break one rule each
-                                        (the inventory: one per rule; telemetry: the fraction)
+                                        (the inventory: one per rule; telemetry: the fraction),
+                                        rules named as in trimtab.contract
     expected_bad.json                   how many bad rows of each rule were written, per table
 
 Telemetry is written in chunks of clusters so a fleet of tens of millions of rows never has to
@@ -61,6 +62,7 @@ BAD_RULES = {
         "missing_key",
         "wrong_type",
         "negative",
+        "not_positive",
         "free_above_total",
         "bad_state",
         "bad_role",
@@ -71,6 +73,7 @@ BAD_RULES = {
     "node_metrics": (
         "missing_key",
         "wrong_type",
+        "not_finite",
         "out_of_range",
         "negative",
         "free_above_total",
@@ -83,7 +86,9 @@ BAD_RULES = {
     "bundle_metrics": (
         "missing_key",
         "wrong_type",
+        "not_finite",
         "negative",
+        "bad_bundle",
         "unknown_node",
         "unknown_cluster",
         "bad_timestamp",
@@ -378,6 +383,7 @@ def _write_bad_nodes(path: Path, node: dict[str, Any]) -> dict[str, int]:
                 "missing_key": {"node": ""},
                 "wrong_type": {"cores": "eight"},
                 "negative": {"memory_bytes": "-1"},
+                "not_positive": {"cores": "0"},
                 "free_above_total": {"disk_free_bytes": str(int(node["disk_total_bytes"]) + 1)},
                 "bad_state": {"state": "broken"},
                 "bad_role": {"role": "zookeeper"},
@@ -399,6 +405,10 @@ def _break(row: dict[str, Any], rule: str, table: str, i: int) -> None:
         row[key] = ""
     elif rule == "wrong_type":
         row["msg_in_per_s"] = "lots"
+    elif rule == "not_finite":
+        row["msg_out_per_s"] = "NaN"
+    elif rule == "bad_bundle":
+        row["bundle"] = row["bundle"].rsplit("/", 1)[0] + f"/notarange{i}"
     elif rule == "out_of_range":
         row["cpu"] = "1.5"
     elif rule == "negative":

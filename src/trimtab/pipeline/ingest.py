@@ -15,11 +15,14 @@ Algorithm
        a failed parse; Parquet with its own types), keep the source file, and convert to the
        canonical types with ``try_cast`` (a value that does not convert is a ``wrong_type``
        row, not a job failure). The raw row is rendered only for refused rows.
-    3. Row-local rules, first broken rule wins: malformed, missing_key, bad_timestamp,
-       wrong_type, out_of_range, negative, free_above_total, bad_state, future_timestamp.
-    4. Rules needing other rows: unknown_cluster / unknown_node (the row's cluster or node is
-       not in the accepted inventory) and duplicate (an exact copy of an earlier row; the
-       first copy is kept).
+    3. Row-local rules, first broken rule wins, in the order and with the names of
+       :data:`trimtab.contract.ROW_RULES` (the plain commands' readers apply the same ones):
+       expressions from :mod:`trimtab.pipeline.rules`.
+    4. Rules needing only a row's key (bad_bundle) or other rows: unknown_cluster /
+       unknown_node (the row's cluster or node is not in the accepted inventory) and
+       duplicate (an exact copy of an earlier row; the first copy is kept). A blank
+       ``cluster`` where the contract allows it (allocation_requests) is the inventory's
+       only cluster, else unknown_cluster.
     5. One aggregation per table, grouped by its key without the time (e.g. per bundle and
        broker), summarises everything the later stages need from the whole table: the
        refused rows whole, the sample times that repeat, and for ``bundle_metrics`` the
@@ -46,7 +49,8 @@ from pyspark.sql import types as T
 
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
-from trimtab.pipeline.schemas import INPUT_TABLES, InputTable
+from trimtab.pipeline.rules import key_verdict, parse_long, parse_timestamp, row_rules
+from trimtab.pipeline.schemas import INPUT_TABLES, SPARK_TYPES, InputTable
 
 __all__ = [
     "QUARANTINE_COLUMNS",
@@ -70,15 +74,6 @@ Materialize = Callable[[str, DataFrame], DataFrame]
 QUARANTINE_COLUMNS = ("table", "source_file", "rule", "reason", "row")
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json"}
 _FORMATS |= {".jsonl": "json", ".ndjson": "json"}
-_SPARK_TYPES = {
-    "string": T.StringType(),
-    "double": T.DoubleType(),
-    "long": T.LongType(),
-    "timestamp": T.TimestampType(),
-}
-_STATES = ("writable", "readonly", "read-only", "read_only", "down")
-# host[:port] as trimtab.cluster.NodeId accepts it (bracketed IPv6 allowed).
-_NODE_ID = r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)(:([1-9][0-9]{0,4}))?$"
 _CORRUPT = "_corrupt_record"
 _TELEMETRY = ("node_metrics", "bundle_metrics")
 # Tables whose newest accepted sample per key is summarised while checking: the plans need
@@ -186,7 +181,7 @@ def ingest(
         )
         # Only telemetry is big enough to be worth storing its small derived frames.
         store = materialize if materialize is not None and name in _TELEMETRY else None
-        rows = check(read)
+        rows = _default_cluster(check(read), table, clusters)
         summary = summarize(rows, table, latest=name in _LATEST)
         if store is not None:
             summary = store(f"{name}_summary", summary)
@@ -194,7 +189,7 @@ def ingest(
         flagged = refused.withColumn("_candidate", F.lit(False))
         # Membership and copies are decided per key on the small summary; only the rows of
         # the few keys concerned (usually none) are read again.
-        unknown = unknown_members(summary, nodes, clusters)
+        unknown = unknown_members(summary, nodes, clusters, table)
         if unknown is not None and unknown.isEmpty():
             unknown = None
         repeated = repeated_keys(summary, table)
@@ -225,7 +220,7 @@ def ingest(
             stamp = _ts(table)[0]
             latest = summary.where(F.col(stamp).isNotNull()).drop("_refused", "_repeated")
             if unknown is not None:
-                latest = latest.join(unknown, _member_keys(summary), "left_anti")
+                latest = latest.join(unknown, _verdict_keys(unknown), "left_anti")
         return CheckedTable(name, rows, flagged, count, latest)
 
     tables["nodes"] = checked("nodes", None, ())
@@ -336,22 +331,20 @@ def _read_group(
     texts: dict[str, SparkColumn] = {}
     for column in table.columns:
         if column.name not in present:
-            typed.append(F.lit(None).cast(_SPARK_TYPES[column.type]).alias(column.name))
+            typed.append(F.lit(None).cast(SPARK_TYPES[column.type]).alias(column.name))
             texts[column.name] = F.lit(None).cast("string")
             continue
         source = F.col(f"_in_{column.name}")
         texts[column.name] = source if fmt != "parquet" else source.cast("string")
-        if column.type == "timestamp":
-            value = source if fmt == "parquet" else F.try_to_timestamp(source)
-        else:
-            value = source.try_cast(_SPARK_TYPES[column.type])
+        value = _typed(source, column.type, fmt)
         typed.append(value.alias(column.name))
         if fmt != "parquet" and column.type != "string":
             failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
             type_errors.append(F.when(failed, F.lit(column.name)))
     errors = F.concat_ws(",", *type_errors) if type_errors else F.lit("")
     typed_frame = frame.select("*", *typed, errors.alias("_type_errors"))
-    first = _row_rules(table, now, future_tolerance_s, texts)
+    limit = F.lit(now).cast("timestamp") + F.expr(f"INTERVAL {int(future_tolerance_s)} SECONDS")
+    first = row_rules(table, texts, limit)
     original = F.struct(*[F.col(f"_in_{c}").alias(c) for c in known])
     ruled = typed_frame.select("*", first.alias("_first"))
     return ruled.select(
@@ -361,6 +354,17 @@ def _read_group(
         # The raw row is rendered only for rows already refused: good rows never pay for JSON.
         F.when(F.col("_first").isNotNull(), F.to_json(original)).alias("_raw"),
     )
+
+
+def _typed(source: SparkColumn, type_: str, fmt: str) -> SparkColumn:
+    """An input column as its canonical type; text is read as the Python readers read it."""
+    if fmt == "parquet":
+        return source if type_ == "timestamp" else source.try_cast(SPARK_TYPES[type_])
+    if type_ == "timestamp":
+        return parse_timestamp(source)
+    if type_ == "long":
+        return parse_long(source)
+    return source.try_cast(SPARK_TYPES[type_])
 
 
 def _ts(table: InputTable) -> list[str]:
@@ -384,78 +388,6 @@ def _blank(column: SparkColumn) -> SparkColumn:
     return column.isNull() | (F.trim(column) == "")
 
 
-def _row_rules(
-    table: InputTable, now: datetime, future_tolerance_s: float, texts: dict[str, SparkColumn]
-) -> SparkColumn:
-    """The first row-local rule a row breaks, as ``struct(r: rule, m: reason)``, else null.
-
-    ``texts`` holds each column's input as text, used only in reasons and only evaluated for
-    a row that breaks the rule (CASE branches are lazy).
-    """
-    rules: list[tuple[str, SparkColumn, SparkColumn]] = [
-        (
-            "malformed",
-            F.col("_corrupt").isNotNull(),
-            F.lit("the line does not parse as a row of this table"),
-        ),
-    ]
-    for key in (c.name for c in table.columns if c.kind == "key"):
-        rules.append(("missing_key", _blank(F.col(key)), F.lit(f"missing {key}")))
-    for ts in _ts(table):
-        text = texts[ts]
-        missing = F.col(ts).isNull() & _blank(text)
-        rules.append(("missing_key", missing, F.lit(f"missing {ts}")))
-        rules.append(
-            (
-                "bad_timestamp",
-                F.col(ts).isNull(),
-                F.format_string(f"{ts} %s is not a timestamp", text),
-            )
-        )
-    rules.append(
-        (
-            "wrong_type",
-            F.col("_type_errors") != "",
-            F.format_string("not a number: %s", F.col("_type_errors")),
-        )
-    )
-    for column in table.columns:
-        col = F.col(column.name)
-        if column.kind == "fraction":
-            reason = F.format_string(f"{column.name} %s is outside 0..1", col)
-            rules.append(("out_of_range", (col < 0) | (col > 1), reason))
-        elif column.kind in ("count", "rate"):
-            reason = F.format_string(f"{column.name} %s is negative", col.cast("string"))
-            rules.append(("negative", col < 0, reason))
-        elif column.kind == "state":
-            reason = F.format_string("state %s is not writable, readonly or down", col)
-            rules.append(("bad_state", ~F.lower(F.trim(col)).isin(*_STATES), reason))
-        elif column.kind == "role":
-            reason = F.format_string("role %s is not bookie or broker", col)
-            bad = ~_blank(col) & ~F.lower(F.trim(col)).isin("bookie", "broker")
-            rules.append(("bad_role", bad, reason))
-    if {"disk_free_bytes", "disk_total_bytes"} <= {c.name for c in table.columns}:
-        free, total = F.col("disk_free_bytes"), F.col("disk_total_bytes")
-        reason = F.format_string("disk_free_bytes %d is above disk_total_bytes %d", free, total)
-        rules.append(("free_above_total", free > total, reason))
-    if table.name == "nodes":
-        reason = F.format_string("node %s is not host:port", F.col("node"))
-        rules.append(("bad_node_id", ~F.trim(F.col("node")).rlike(_NODE_ID), reason))
-        for part in ("region", "rack"):
-            reason = F.format_string(f"{part} %s must not contain '/'", F.col(part))
-            rules.append(("bad_location", F.col(part).contains("/"), reason))
-    limit = F.lit(now).cast("timestamp") + F.expr(f"INTERVAL {int(future_tolerance_s)} SECONDS")
-    for ts in _ts(table):
-        reason = F.format_string(f"{ts} %s is in the future", F.col(ts).cast("string"))
-        rules.append(("future_timestamp", F.col(ts) > limit, reason))
-    return F.coalesce(
-        *[
-            F.when(cond, F.struct(F.lit(rule).alias("r"), why.alias("m")))
-            for rule, cond, why in rules
-        ]
-    )
-
-
 def _key_hash(table: InputTable) -> SparkColumn:
     return F.xxhash64(*table.keys)
 
@@ -476,29 +408,54 @@ def _member_keys(frame: DataFrame) -> list[str]:
     return ["cluster"] if node is None else ["cluster", node]
 
 
+def _default_cluster(rows: DataFrame, table: InputTable, clusters: Sequence[str]) -> DataFrame:
+    """A blank ``cluster`` where the contract allows it is the inventory's only cluster; with
+    several, it stays ``""`` and :func:`unknown_members` refuses it."""
+    optional = any(c.name == "cluster" and not c.required for c in table.columns)
+    if not optional or not clusters:
+        return rows
+    only = F.lit(clusters[0] if len(clusters) == 1 else "")
+    return rows.withColumn(
+        "cluster", F.when(_blank(F.col("cluster")), only).otherwise(F.col("cluster"))
+    )
+
+
+def _verdict_keys(unknown: DataFrame) -> list[str]:
+    return [c for c in unknown.columns if not c.startswith("_member")]
+
+
 def unknown_members(
-    summary: DataFrame, nodes: DataFrame | None, clusters: Sequence[str]
+    summary: DataFrame,
+    nodes: DataFrame | None,
+    clusters: Sequence[str],
+    table: InputTable | None = None,
 ) -> DataFrame | None:
-    """The summary's (cluster[, node]) keys missing from the accepted inventory, with the
-    membership rule (``unknown_cluster`` or ``unknown_node``) and its reason; None without
+    """The summary's keys refused by a key rule (``bad_bundle``, from the contract) or a
+    membership rule (``unknown_cluster``, ``unknown_node``: the cluster or node is missing
+    from the accepted inventory), with the first rule broken and its reason; None without
     ``nodes`` (when checking the inventory itself).
 
     The summary holds one row per key, so this is a join of a few thousand rows however
-    many samples there are: no telemetry row pays for a lookup.
+    many samples there are: no telemetry row pays for a lookup or a pattern match.
     """
     if nodes is None:
         return None
     keys = _member_keys(summary)
+    verdict = key_verdict(table) if table is not None else None
+    if verdict is not None and table is not None:
+        keys = _others(table)  # a key rule reads key columns the membership ones do not
     groups = summary.where(_present(keys)).select(*keys).distinct()
+    rule, reason = verdict if verdict is not None else (F.when(F.lit(False), F.lit("")),) * 2
     outside = ~F.col("cluster").isin(*clusters)
-    rule = F.when(outside, F.lit("unknown_cluster"))
-    reason = F.when(
+    rule = rule.when(outside, F.lit("unknown_cluster"))
+    several = f"no cluster given and the inventory has {len(clusters)} clusters"
+    reason = reason.when(F.col("cluster") == "", F.lit(several)).when(
         outside, F.format_string("cluster %s is not in the inventory", F.col("cluster"))
     )
-    if len(keys) == 2:
-        node = keys[1]
+    node = next((k for k in ("node", "broker") if k in keys), None)
+    if node is not None:
         known = nodes.select("cluster", F.col("node").alias(node), F.lit(True).alias("_known"))
-        groups = groups.join(known, keys, "left")
+        groups = groups.join(known, ["cluster", node], "left")
         missing = F.col("_known").isNull()
         rule = rule.when(missing, F.lit("unknown_node"))
         reason = reason.when(
@@ -513,10 +470,10 @@ def unknown_members(
 
 
 def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> DataFrame:
-    """``rows`` with the membership rule applied where no row-local rule refused the row
-    first; ``_unknown`` marks the rows it refused."""
+    """``rows`` with the key or membership rule applied where no row-local rule refused the
+    row first; ``_unknown`` marks the rows it refused."""
     hit = F.col("_rule").isNull() & F.col("_member_rule").isNotNull()
-    joined = rows.join(F.broadcast(unknown), _member_keys(unknown), "left")
+    joined = rows.join(F.broadcast(unknown), _verdict_keys(unknown), "left")
     refused = _refuse(
         joined.withColumn("_unknown", hit),
         "_unknown",

@@ -18,8 +18,9 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from trimtab.cluster import NodeId
+from trimtab.cluster import NodeId, Role
 from trimtab.config import PlacementConfig
+from trimtab.pipeline.schemas import serves
 from trimtab.placement.weights import WeightRule, pick_probabilities
 
 __all__ = ["BOOKIE_WEIGHTS_SCHEMA", "bookie_weights"]
@@ -39,10 +40,8 @@ def bookie_weights(node_load: DataFrame, nodes: DataFrame, placement: PlacementC
         F.col("last_disk_free_bytes").alias("disk_free_bytes"),
         F.col("last_disk_total_bytes").alias("disk_total_bytes"),
     )
-    role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
-    pool = nodes.where(
-        (F.lower(F.trim(F.col("state"))) == "writable") & role.isin("", "bookie")
-    ).select("cluster", "node")
+    writable = F.lower(F.trim(F.col("state"))) == "writable"
+    pool = nodes.where(writable & serves(Role.BOOKIE)).select("cluster", "node")
     joined = pool.join(latest, ["cluster", "node"], "left")
     rule = WeightRule.of(placement)
 

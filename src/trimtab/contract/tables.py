@@ -1,0 +1,243 @@
+"""The tables and their rules as data: columns, types, keys, required or optional, and the
+row rules in the order they are checked (see :mod:`trimtab.contract`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+__all__ = [
+    "BUNDLE_PATTERN",
+    "FUTURE_TOLERANCE_S",
+    "LONG_MAX",
+    "MEMBERSHIP_RULES",
+    "NODE_ID_PATTERN",
+    "ROW_RULES",
+    "TABLES",
+    "TOPIC_PATTERN",
+    "Column",
+    "ColumnType",
+    "Kind",
+    "Row",
+    "RowError",
+    "Rule",
+    "Table",
+]
+
+ColumnType = Literal["string", "double", "long", "timestamp"]
+Row = dict[str, Any]
+
+#: How far in the future a sample's ``ts`` may lie before it is refused (clock skew).
+FUTURE_TOLERANCE_S = 300.0
+#: The largest whole number a ``count`` column holds (Spark's ``long``).
+LONG_MAX = 2**63 - 1
+#: ``tenant/namespace/0xLOWER_0xUPPER``, what pulsar-admin takes (Java and Python regex alike).
+#: Each of tenant and namespace holds a character that is not whitespace (Spark matches with
+#: Java's ``(?U)``, Unicode whitespace as Python's ``\s``; ``\x1c-\x1f`` Python strips too), so a
+#: name Spark accepts is one :func:`~trimtab.contract.split_bundle` accepts after stripping.
+BUNDLE_PATTERN = (
+    r"^[^/]*[^/\s\x1c-\x1f][^/]*/[^/]*[^/\s\x1c-\x1f][^/]*/0x[0-9a-fA-F]{1,16}_0x[0-9a-fA-F]{1,16}$"
+)
+#: host[:port] as :class:`~trimtab.cluster.NodeId` accepts it (bracketed IPv6 allowed).
+NODE_ID_PATTERN = (
+    r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)"
+    r"(:0*([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"
+)
+#: A topic name Kafka accepts (besides ``.`` and ``..``).
+TOPIC_PATTERN = r"^[A-Za-z0-9._-]{1,249}$"
+
+
+class Kind(StrEnum):
+    """The family of values a column holds, which decides the rules it obeys."""
+
+    TEXT = "text"  # free text
+    NODE_ID = "node_id"  # an inventory node's id: host[:port]
+    NODE_REF = "node_ref"  # a telemetry row's node or broker: must be in the inventory
+    LOCATION = "location"  # a region or rack name: no '/'
+    FRACTION = "fraction"  # a usage in 0..1
+    COUNT = "count"  # a whole number >= 0 within a long
+    RATE = "rate"  # a finite number >= 0
+    TIMESTAMP = "timestamp"
+    STATE = "state"  # writable, readonly or down
+    ROLE = "role"  # bookie, broker or empty (both)
+    BUNDLE = "bundle"  # tenant/namespace/0xLOWER_0xUPPER
+    TOPIC = "topic"  # a Kafka topic name
+
+
+_NUMBERS = (Kind.FRACTION, Kind.RATE)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column. ``required``: the column must be in every file and its value not blank
+    (an optional column may be absent; a blank value is then unknown). ``key``: the column
+    names the row (blank -> ``missing_key``). ``positive``: a count that must be above 0."""
+
+    name: str
+    type: ColumnType
+    kind: Kind
+    required: bool = True
+    key: bool = False
+    positive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One input table; ``label`` names it in messages, ``optional`` tables may be absent."""
+
+    name: str
+    label: str
+    columns: tuple[Column, ...]
+    optional: bool = False
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.required)
+
+    @property
+    def optional_columns(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if not c.required)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.key)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def of(self, *kinds: Kind) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.kind in kinds)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule's name (as the quarantine and the readers report it) and what it refuses."""
+
+    name: str
+    meaning: str
+    scope: Literal["row", "key"] = "row"
+
+
+class RowError(ValueError):
+    """A row refused by ``rule``; the message is the reason."""
+
+    def __init__(self, rule: str, reason: str) -> None:
+        super().__init__(reason)
+        self.rule = rule
+
+
+def _c(
+    name: str,
+    type_: ColumnType,
+    kind: Kind,
+    *,
+    required: bool = True,
+    key: bool = False,
+    positive: bool = False,
+) -> Column:
+    return Column(name, type_, kind, required, key, positive)
+
+
+_TS = _c("ts", "timestamp", Kind.TIMESTAMP, key=True)
+_CLUSTER = _c("cluster", "string", Kind.TEXT, key=True)
+_RATES = tuple(
+    _c(n, "double", Kind.RATE)
+    for n in (
+        "msg_in_per_s",
+        "msg_out_per_s",
+        "throughput_in_bytes_per_s",
+        "throughput_out_bytes_per_s",
+    )
+)
+
+#: Every input table, by the name of its directory under the pipeline's input.
+TABLES: dict[str, Table] = {
+    "nodes": Table(
+        "nodes",
+        "inventory",
+        (
+            _CLUSTER,
+            _c("node", "string", Kind.NODE_ID, key=True),
+            _c("region", "string", Kind.LOCATION, required=False),
+            _c("rack", "string", Kind.LOCATION, required=False),
+            _c("cores", "long", Kind.COUNT, positive=True),
+            _c("memory_bytes", "long", Kind.COUNT),
+            _c("disk_total_bytes", "long", Kind.COUNT),
+            _c("disk_free_bytes", "long", Kind.COUNT, required=False),
+            _c("nic_bps", "long", Kind.COUNT, positive=True),
+            _c("state", "string", Kind.STATE),
+            _c("role", "string", Kind.ROLE, required=False),
+        ),
+    ),
+    "node_metrics": Table(
+        "node_metrics",
+        "node_metrics",
+        (
+            _TS,
+            _CLUSTER,
+            _c("node", "string", Kind.NODE_REF, key=True),
+            _c("cpu", "double", Kind.FRACTION),
+            _c("memory", "double", Kind.FRACTION),
+            _c("direct_memory", "double", Kind.FRACTION),
+            _c("net_in_bps", "double", Kind.RATE),
+            _c("net_out_bps", "double", Kind.RATE),
+            *_RATES,
+            _c("disk_free_bytes", "long", Kind.COUNT, required=False),
+            _c("disk_total_bytes", "long", Kind.COUNT, required=False),
+        ),
+    ),
+    "bundle_metrics": Table(
+        "bundle_metrics",
+        "bundle_metrics",
+        (
+            _TS,
+            _CLUSTER,
+            _c("bundle", "string", Kind.BUNDLE, key=True),
+            _c("broker", "string", Kind.NODE_REF, key=True),
+            *_RATES,
+            _c("storage_bytes", "long", Kind.COUNT, required=False),
+        ),
+    ),
+    "allocation_requests": Table(
+        "allocation_requests",
+        "allocation requests",
+        (
+            # Blank: the inventory's only cluster (or the one the command names).
+            _c("cluster", "string", Kind.TEXT, required=False, key=True),
+            _c("topic", "string", Kind.TOPIC, key=True),
+            _c("partitions", "long", Kind.COUNT, positive=True),
+            _c("replication_factor", "long", Kind.COUNT, positive=True),
+            _c("partition_size_bytes", "long", Kind.COUNT, required=False),
+        ),
+        optional=True,
+    ),
+}
+
+#: The row rules in the order they are checked; the first one broken is the row's verdict.
+ROW_RULES: tuple[Rule, ...] = (
+    Rule("malformed", "the line is not a row of the table (not JSON, more fields than columns)"),
+    Rule("missing_key", "a column naming the row (cluster, node, bundle, topic, ts) is blank"),
+    Rule("bad_timestamp", "ts is neither epoch seconds nor ISO 8601"),
+    Rule("wrong_type", "a number column holds no number, or a whole-number column no long"),
+    Rule("missing_value", "a required value (cores, state, cpu, partitions...) is blank"),
+    Rule("not_finite", "a number is NaN or infinite"),
+    Rule("out_of_range", "a usage (cpu, memory, direct_memory) lies outside 0..1"),
+    Rule("negative", "a count or rate is below 0"),
+    Rule("not_positive", "cores, nic_bps, partitions or replication_factor is 0"),
+    Rule("free_above_total", "disk_free_bytes is above disk_total_bytes"),
+    Rule("bad_state", "state is not writable, readonly or down"),
+    Rule("bad_role", "role is not bookie, broker or empty (both)"),
+    Rule("bad_node_id", "an inventory node is not host[:port]"),
+    Rule("bad_location", "region or rack contains '/'"),
+    Rule("bad_topic", "a topic name Kafka would refuse"),
+    Rule("future_timestamp", "ts lies in the future beyond the tolerance (300 s by default)"),
+    Rule("bad_bundle", "a bundle is not tenant/namespace/0xLOWER_0xUPPER", scope="key"),
+)
+#: Rules that need other rows, checked after the row rules.
+MEMBERSHIP_RULES: tuple[Rule, ...] = (
+    Rule("unknown_cluster", "the row's cluster is not in the accepted inventory"),
+    Rule("unknown_node", "the row's node or broker is not a node of its cluster"),
+    Rule("duplicate", "a second row for the same inventory node, or an exact copy of a sample"),
+)

@@ -1,0 +1,45 @@
+"""The table contract on Spark: the pipeline's ingest refuses the same rows under the same
+rules as the commands' readers (``tests/test_contract.py`` reads the same files)."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.contract_cases import CASES, NOW, Case, write_case, write_good
+from trimtab.contract import ROW_RULES
+from trimtab.pipeline.ingest import ingest
+from trimtab.pipeline.rules import KEY_CHECKS, SPARK_CHECKS
+
+
+def test_every_rule_has_a_spark_check() -> None:
+    """Each rule of the contract has a Spark expression, row or key scope as it says."""
+    assert list(SPARK_CHECKS) == [r.name for r in ROW_RULES if r.scope == "row"]
+    assert list(KEY_CHECKS) == [r.name for r in ROW_RULES if r.scope == "key"]
+
+
+@pytest.fixture(scope="module")
+def verdicts(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Every case in a file of its own, all checked by one ingest: rule by table/file."""
+    root = tmp_path_factory.mktemp("contract")
+    write_good(root)
+    for index, case in enumerate(CASES):
+        write_case(root, case, index)
+    ingested = ingest(spark, str(root), now=NOW)
+    rows = ingested.quarantine().collect()
+    return {"/".join(r["source_file"].rsplit("/", 2)[-2:]): r["rule"] for r in rows}
+
+
+@pytest.mark.parametrize(
+    ("index", "case"), list(enumerate(CASES)), ids=[f"{c.rule}: {c.name}" for c in CASES]
+)
+def test_ingest_refuses_each_case_under_its_rule(
+    verdicts: dict[str, str], index: int, case: Case
+) -> None:
+    """The row is quarantined under the contract's rule (or accepted), as the readers do."""
+    assert verdicts.get(f"{case.table}/case-{index:02d}.jsonl") == case.rule
+
+
+def test_good_rows_are_accepted(verdicts: dict[str, str]) -> None:
+    """The good row of each table is not quarantined."""
+    assert {k: v for k, v in verdicts.items() if k.endswith("/good.jsonl")} == {}
