@@ -117,14 +117,14 @@ class TestSnapshotOf:
         assert built.now == max(s.ts for items, _ in history.values() for s in items)
 
     def test_down_and_silent_brokers(self) -> None:
-        """A down broker is not available; one that never reported is available without load
-        data, and its limits still count for the reference."""
+        """A down or read-only broker takes no bundles; one that never reported takes them
+        without load data, and its limits still count for the reference."""
         last = NodeSample(ts=50.0, cpu=0.5)
         folded = Folded(last=last, weighted_max_ema=0.4, msg_throughput_ema=0.0, samples=3)
         brokers = [
             BrokerTelemetry(node="a", limits=SMALL, folded=folded),
             BrokerTelemetry(node="b", limits=LARGE),
-            BrokerTelemetry(node="c", limits=SMALL, down=True, folded=folded),
+            BrokerTelemetry(node="c", limits=SMALL, writable=False, folded=folded),
         ]
         built = snapshot_of(brokers, BundleLoads.of([]), LoadModel(), bundles_at=80.0)
         assert built.snapshot.available == frozenset({"a", "b"})

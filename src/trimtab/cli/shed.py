@@ -150,9 +150,7 @@ def _broker_snapshot(
     samples are left out, and only writable brokers are available to take bundles."""
     brokers = state.for_role(Role.BROKER)
     samples = [(r, o) for r, o in _with_origin(nodes) if r.node in brokers or r.node not in state]
-    built = build_snapshot(brokers, samples, _with_origin(rows), model)
-    writable = frozenset(str(n) for n in brokers.writable)
-    return replace(built, snapshot=replace(built.snapshot, available=writable))
+    return build_snapshot(brokers, samples, _with_origin(rows), model)
 
 
 def _with_origin(parsed: Parsed[Any]) -> list[tuple[Any, RejectedRow]]:

@@ -42,7 +42,9 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from trimtab.cluster import Role
 from trimtab.config import SheddingConfig
+from trimtab.pipeline.schemas import serves
 from trimtab.shedding.load import Limits, LoadModel, NodeSample
 from trimtab.shedding.telemetry import ema_by_group, fold_columns
 
@@ -151,7 +153,6 @@ class _Inventory:
 
     @classmethod
     def of(cls, nodes: DataFrame) -> _Inventory:
-        role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
         rows = (
             nodes.select(
                 "cluster",
@@ -159,7 +160,7 @@ class _Inventory:
                 "cores",
                 "memory_bytes",
                 "nic_bps",
-                role.isin("", "broker").alias("broker"),
+                serves(Role.BROKER).alias("broker"),
             )
             .orderBy("cluster", "node")
             .collect()

@@ -31,8 +31,10 @@ import pandas as pd
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from trimtab.cluster import NodeState, Role
 from trimtab.config import SheddingConfig
 from trimtab.pipeline.loads import SAMPLE_FIELDS
+from trimtab.pipeline.schemas import serves
 from trimtab.shedding import (
     BrokerTelemetry,
     BundleLoads,
@@ -105,8 +107,7 @@ def _brokers(node_load: DataFrame, node_metrics: DataFrame, nodes: DataFrame) ->
     """Per broker with samples: limits, state, sample count, the moving averages through its
     last sample (its newest ``node_load`` window) and that sample's values (``ts`` and
     :data:`SAMPLE_FIELDS`)."""
-    role = F.lower(F.trim(F.coalesce(F.col("role"), F.lit(""))))
-    brokers = nodes.where(role.isin("", "broker")).select(
+    brokers = nodes.where(serves(Role.BROKER)).select(
         "cluster",
         "node",
         "cores",
@@ -157,7 +158,7 @@ def _telemetry(rows: pd.DataFrame) -> list[BrokerTelemetry]:
                 memory_bytes=float(row["memory_bytes"]),
                 nic_bps=float(row["nic_bps"]),
             ),
-            down=str(row["state"]) == "down",
+            writable=NodeState.parse(str(row["state"])) is NodeState.WRITABLE,
             folded=Folded(
                 last=NodeSample(
                     ts=pd.Timestamp(row["ts"]).timestamp(),

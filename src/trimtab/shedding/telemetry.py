@@ -63,7 +63,7 @@ class BrokerTelemetry:
 
     node: str
     limits: Limits
-    down: bool = False
+    writable: bool = True  # only writable brokers take bundles; down or read-only ones shed
     folded: Folded | None = None
 
 
@@ -150,7 +150,7 @@ def snapshot_of(
         for b in sorted(brokers, key=lambda b: b.node)
         if b.folded is not None
     ]
-    available = [b.node for b in brokers if not b.down]
+    available = [b.node for b in brokers if b.writable]
     stamps = [load.updated_at for load in loads]
     if bundles_at is not None:
         stamps.append(bundles_at)
@@ -189,7 +189,7 @@ def build_snapshot(
         BrokerTelemetry(
             node=str(n.id),
             limits=limits[str(n.id)],
-            down=n.state is NodeState.DOWN,
+            writable=n.state is NodeState.WRITABLE,
             folded=fold(model, samples.get(str(n.id), ()), limits[str(n.id)], reference),
         )
         for n in state
