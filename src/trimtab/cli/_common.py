@@ -10,6 +10,7 @@ Each command lives in its own module of this package and registers itself on :da
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -49,13 +51,16 @@ __all__ = [
     "load_config",
     "one_cluster",
     "out",
+    "owned_output",
     "print_json",
     "print_rejected",
     "print_warnings",
+    "printable",
     "progress_bar",
     "rejected_json",
     "report_input_problems",
     "select_clusters",
+    "show_error",
     "user_errors",
 ]
 
@@ -119,14 +124,44 @@ def _root(
     """trimtab decides where data and load go in clusters whose machines are not alike."""
 
 
+#: Control characters (C0, DEL, C1) in echoed input: shown escaped, never sent to the terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: object) -> str:
+    """``text`` safe to echo: control characters as ``\\xNN`` escapes (a binary file cannot
+    move the cursor or ring the bell) and Rich markup escaped (``[red]`` in a file stays text)."""
+    shown = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    return escape(shown)
+
+
+def show_error(message: object) -> None:
+    """The one ``error:`` line of a user error, on stderr (the exit status is the caller's)."""
+    err.print(f"[bold red]error:[/] {printable(message)}", highlight=False, soft_wrap=True)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn trimtab's own errors into one readable line and exit status 2."""
+    """Turn trimtab's own errors, and an option refused while the command runs, into one
+    readable line and exit status 2 (see :func:`trimtab.cli.main` for the rest of the contract)."""
     try:
         yield
     except TrimtabError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        show_error(exc)
         raise typer.Exit(2) from None
+    except typer.BadParameter as exc:
+        show_error(exc.format_message())
+        raise typer.Exit(2) from None
+
+
+def owned_output(path: Path, *, what: str) -> None:
+    """Refuse an ``--output`` that is an existing file: a command writes a directory of its own
+    (created if missing, its own files replaced), never over a file it did not make."""
+    if path.exists() and not path.is_dir():
+        raise TrimtabError(
+            f"--output {path} is an existing file: give a directory for {what} "
+            "(a new one, or one trimtab wrote before)"
+        )
 
 
 def load_config(path: Path | None) -> Config:
@@ -189,7 +224,7 @@ def rejected_json(row: RejectedRow) -> dict[str, Any]:
 
 def print_warnings(warnings: Iterable[str]) -> None:
     for warning in warnings:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err.print(f"[yellow]warning:[/] {printable(warning)}", highlight=False)
 
 
 def print_rejected(rejected: Iterable[RejectedRow], rows_read: int, table: str) -> None:
@@ -201,7 +236,7 @@ def print_rejected(rejected: Iterable[RejectedRow], rows_read: int, table: str) 
     shown.add_column("where")
     shown.add_column("reason")
     for row in rows:
-        shown.add_row(f"{row.source}:{row.line}", row.reason)
+        shown.add_row(printable(f"{row.source}:{row.line}"), printable(row.reason))
     err.print(shown)
 
 
