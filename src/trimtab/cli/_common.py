@@ -10,6 +10,7 @@ Each command lives in its own module of this package and registers itself on :da
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -46,6 +47,7 @@ __all__ = [
     "JsonFlag",
     "MasterOption",
     "app",
+    "bounded",
     "err",
     "figures_table",
     "load_config",
@@ -154,13 +156,36 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(2) from None
 
 
-def owned_output(path: Path, *, what: str) -> None:
-    """Refuse an ``--output`` that is an existing file: a command writes a directory of its own
-    (created if missing, its own files replaced), never over a file it did not make."""
+def bounded(option: str, value: float, low: float, high: float, unit: str = "") -> None:
+    """Refuse an option's number outside ``low..high`` (NaN and infinities included): every
+    number a user gives has a finite, physically plausible range."""
+    if not (math.isfinite(value) and low <= value <= high):
+        what = f" {unit}" if unit else ""
+        raise TrimtabError(f"{option} must be a number{what} from {low:g} to {high:g}, got {value}")
+
+
+def owned_output(output: str | Path, *, marker: str | None) -> None:
+    """Refuse an ``--output`` the command would wrongly replace. A command writing a directory
+    (``marker``: the file every one of its outputs holds) replaces only a directory it wrote
+    before, or an empty one; a command writing one file (``marker`` None) never replaces a file.
+    Only local paths are checked (``hdfs://``, ``s3a://``... are the job's own business)."""
+    text = str(output)
+    if "://" in text and not text.startswith("file://"):
+        return
+    path = Path(text.removeprefix("file://"))
+    if marker is None:
+        if path.exists():
+            raise TrimtabError(f"--output {path} already exists: remove it or give a new file name")
+        return
     if path.exists() and not path.is_dir():
         raise TrimtabError(
-            f"--output {path} is an existing file: give a directory for {what} "
-            "(a new one, or one trimtab wrote before)"
+            f"--output {path} is an existing file: give a directory (new, empty, or an output "
+            "this command wrote before)"
+        )
+    if path.is_dir() and any(path.iterdir()) and not (path / marker).exists():
+        raise TrimtabError(
+            f"--output {path} is a directory trimtab did not write (it has no {marker}): give "
+            "a new or empty directory, or an output this command wrote before (it is replaced)"
         )
 
 
@@ -172,7 +197,9 @@ def load_config(path: Path | None) -> Config:
 
 
 def print_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    """``doc`` as JSON on stdout; a value JSON has no type for (a Parquet row's datetime in a
+    rejected row) is written as its text."""
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
 
 
 def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progress:

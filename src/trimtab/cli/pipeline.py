@@ -19,10 +19,14 @@ from trimtab.cli._common import (
     figures_table,
     load_config,
     out,
+    owned_output,
     print_json,
     progress_bar,
     user_errors,
 )
+from trimtab.cli.shed import MAX_CYCLES
+from trimtab.errors import TrimtabError
+from trimtab.shedding.strategies import STRATEGIES
 
 if TYPE_CHECKING:
     from trimtab.pipeline.job import JobOptions, RunSummary
@@ -170,7 +174,7 @@ def _spark_settings(conf: list[str] | None) -> dict[str, str]:
     try:
         return parse_conf(conf or [])
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise TrimtabError(str(exc)) from None
 
 
 def _job_options(
@@ -185,16 +189,18 @@ def _job_options(
     until_balanced: bool,
     seed: int,
 ) -> JobOptions:
-    """The job's options from the command line: a bad window is a usage error; a reference
-    time without a zone is UTC."""
+    """The job's options from the command line, every one checked before Spark starts; a
+    reference time without a zone is UTC."""
     from trimtab.pipeline.job import JobOptions
-    from trimtab.pipeline.loads import parse_window
 
     reference = now.replace(tzinfo=UTC) if now is not None and now.tzinfo is None else now
-    try:
-        parse_window(window)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--window") from None
+    _check_window(window)
+    if strategy is not None and strategy not in STRATEGIES:
+        allowed = ", ".join(STRATEGIES)
+        raise TrimtabError(f"--strategy {strategy!r} is not a shedder: use one of {allowed}")
+    if not 1 <= cycles <= MAX_CYCLES:
+        raise TrimtabError(f"--cycles must be from 1 to {MAX_CYCLES:,}, got {cycles}")
+    owned_output(output_dir, marker="run.json")
     return JobOptions(
         input=input_dir,
         output=output_dir,
@@ -206,6 +212,21 @@ def _job_options(
         cycles=cycles,
         until_balanced=until_balanced,
     )
+
+
+#: The longest averaging window (a week): telemetry is kept for days, not months.
+_MAX_WINDOW_S = 7 * 86_400
+
+
+def _check_window(window: str) -> None:
+    from trimtab.pipeline.loads import parse_window, window_seconds
+
+    try:
+        parse_window(window)
+    except ValueError as exc:
+        raise TrimtabError(f"--window: {exc}") from None
+    if not 1 <= window_seconds(window) <= _MAX_WINDOW_S:
+        raise TrimtabError(f"--window {window!r} must be from 1 s to 7 days: use e.g. 30s, 1m, 1h")
 
 
 def _run_job(
