@@ -199,7 +199,12 @@ def load_config(path: Path | None) -> Config:
 def print_json(doc: Any) -> None:
     """``doc`` as JSON on stdout; a value JSON has no type for (a Parquet row's datetime in a
     rejected row) is written as its text."""
-    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    sys.stdout.write(json.dumps(doc, indent=2, default=_as_text) + "\n")
+
+
+def _as_text(value: Any) -> str:
+    isoformat = getattr(value, "isoformat", None)
+    return str(isoformat()) if callable(isoformat) else str(value)
 
 
 def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progress:
