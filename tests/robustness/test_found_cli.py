@@ -326,3 +326,13 @@ def test_implausible_cores_are_rejected_with_the_bound(tmp_path: Path) -> None:
     result = runner.invoke(app, ["topology", "-i", str(inventory)], env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
     assert "above 65,536" in result.stderr
+
+
+@pytest.mark.usefixtures("no_spark")
+def test_pipeline_garbage_parquet_is_refused_before_spark(tmp_path: Path) -> None:
+    """A garbage .parquet in the input gave a 188-line Spark stack trace."""
+    (tmp_path / "nodes").mkdir()
+    garbage = tmp_path / "nodes" / "part-0.parquet"
+    garbage.write_bytes(BINARY)
+    line = _pipeline(tmp_path)
+    assert str(garbage) in line and "Parquet" in line

@@ -40,11 +40,13 @@ app.add_typer(pipeline_app, name="pipeline")
 @app.command("generate-fleet")
 def generate_fleet_cmd(
     out_dir: Annotated[Path, typer.Option("--out", help="Directory to write the tables into.")],
-    clusters: Annotated[int, typer.Option(help="Clusters in the fleet.")] = 3,
-    brokers: Annotated[int, typer.Option(help="Brokers per cluster.")] = 8,
-    bookies: Annotated[int, typer.Option(help="Bookies per cluster.")] = 9,
-    bundles: Annotated[int, typer.Option(help="Bundles per cluster.")] = 64,
-    minutes: Annotated[int, typer.Option(help="Minutes of telemetry, one sample a minute.")] = 30,
+    clusters: Annotated[int, typer.Option(help="Clusters in the fleet.", max=10_000)] = 3,
+    brokers: Annotated[int, typer.Option(help="Brokers per cluster.", max=100_000)] = 8,
+    bookies: Annotated[int, typer.Option(help="Bookies per cluster.", max=100_000)] = 9,
+    bundles: Annotated[int, typer.Option(help="Bundles per cluster.", max=10_000_000)] = 64,
+    minutes: Annotated[
+        int, typer.Option(help="Minutes of telemetry, one sample a minute.", max=7 * 1440)
+    ] = 30,
     seed: Annotated[
         int, typer.Option(help="Random seed; the same seed writes the same fleet.")
     ] = 7,
@@ -201,6 +203,7 @@ def _job_options(
     if not 1 <= cycles <= MAX_CYCLES:
         raise TrimtabError(f"--cycles must be from 1 to {MAX_CYCLES:,}, got {cycles}")
     owned_output(output_dir, marker="run.json")
+    _check_parquet(input_dir)
     return JobOptions(
         input=input_dir,
         output=output_dir,
@@ -227,6 +230,26 @@ def _check_window(window: str) -> None:
         raise TrimtabError(f"--window: {exc}") from None
     if not 1 <= window_seconds(window) <= _MAX_WINDOW_S:
         raise TrimtabError(f"--window {window!r} must be from 1 s to 7 days: use e.g. 30s, 1m, 1h")
+
+
+def _check_parquet(input_dir: str) -> None:
+    """Every local Parquet file of the input has a readable footer: a garbage ``.parquet``
+    is one error naming it, not a Spark stack trace minutes later (remote inputs: Spark's)."""
+    import pyarrow.parquet as pq
+
+    if "://" in input_dir and not input_dir.startswith("file://"):
+        return
+    root = Path(input_dir.removeprefix("file://"))
+    for file in sorted(root.glob("*/*")):
+        if file.suffix.lower() not in (".parquet", ".pq") or not file.is_file():
+            continue
+        try:
+            pq.read_metadata(file)
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            raise TrimtabError(
+                f"{file} is not a readable Parquet file ({type(exc).__name__}): replace or "
+                "remove it"
+            ) from None
 
 
 def _run_job(

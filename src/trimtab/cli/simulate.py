@@ -350,7 +350,12 @@ def diskfill(
     cap: Annotated[int, typer.Option("--cap", help="Cap multiple; <= 0 = no cap.")] = 3,
     refresh: Annotated[
         float,
-        typer.Option("--refresh", help="getBookieInfoIntervalSeconds; 0 = every ledger.", min=0),
+        typer.Option(
+            "--refresh",
+            help="getBookieInfoIntervalSeconds; 0 = every ledger.",
+            min=0,
+            max=365 * 86_400,
+        ),
     ] = 86_400.0,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
     out_dir: Annotated[
