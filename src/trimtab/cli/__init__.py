@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from collections.abc import Sequence
 
 import typer
@@ -64,6 +65,9 @@ def _run(args: list[str] | None) -> int:
     except ClickException as exc:
         show_error(exc.format_message())
         return exc.exit_code
+    except typer.Abort:  # end of input at a prompt
+        err.print("aborted", highlight=False)
+        return 1
     except TrimtabError as exc:  # raised outside a command's user_errors block
         show_error(exc)
         return 2
@@ -73,8 +77,6 @@ def _run(args: list[str] | None) -> int:
 
 
 def _crashed(exc: Exception, args: list[str] | None) -> int:
-    import sys
-
     path, summary = write_crash_report(exc, sys.argv[1:] if args is None else args)
     where = f"the full report is in {path}" if path else "no report could be written"
     err.print(
