@@ -4,6 +4,7 @@ a user error, one line and a report file with exit 1 for a bug, never a tracebac
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -13,9 +14,13 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from trimtab.cli import app, main
+from trimtab.cli._common import bounded, printable
+from trimtab.errors import TrimtabError
 
 ROOT = Path(__file__).parents[2]
 SHEDDING = ROOT / "examples" / "shedding"
@@ -336,3 +341,25 @@ def test_pipeline_garbage_parquet_is_refused_before_spark(tmp_path: Path) -> Non
     garbage.write_bytes(BINARY)
     line = _pipeline(tmp_path)
     assert str(garbage) in line and "Parquet" in line
+
+
+# --- the pieces of the contract ------------------------------------------------------------
+
+
+@given(st.text())
+def test_printable_never_echoes_a_control_character(text: str) -> None:
+    """Whatever a file holds, what the CLI echoes of it has no control character."""
+    shown = printable(text)
+    assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in shown)
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_bounded_accepts_exactly_the_finite_values_in_range(value: float) -> None:
+    """An option's number is accepted iff it is finite and within its bounds."""
+    inside = math.isfinite(value) and 0.001 <= value <= 60
+    try:
+        bounded("--timeout", value, 0.001, 60, "of seconds")
+    except TrimtabError as exc:
+        assert not inside and "--timeout" in str(exc)
+    else:
+        assert inside
