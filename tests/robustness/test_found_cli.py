@@ -363,3 +363,10 @@ def test_bounded_accepts_exactly_the_finite_values_in_range(value: float) -> Non
         assert not inside and "--timeout" in str(exc)
     else:
         assert inside
+
+
+def test_a_binary_toml_config_is_refused_naming_it(tmp_path: Path) -> None:
+    """--config given a binary .toml file was a UnicodeDecodeError traceback."""
+    bad = tmp_path / "trimtab.toml"
+    bad.write_bytes(BINARY)
+    assert str(bad) in user_error("config", "-c", str(bad))
