@@ -370,3 +370,9 @@ def test_a_binary_toml_config_is_refused_naming_it(tmp_path: Path) -> None:
     bad = tmp_path / "trimtab.toml"
     bad.write_bytes(BINARY)
     assert str(bad) in user_error("config", "-c", str(bad))
+
+
+@pytest.mark.parametrize("now", ["99999999999999999999", "1e308", "-1"])
+def test_shed_now_beyond_any_date_is_refused(now: str) -> None:
+    """--now 1e308 was an OverflowError traceback."""
+    assert "--now" in user_error(*SHED, "--now", now)

@@ -190,10 +190,16 @@ def _one_cluster(
     raise TrimtabError(f"the inputs hold clusters {names}: choose one with --cluster")
 
 
+#: 9999-12-31T23:59:59Z, the last moment a datetime holds.
+_LAST_SECOND = 253_402_300_799
+
+
 def _parse_now(text: str) -> float:
     moment = timestamp(text)
     if moment is None:
         raise TrimtabError(f"--now {text!r} is neither epoch seconds nor ISO 8601")
+    if not 0 <= moment <= _LAST_SECOND:
+        raise TrimtabError(f"--now {text!r} must lie between 1970 and the year 9999")
     return moment
 
 
