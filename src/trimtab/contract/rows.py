@@ -161,8 +161,8 @@ def _implausible(cells: _Cells) -> None:
         if column.most is not None and value is not None and value > column.most:
             raise RowError(
                 "implausible",
-                f"{column.name} {cells.raw.get(column.name)!r} is above {column.most:,}, the most "
-                "one node can have: check the unit",
+                f"{column.name} {cells.raw.get(column.name)!r} is above {column.most:,}, the "
+                "plausible most: check the unit",
             )
 
 

@@ -197,7 +197,7 @@ def _implausible(ctx: _Ctx) -> Found:
         (
             F.col(c.name) > F.lit(c.most),
             F.format_string(
-                f"{c.name} %s is above {c.most:,}, the most one node can have: check the unit",
+                f"{c.name} %s is above {c.most:,}, the plausible most: check the unit",
                 F.col(c.name).cast("string"),
             ),
         )
