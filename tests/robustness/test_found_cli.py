@@ -376,3 +376,12 @@ def test_a_binary_toml_config_is_refused_naming_it(tmp_path: Path) -> None:
 def test_shed_now_beyond_any_date_is_refused(now: str) -> None:
     """--now 1e308 was an OverflowError traceback."""
     assert "--now" in user_error(*SHED, "--now", now)
+
+
+@pytest.mark.usefixtures("no_spark")
+def test_pipeline_negative_seed_is_refused_before_spark(tmp_path: Path) -> None:
+    """NumPy takes no negative seed: --seed -1 is refused before Spark starts (found by the
+    fuzzing campaign)."""
+    run = ["pipeline", "run", "--input", str(tmp_path), "--output", str(tmp_path / "o")]
+    result = runner.invoke(app, [*run, "--seed", "-1"])
+    assert result.exit_code == 2 and "--seed" in result.output and "Traceback" not in result.output

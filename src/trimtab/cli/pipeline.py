@@ -48,7 +48,7 @@ def generate_fleet_cmd(
         int, typer.Option(help="Minutes of telemetry, one sample a minute.", max=7 * 1440)
     ] = 30,
     seed: Annotated[
-        int, typer.Option(help="Random seed; the same seed writes the same fleet.")
+        int, typer.Option(help="Random seed; the same seed writes the same fleet.", min=0)
     ] = 7,
     bad_rows: Annotated[
         float,
@@ -123,7 +123,9 @@ def run_cmd(
     until_balanced: Annotated[
         bool, typer.Option(help="Plan cycles until the shedder stops (default) or run --cycles.")
     ] = True,
-    seed: Annotated[int, typer.Option(help="Seed for every random choice of the engines.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed for every random choice of the engines.", min=0)
+    ] = 0,
     now: Annotated[
         datetime | None,
         typer.Option(help="Reference time (UTC) for the future-timestamp rule; default: now."),

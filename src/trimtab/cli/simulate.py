@@ -123,7 +123,9 @@ def shedding(
     hours: Annotated[
         float, typer.Option("--hours", help="Length of the --dynamic run.", min=0.1, max=8760)
     ] = 12.0,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same table).")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Random seed (same seed, same table).", min=0)
+    ] = 0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -357,7 +359,7 @@ def diskfill(
             max=365 * 86_400,
         ),
     ] = 86_400.0,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.", min=0)] = 1,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Write the fill time series (Parquet) here.")
     ] = None,

@@ -92,7 +92,7 @@ def shedding(
     timers: TimersOption = False,
     bundles_per_broker: BundlesPerBrokerOption = 10,
     seed: Annotated[
-        int, typer.Option("--seed", help="As simulate shedding's: same seed, same runs.")
+        int, typer.Option("--seed", help="As simulate shedding's: same seed, same runs.", min=0)
     ] = 0,
     master: MasterOption = None,
     conf: ConfOption = None,
@@ -167,7 +167,7 @@ def diskfill(
     ] = None,
     trials: TrialsOption = 5,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of trial 0; trial t uses seed + t.")
+        int, typer.Option("--seed", help="Seed of trial 0; trial t uses seed + t.", min=0)
     ] = 1,
     master: MasterOption = None,
     conf: ConfOption = None,
