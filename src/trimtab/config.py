@@ -682,9 +682,13 @@ class Config:
             raise ConfigError(f"config file {path} does not exist")
         if path.suffix == ".toml":
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+            except UnicodeDecodeError:
+                raise ConfigError(
+                    f"config file {path} is not UTF-8 text: save it as UTF-8"
+                ) from None
             return _apply(_flatten(data), source=str(path), strict=strict)
         return _apply(_read_properties(path), source=str(path), strict=strict, blank_unset=True)
 

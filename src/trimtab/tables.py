@@ -7,12 +7,15 @@ table with named columns. This module turns a path into raw rows that keep their
 :class:`~trimtab.errors.InputError` naming the table, the path and the fix.
 
 Formats are chosen by suffix: ``.csv``; ``.jsonl``, ``.ndjson`` or ``.json`` (one object per
-line); ``.parquet`` or ``.pq``. A directory is read file by file in name order.
+line); ``.parquet`` or ``.pq``. A directory is read file by file in name order. Text files are
+UTF-8, with or without a byte-order mark (as Excel writes them); any other encoding, and a binary
+file, is refused naming the file and the line of the first bad byte.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -138,9 +141,9 @@ def _files(path: Path, spec: TableSpec) -> list[Path]:
 def _read_rows(file: Path, spec: TableSpec) -> tuple[list[RawRow], list[str]]:
     kind = _SUFFIXES[file.suffix.lower()]
     if kind == "csv":
-        rows, columns = _csv_rows(file)
+        rows, columns = _csv_rows(file, _text(file, spec), spec)
     elif kind == "json":
-        rows, columns = _json_rows(file)
+        rows, columns = _json_rows(_text(file, spec))
     else:
         rows, columns = _parquet_rows(file, spec)
     source = str(file)
@@ -150,11 +153,35 @@ def _read_rows(file: Path, spec: TableSpec) -> tuple[list[RawRow], list[str]]:
     ], columns
 
 
-def _csv_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
-    # Read eagerly so that no file handle outlives an error raised while checking columns.
+def _text(file: Path, spec: TableSpec) -> str:
+    """The file's text: UTF-8, a leading byte-order mark dropped; anything else is refused."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{spec.name} {file} cannot be read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{spec.name} {file} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line "
+            f"{line}): save it as UTF-8 (CSV UTF-8 in Excel) or give a .parquet file"
+        ) from None
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise InputError(
+            f"{spec.name} {file} is a binary file, not text (a NUL byte on line {line}): "
+            "give a .csv, .jsonl or .parquet table"
+        )
+    return text
+
+
+def _csv_rows(
+    file: Path, text: str, spec: TableSpec
+) -> tuple[Iterator[tuple[int, Any]], list[str]]:
     rows: list[tuple[int, Any]] = []
-    with file.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
         columns = [c.strip() for c in (reader.fieldnames or [])]
         start = 2  # line 1 is the header
         for record in reader:
@@ -165,24 +192,28 @@ def _csv_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
                 row["_short"] = True
             rows.append((start, row))
             start = reader.line_num + 1
+    except csv.Error as exc:  # e.g. a field larger than csv's limit
+        raise InputError(
+            f"{spec.name} {file} line {reader.line_num}: not a CSV row ({exc})"
+        ) from None
     return iter(rows), columns
 
 
-def _json_rows(file: Path) -> tuple[Iterator[tuple[int, Any]], list[str]]:
-    lines = file.read_text(encoding="utf-8").splitlines()
+def _json_rows(text: str) -> tuple[Iterator[tuple[int, Any]], list[str]]:
+    lines = text.splitlines()
     parsed: list[tuple[int, Any]] = []
     columns: set[str] = set()
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
             continue
         try:
-            obj = json.loads(text)
+            obj = json.loads(line)
         except json.JSONDecodeError:
-            obj = text
+            obj = line
         if isinstance(obj, dict):
             columns.update(obj)
         else:
-            obj = text
+            obj = line
         parsed.append((number, obj))
     # A JSON-lines file's "columns" are those any row has; rows lacking one are rejected per row.
     return iter(parsed), sorted(columns) if parsed else []

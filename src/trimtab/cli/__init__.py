@@ -1,17 +1,26 @@
 """The ``trimtab`` command: thin wrappers that read files, call the engines and print.
 
 One module per command; importing it registers the command on the shared Typer ``app``.
+
+The error contract is kept here, in :func:`main`, for every command: a user error (a
+:class:`~trimtab.errors.TrimtabError`, or an option the parser refuses) is one ``error:`` line
+on stderr and exit status 2; a bug is one line naming the failure and the file holding its full
+report, and exit status 1, never a bare traceback.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import Any
+import logging
+import sys
+from collections.abc import Sequence
 
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-from trimtab.cli._common import app
+from trimtab.cli._common import app, err, printable, show_error
+from trimtab.cli._crash import write_crash_report
+from trimtab.errors import TrimtabError
 
 __all__ = ["app", "main"]
 
@@ -33,7 +42,47 @@ for _module in _COMMANDS:
     importlib.import_module(f"{__name__}.{_module}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``trimtab`` script."""
-    command: Callable[..., Any] = typer.main.get_command(app)
-    command(args=argv, prog_name="trimtab")
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``trimtab`` script: run the command and exit 0, 2 or 1 (see above)."""
+    args = list(argv) if argv is not None else None
+    raise SystemExit(_run(args))
+
+
+def _run(args: list[str] | None) -> int:
+    # Client libraries' retry chatter (kazoo logs each failed connection) is not for users:
+    # the command says what failed in its own error line.
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
+    command = typer.main.get_command(app)
+    try:
+        status = command.main(args=args, prog_name="trimtab", standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        err.print(printable(exc.format_message()), highlight=False)
+        return 2
+    except UsageError as exc:
+        where = f"; see '{exc.ctx.command_path} --help'" if exc.ctx is not None else ""
+        show_error(f"{exc.format_message()}{where}")
+        return 2
+    except ClickException as exc:
+        show_error(exc.format_message())
+        return exc.exit_code
+    except typer.Abort:  # end of input at a prompt
+        err.print("aborted", highlight=False)
+        return 1
+    except TrimtabError as exc:  # raised outside a command's user_errors block
+        show_error(exc)
+        return 2
+    except Exception as exc:
+        return _crashed(exc, args)
+    return status if isinstance(status, int) else 0
+
+
+def _crashed(exc: Exception, args: list[str] | None) -> int:
+    path, summary = write_crash_report(exc, sys.argv[1:] if args is None else args)
+    where = f"the full report is in {path}" if path else "no report could be written"
+    err.print(
+        f"[bold red]internal error[/] (a bug in trimtab, not in your input): "
+        f"{printable(summary)}; {where}: please attach it to an issue",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return 1

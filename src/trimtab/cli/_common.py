@@ -10,6 +10,8 @@ Each command lives in its own module of this package and registers itself on :da
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -44,18 +47,22 @@ __all__ = [
     "JsonFlag",
     "MasterOption",
     "app",
+    "bounded",
     "err",
     "figures_table",
     "load_config",
     "one_cluster",
     "out",
+    "owned_output",
     "print_json",
     "print_rejected",
     "print_warnings",
+    "printable",
     "progress_bar",
     "rejected_json",
     "report_input_problems",
     "select_clusters",
+    "show_error",
     "user_errors",
 ]
 
@@ -119,14 +126,67 @@ def _root(
     """trimtab decides where data and load go in clusters whose machines are not alike."""
 
 
+#: Control characters (C0, DEL, C1) in echoed input: shown escaped, never sent to the terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: object) -> str:
+    """``text`` safe to echo: control characters as ``\\xNN`` escapes (a binary file cannot
+    move the cursor or ring the bell) and Rich markup escaped (``[red]`` in a file stays text)."""
+    shown = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    return escape(shown)
+
+
+def show_error(message: object) -> None:
+    """The one ``error:`` line of a user error, on stderr (the exit status is the caller's)."""
+    err.print(f"[bold red]error:[/] {printable(message)}", highlight=False, soft_wrap=True)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn trimtab's own errors into one readable line and exit status 2."""
+    """Turn trimtab's own errors, and an option refused while the command runs, into one
+    readable line and exit status 2 (see :func:`trimtab.cli.main` for the rest of the contract)."""
     try:
         yield
     except TrimtabError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        show_error(exc)
         raise typer.Exit(2) from None
+    except typer.BadParameter as exc:
+        show_error(exc.format_message())
+        raise typer.Exit(2) from None
+
+
+def bounded(option: str, value: float, low: float, high: float, unit: str = "") -> None:
+    """Refuse an option's number outside ``low..high`` (NaN and infinities included): every
+    number a user gives has a finite, physically plausible range."""
+    if not (math.isfinite(value) and low <= value <= high):
+        what = f" {unit}" if unit else ""
+        raise TrimtabError(f"{option} must be a number{what} from {low:g} to {high:g}, got {value}")
+
+
+def owned_output(output: str | Path, *, marker: str | None) -> None:
+    """Refuse an ``--output`` the command would wrongly replace. A command writing a directory
+    (``marker``: the file every one of its outputs holds) replaces only a directory it wrote
+    before, or an empty one; a command writing one file (``marker`` None) never replaces a file.
+    Only local paths are checked (``hdfs://``, ``s3a://``... are the job's own business)."""
+    text = str(output)
+    if "://" in text and not text.startswith("file://"):
+        return
+    path = Path(text.removeprefix("file://"))
+    if marker is None:
+        if path.exists():
+            raise TrimtabError(f"--output {path} already exists: remove it or give a new file name")
+        return
+    if path.exists() and not path.is_dir():
+        raise TrimtabError(
+            f"--output {path} is an existing file: give a directory (new, empty, or an output "
+            "this command wrote before)"
+        )
+    if path.is_dir() and any(path.iterdir()) and not (path / marker).exists():
+        raise TrimtabError(
+            f"--output {path} is a directory trimtab did not write (it has no {marker}): give "
+            "a new or empty directory, or an output this command wrote before (it is replaced)"
+        )
 
 
 def load_config(path: Path | None) -> Config:
@@ -137,7 +197,14 @@ def load_config(path: Path | None) -> Config:
 
 
 def print_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    """``doc`` as JSON on stdout; a value JSON has no type for (a Parquet row's datetime in a
+    rejected row) is written as its text."""
+    sys.stdout.write(json.dumps(doc, indent=2, default=_as_text) + "\n")
+
+
+def _as_text(value: Any) -> str:
+    isoformat = getattr(value, "isoformat", None)
+    return str(isoformat()) if callable(isoformat) else str(value)
 
 
 def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progress:
@@ -189,7 +256,7 @@ def rejected_json(row: RejectedRow) -> dict[str, Any]:
 
 def print_warnings(warnings: Iterable[str]) -> None:
     for warning in warnings:
-        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err.print(f"[yellow]warning:[/] {printable(warning)}", highlight=False)
 
 
 def print_rejected(rejected: Iterable[RejectedRow], rows_read: int, table: str) -> None:
@@ -201,7 +268,7 @@ def print_rejected(rejected: Iterable[RejectedRow], rows_read: int, table: str) 
     shown.add_column("where")
     shown.add_column("reason")
     for row in rows:
-        shown.add_row(f"{row.source}:{row.line}", row.reason)
+        shown.add_row(printable(f"{row.source}:{row.line}"), printable(row.reason))
     err.print(shown)
 
 

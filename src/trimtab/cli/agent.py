@@ -110,14 +110,22 @@ def agent(
         bool, typer.Option("--readonly", help="Register read-only whatever the disks say.")
     ] = False,
     metrics_port: Annotated[
-        int | None, typer.Option("--metrics-port", help="Serve Prometheus /metrics on this port.")
+        int | None,
+        typer.Option(
+            "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
+        ),
     ] = None,
     metrics_host: Annotated[
         str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
     ] = "127.0.0.1",
     disk_check_seconds: Annotated[
         float | None,
-        typer.Option("--disk-check-seconds", help="Disk check period (diskCheckInterval)."),
+        typer.Option(
+            "--disk-check-seconds",
+            help="Disk check period (diskCheckInterval).",
+            min=0.001,
+            max=86_400.0,
+        ),
     ] = None,
     faults: Annotated[
         Path | None, typer.Option("--faults", hidden=True, help="Test-only fault file.")

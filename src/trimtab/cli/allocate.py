@@ -32,6 +32,7 @@ from trimtab.cli._common import (
     load_config,
     one_cluster,
     out,
+    owned_output,
     print_rejected,
     print_warnings,
     progress_bar,
@@ -130,6 +131,9 @@ def allocate(
         state = one_cluster(inv, cluster).for_role(PARTITION_ROLE)
         if requests is None and not rebalance:
             raise TrimtabError("give --requests, or --rebalance with --existing")
+        _check_moves(existing, rebalance=rebalance, max_moves=max_moves)
+        if output is not None:
+            owned_output(output, marker=None)
         batch, sources, warnings = (
             _requests(requests, state, set(inv.clusters)) if requests else ([], [], [])
         )
@@ -153,6 +157,17 @@ def allocate(
     else:
         _write(output, text)
         err.print(f"wrote {plural(plan.partitions, 'partition')} to {output}", highlight=False)
+
+
+def _check_moves(existing: Path | None, *, rebalance: bool, max_moves: int | None) -> None:
+    """--rebalance and --max-moves move replicas of the current assignment: without
+    --existing there is none, and the options would be ignored."""
+    for given, option in ((rebalance, "--rebalance"), (max_moves is not None, "--max-moves")):
+        if given and existing is None:
+            raise TrimtabError(
+                f"{option} moves replicas of the current assignment: give it with --existing "
+                "FILE (the reassignment JSON kafka-reassign-partitions --generate prints)"
+            )
 
 
 def _format(out_format: str, as_json: bool) -> str:

@@ -21,11 +21,13 @@ from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
+    bounded,
     err,
     figures_table,
     load_config,
     out,
     print_json,
+    printable,
     progress_bar,
     user_errors,
 )
@@ -68,10 +70,22 @@ def _membership(
     if registry is not None:
         file = read_registry(registry)
         for row in file.rejected:
-            err.print(f"[yellow]warning:[/] registry row rejected: {row}", highlight=False)
+            shown = printable(row)
+            err.print(f"[yellow]warning:[/] registry row rejected: {shown}", highlight=False)
         return file.membership
     _require_zk(cfg, zk)
     return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
+
+
+#: The longest wait or period an option may give, in seconds (a day).
+_MAX_SECONDS = 86_400.0
+
+
+def _check_seconds(**options: float | None) -> None:
+    """Each time option given (``--timeout``, ``--interval``...) is finite and plausible."""
+    for name, value in options.items():
+        if value is not None:
+            bounded(f"--{name.replace('_', '-')}", value, 0.001, _MAX_SECONDS, "of seconds")
 
 
 def _require_zk(cfg: BookieInfoConfig, zk: str | None) -> None:
@@ -118,6 +132,7 @@ def bookieinfo(
     with user_errors(), progress_bar(quiet=as_json) as bar:
         # nodes that do not answer hold the command up to the timeout (5 s by default)
         phase = bar.add_task("reading the membership", total=None)
+        _check_seconds(timeout=timeout)
         cfg = load_config(config).bookie_info
         membership = _membership(cfg, zk, zk_root, registry)
         wait = timeout or cfg.timeout_seconds
@@ -193,6 +208,7 @@ def watch(
     are exported as ``trimtab_placement_weight`` and ``trimtab_placement_pick_probability``.
     """
     with user_errors():
+        _check_seconds(timeout=timeout, interval=interval, retry_interval=retry_interval)
         full = load_config(config)
         cfg = full.bookie_info
         feed = PolicyFeed(make_policy(full, rng=random.Random(seed)), full.placement)

@@ -19,10 +19,14 @@ from trimtab.cli._common import (
     figures_table,
     load_config,
     out,
+    owned_output,
     print_json,
     progress_bar,
     user_errors,
 )
+from trimtab.cli.shed import MAX_CYCLES
+from trimtab.errors import TrimtabError
+from trimtab.shedding.strategies import STRATEGIES
 
 if TYPE_CHECKING:
     from trimtab.pipeline.job import JobOptions, RunSummary
@@ -36,13 +40,15 @@ app.add_typer(pipeline_app, name="pipeline")
 @app.command("generate-fleet")
 def generate_fleet_cmd(
     out_dir: Annotated[Path, typer.Option("--out", help="Directory to write the tables into.")],
-    clusters: Annotated[int, typer.Option(help="Clusters in the fleet.")] = 3,
-    brokers: Annotated[int, typer.Option(help="Brokers per cluster.")] = 8,
-    bookies: Annotated[int, typer.Option(help="Bookies per cluster.")] = 9,
-    bundles: Annotated[int, typer.Option(help="Bundles per cluster.")] = 64,
-    minutes: Annotated[int, typer.Option(help="Minutes of telemetry, one sample a minute.")] = 30,
+    clusters: Annotated[int, typer.Option(help="Clusters in the fleet.", max=10_000)] = 3,
+    brokers: Annotated[int, typer.Option(help="Brokers per cluster.", max=100_000)] = 8,
+    bookies: Annotated[int, typer.Option(help="Bookies per cluster.", max=100_000)] = 9,
+    bundles: Annotated[int, typer.Option(help="Bundles per cluster.", max=10_000_000)] = 64,
+    minutes: Annotated[
+        int, typer.Option(help="Minutes of telemetry, one sample a minute.", max=7 * 1440)
+    ] = 30,
     seed: Annotated[
-        int, typer.Option(help="Random seed; the same seed writes the same fleet.")
+        int, typer.Option(help="Random seed; the same seed writes the same fleet.", min=0)
     ] = 7,
     bad_rows: Annotated[
         float,
@@ -117,7 +123,9 @@ def run_cmd(
     until_balanced: Annotated[
         bool, typer.Option(help="Plan cycles until the shedder stops (default) or run --cycles.")
     ] = True,
-    seed: Annotated[int, typer.Option(help="Seed for every random choice of the engines.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed for every random choice of the engines.", min=0)
+    ] = 0,
     now: Annotated[
         datetime | None,
         typer.Option(help="Reference time (UTC) for the future-timestamp rule; default: now."),
@@ -170,7 +178,7 @@ def _spark_settings(conf: list[str] | None) -> dict[str, str]:
     try:
         return parse_conf(conf or [])
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise TrimtabError(str(exc)) from None
 
 
 def _job_options(
@@ -185,16 +193,19 @@ def _job_options(
     until_balanced: bool,
     seed: int,
 ) -> JobOptions:
-    """The job's options from the command line: a bad window is a usage error; a reference
-    time without a zone is UTC."""
+    """The job's options from the command line, every one checked before Spark starts; a
+    reference time without a zone is UTC."""
     from trimtab.pipeline.job import JobOptions
-    from trimtab.pipeline.loads import parse_window
 
     reference = now.replace(tzinfo=UTC) if now is not None and now.tzinfo is None else now
-    try:
-        parse_window(window)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--window") from None
+    _check_window(window)
+    if strategy is not None and strategy not in STRATEGIES:
+        allowed = ", ".join(STRATEGIES)
+        raise TrimtabError(f"--strategy {strategy!r} is not a shedder: use one of {allowed}")
+    if not 1 <= cycles <= MAX_CYCLES:
+        raise TrimtabError(f"--cycles must be from 1 to {MAX_CYCLES:,}, got {cycles}")
+    owned_output(output_dir, marker="run.json")
+    _check_parquet(input_dir)
     return JobOptions(
         input=input_dir,
         output=output_dir,
@@ -206,6 +217,41 @@ def _job_options(
         cycles=cycles,
         until_balanced=until_balanced,
     )
+
+
+#: The longest averaging window (a week): telemetry is kept for days, not months.
+_MAX_WINDOW_S = 7 * 86_400
+
+
+def _check_window(window: str) -> None:
+    from trimtab.pipeline.loads import parse_window, window_seconds
+
+    try:
+        parse_window(window)
+    except ValueError as exc:
+        raise TrimtabError(f"--window: {exc}") from None
+    if not 1 <= window_seconds(window) <= _MAX_WINDOW_S:
+        raise TrimtabError(f"--window {window!r} must be from 1 s to 7 days: use e.g. 30s, 1m, 1h")
+
+
+def _check_parquet(input_dir: str) -> None:
+    """Every local Parquet file of the input has a readable footer: a garbage ``.parquet``
+    is one error naming it, not a Spark stack trace minutes later (remote inputs: Spark's)."""
+    import pyarrow.parquet as pq
+
+    if "://" in input_dir and not input_dir.startswith("file://"):
+        return
+    root = Path(input_dir.removeprefix("file://"))
+    for file in sorted(root.glob("*/*")):
+        if file.suffix.lower() not in (".parquet", ".pq") or not file.is_file():
+            continue
+        try:
+            pq.read_metadata(file)
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            raise TrimtabError(
+                f"{file} is not a readable Parquet file ({type(exc).__name__}): replace or "
+                "remove it"
+            ) from None
 
 
 def _run_job(

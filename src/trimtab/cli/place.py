@@ -45,6 +45,8 @@ __all__ = ["PlacementRun", "place", "run_placements"]
 
 #: Above this many ensembles a progress bar is shown (people's view only).
 _PROGRESS_FROM = 20_000
+#: The most ensembles one run places (about a minute on a laptop; the JSON would be GBs beyond).
+MAX_COUNT = 10_000_000
 
 
 class PlacementRun:
@@ -131,11 +133,11 @@ def place(
         cfg = load_config(config)
         if policy is not None:
             cfg = _with_policy(cfg, policy)
-        if count < 1:
-            raise TrimtabError(f"--count must be at least 1, got {count}")
-        excluded = _parse_exclude(exclude)
+        if not 1 <= count <= MAX_COUNT:
+            raise TrimtabError(f"--count must be from 1 to {MAX_COUNT:,}, got {count}")
         inv = read_inventory(inventory)
         state = one_cluster(inv, cluster).for_role(Role.BOOKIE)
+        excluded = _known(_parse_exclude(exclude), state)
 
         def go(progress: Progress | None = None) -> PlacementRun:
             return run_placements(
@@ -181,6 +183,18 @@ def _parse_exclude(text: str | None) -> tuple[NodeId, ...]:
         return tuple(NodeId(part) for part in text.split(",") if part.strip())
     except ValueError as exc:
         raise TrimtabError(f"--exclude: {exc}") from None
+
+
+def _known(excluded: tuple[NodeId, ...], cluster: ClusterState) -> tuple[NodeId, ...]:
+    """``--exclude`` ids, each of which must be a node of the cluster (a typo excludes nothing)."""
+    known = {node.id for node in cluster}
+    unknown = [node for node in excluded if node not in known]
+    if unknown:
+        raise TrimtabError(
+            f"--exclude names {', '.join(unknown)}, not a node of cluster {cluster.name!r} "
+            f"({plural(len(known), 'bookie')} known, such as {min(known, default='none')})"
+        )
+    return excluded
 
 
 def _table(run: PlacementRun, size: int, wq: int, aq: int) -> Table:

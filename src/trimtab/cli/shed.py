@@ -58,6 +58,19 @@ class Format(StrEnum):
     PULSAR_ADMIN = "pulsar-admin"
 
 
+#: The most shedding cycles one run plans (a cycle is a minute of Pulsar's time: ten weeks).
+MAX_CYCLES = 100_000
+
+
+def _check_format(fmt: Format, *, as_json: bool) -> None:
+    """--json prints the JSON document, --format pulsar-admin the commands: not both."""
+    if as_json and fmt is Format.PULSAR_ADMIN:
+        raise TrimtabError(
+            "--json and --format pulsar-admin cannot be combined: choose one "
+            "(--format json is --json)"
+        )
+
+
 @app.command()
 def shed(
     inventory: Annotated[
@@ -72,13 +85,15 @@ def shed(
     strategy: Annotated[
         Strategy | None, typer.Option("--strategy", help="Shedder (default: the config's).")
     ] = None,
-    cycles: Annotated[int, typer.Option("--cycles", help="Cycles to run.", min=1)] = 1,
+    cycles: Annotated[
+        int, typer.Option("--cycles", help="Cycles to run.", min=1, max=MAX_CYCLES)
+    ] = 1,
     until_balanced: Annotated[
         bool,
         typer.Option("--until-balanced", help="Run until the strategy has nothing left to do."),
     ] = False,
     max_cycles: Annotated[
-        int, typer.Option("--max-cycles", help="Cap for --until-balanced.", min=1)
+        int, typer.Option("--max-cycles", help="Cap for --until-balanced.", min=1, max=MAX_CYCLES)
     ] = 500,
     cluster: Annotated[
         str | None, typer.Option("--cluster", help="The cluster, if there are several.")
@@ -97,6 +112,7 @@ def shed(
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
     with user_errors(), progress_bar(quiet=as_json or fmt is Format.JSON) as bar:
         # reading a day of bundle_metrics takes a while (1.2 million rows: about 20 s)
+        _check_format(fmt, as_json=as_json)
         phase = bar.add_task(f"reading the inventory {inventory}", total=None)
         cfg = load_config(config)
         if strategy is not None:
@@ -172,10 +188,16 @@ def _one_cluster(
     raise TrimtabError(f"the inputs hold clusters {names}: choose one with --cluster")
 
 
+#: 9999-12-31T23:59:59Z, the last moment a datetime holds.
+_LAST_SECOND = 253_402_300_799
+
+
 def _parse_now(text: str) -> float:
     moment = timestamp(text)
     if moment is None:
         raise TrimtabError(f"--now {text!r} is neither epoch seconds nor ISO 8601")
+    if not 0 <= moment <= _LAST_SECOND:
+        raise TrimtabError(f"--now {text!r} must lie between 1970 and the year 9999")
     return moment
 
 

@@ -79,12 +79,16 @@ _SPARK = "▁▂▃▄▅▆▇█"
 
 # PIP-220's static experiment, as `simulate shedding` and `sweep shedding` both run it.
 TargetStdOption = Annotated[
-    float, typer.Option("--target-std", help="Std to reach (the PIP's table: 0.15).", min=0.0)
+    float,
+    typer.Option("--target-std", help="Std to reach (the PIP's table: 0.15).", min=0.0, max=10.0),
 ]
 PairsPerCycleOption = Annotated[
     int | None,
     typer.Option(
-        "--pairs-per-cycle", help="TransferShedder pairs per cycle (default: config).", min=1
+        "--pairs-per-cycle",
+        help="TransferShedder pairs per cycle (default: config).",
+        min=1,
+        max=100_000,
     ),
 ]
 TimersOption = Annotated[
@@ -92,7 +96,8 @@ TimersOption = Annotated[
     typer.Option("--timers", help="Keep upstream's hit count and cooldown (a cycle = 1 min)."),
 ]
 BundlesPerBrokerOption = Annotated[
-    int, typer.Option("--bundles-per-broker", help="Random split of each load.", min=2)
+    int,
+    typer.Option("--bundles-per-broker", help="Random split of each load.", min=2, max=10_000),
 ]
 
 
@@ -102,7 +107,7 @@ def shedding(
         str, typer.Option("--brokers", help="Cluster sizes, comma-separated: 10,100,1000.")
     ],
     trials: Annotated[
-        int, typer.Option("--trials", help="Runs per size and strategy.", min=1)
+        int, typer.Option("--trials", help="Runs per size and strategy.", min=1, max=100_000)
     ] = 20,
     strategy: Annotated[
         str, typer.Option("--strategy", help="Strategies, comma-separated.")
@@ -116,9 +121,11 @@ def shedding(
         typer.Option("--dynamic", help="Run the living-cluster scenario instead (first size)."),
     ] = False,
     hours: Annotated[
-        float, typer.Option("--hours", help="Length of the --dynamic run.", min=0.1)
+        float, typer.Option("--hours", help="Length of the --dynamic run.", min=0.1, max=8760)
     ] = 12.0,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same table).")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Random seed (same seed, same table).", min=0)
+    ] = 0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -176,6 +183,10 @@ def shedding(
     out.print(_table(rows, target_std, setup.max_broker_shedding_per_cycle, timers))
 
 
+#: The largest simulated cluster (PIP-220's table stops at 1,000 brokers).
+MAX_BROKERS = 100_000
+
+
 def parse_sizes(text: str) -> list[int]:
     """``"10,100,1000"`` -> cluster sizes (each at least 2); shared with ``trimtab sweep``."""
     try:
@@ -184,8 +195,8 @@ def parse_sizes(text: str) -> list[int]:
         raise TrimtabError(
             f"--brokers {text!r}: expected whole numbers separated by commas"
         ) from None
-    if not sizes or any(n < 2 for n in sizes):
-        raise TrimtabError(f"--brokers {text!r}: every size must be at least 2")
+    if not sizes or any(not 2 <= n <= MAX_BROKERS for n in sizes):
+        raise TrimtabError(f"--brokers {text!r}: every size must be from 2 to {MAX_BROKERS:,}")
     return sizes
 
 
@@ -341,9 +352,14 @@ def diskfill(
     cap: Annotated[int, typer.Option("--cap", help="Cap multiple; <= 0 = no cap.")] = 3,
     refresh: Annotated[
         float,
-        typer.Option("--refresh", help="getBookieInfoIntervalSeconds; 0 = every ledger.", min=0),
+        typer.Option(
+            "--refresh",
+            help="getBookieInfoIntervalSeconds; 0 = every ledger.",
+            min=0,
+            max=365 * 86_400,
+        ),
     ] = 86_400.0,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.", min=0)] = 1,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Write the fill time series (Parquet) here.")
     ] = None,

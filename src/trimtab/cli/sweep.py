@@ -32,6 +32,7 @@ from trimtab.cli._common import (
     app,
     load_config,
     out,
+    owned_output,
     print_json,
     progress_bar,
     user_errors,
@@ -45,6 +46,7 @@ from trimtab.cli.simulate import (
     parse_sizes,
     parse_strategies,
 )
+from trimtab.errors import TrimtabError
 from trimtab.sim.convergence import PIP_EPOCHS, experiment_config
 from trimtab.sim.sweep import DiskFillSweep, SheddingSweep, Sweep, parse_grid
 
@@ -67,7 +69,9 @@ OutputOption = Annotated[
     str,
     typer.Option("--output", help="Directory for runs/, summary/, sweep.json, sweep.html."),
 ]
-TrialsOption = Annotated[int, typer.Option("--trials", help="Seeds per parameter set.", min=1)]
+TrialsOption = Annotated[
+    int, typer.Option("--trials", help="Seeds per parameter set.", min=1, max=100_000)
+]
 
 _PHASES = {"simulate": "simulating", "summarise": "summarising", "publish": "writing the page"}
 
@@ -88,7 +92,7 @@ def shedding(
     timers: TimersOption = False,
     bundles_per_broker: BundlesPerBrokerOption = 10,
     seed: Annotated[
-        int, typer.Option("--seed", help="As simulate shedding's: same seed, same runs.")
+        int, typer.Option("--seed", help="As simulate shedding's: same seed, same runs.", min=0)
     ] = 0,
     master: MasterOption = None,
     conf: ConfOption = None,
@@ -163,7 +167,7 @@ def diskfill(
     ] = None,
     trials: TrialsOption = 5,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of trial 0; trial t uses seed + t.")
+        int, typer.Option("--seed", help="Seed of trial 0; trial t uses seed + t.", min=0)
     ] = 1,
     master: MasterOption = None,
     conf: ConfOption = None,
@@ -230,7 +234,8 @@ def _run(
     try:
         settings = parse_conf(conf or [])
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--conf") from None
+        raise TrimtabError(str(exc)) from None
+    owned_output(output, marker="sweep.json")
     tasks = len(sweep.tasks())
     with _progress(quiet=quiet, tasks=tasks) as show:
         show_step: Callable[[SweepStep], None] = show

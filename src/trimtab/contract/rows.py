@@ -155,6 +155,17 @@ def _not_positive(cells: _Cells) -> None:
             raise RowError("not_positive", f"{column.name} must be above 0, got {raw!r}")
 
 
+def _implausible(cells: _Cells) -> None:
+    for column in cells.table.columns:
+        value = cells.values.get(column.name)
+        if column.most is not None and value is not None and value > column.most:
+            raise RowError(
+                "implausible",
+                f"{column.name} {cells.raw.get(column.name)!r} is above {column.most:,}, the "
+                "plausible most: check the unit",
+            )
+
+
 def _free_above_total(cells: _Cells) -> None:
     free = cells.values.get("disk_free_bytes")
     total = cells.values.get("disk_total_bytes")
@@ -233,6 +244,7 @@ PYTHON_CHECKS: Mapping[str, Check] = {
     "out_of_range": _out_of_range,
     "negative": _negative,
     "not_positive": _not_positive,
+    "implausible": _implausible,
     "free_above_total": _free_above_total,
     "bad_state": _bad_state,
     "bad_role": _bad_role,

@@ -8,11 +8,18 @@ from enum import StrEnum
 from typing import Any, Literal
 
 __all__ = [
+    "BITS_PER_S_MAX",
     "BUNDLE_PATTERN",
+    "BYTES_MAX",
+    "BYTES_PER_S_MAX",
+    "CORES_MAX",
     "FUTURE_TOLERANCE_S",
     "LONG_MAX",
     "MEMBERSHIP_RULES",
+    "MESSAGES_PER_S_MAX",
     "NODE_ID_PATTERN",
+    "PARTITIONS_MAX",
+    "REPLICAS_MAX",
     "ROW_RULES",
     "TABLES",
     "TOPIC_PATTERN",
@@ -32,6 +39,23 @@ Row = dict[str, Any]
 FUTURE_TOLERANCE_S = 300.0
 #: The largest whole number a ``count`` column holds (Spark's ``long``).
 LONG_MAX = 2**63 - 1
+# The most a node (or one bundle, one request) can plausibly have or do. A cell above its bound
+# is a unit mistake or garbage (cores 1e29, a 1e308 throughput), refused as ``implausible``
+# with the bound in the reason, before it can overflow a sum or a percentage downstream.
+#: Cores of one machine.
+CORES_MAX = 65_536
+#: Bytes of memory, disk or storage of one node or bundle (4 EiB).
+BYTES_MAX = 2**62
+#: A network rate in bits per second (10 Tb/s).
+BITS_PER_S_MAX = 10**13
+#: A throughput in bytes per second (1 TB/s).
+BYTES_PER_S_MAX = 10**12
+#: Messages per second of one node or bundle.
+MESSAGES_PER_S_MAX = 10**10
+#: Partitions of one allocation request.
+PARTITIONS_MAX = 1_000_000
+#: Replicas of one partition.
+REPLICAS_MAX = 1_000
 #: ``tenant/namespace/0xLOWER_0xUPPER``, what pulsar-admin takes (Java and Python regex alike).
 #: Each of tenant and namespace holds a character that is not whitespace (Spark matches with
 #: Java's ``(?U)``, Unicode whitespace as Python's ``\s``; ``\x1c-\x1f`` Python strips too), so a
@@ -72,7 +96,8 @@ _NUMBERS = (Kind.FRACTION, Kind.RATE)
 class Column:
     """One column. ``required``: the column must be in every file and its value not blank
     (an optional column may be absent; a blank value is then unknown). ``key``: the column
-    names the row (blank -> ``missing_key``). ``positive``: a count that must be above 0."""
+    names the row (blank -> ``missing_key``). ``positive``: a count that must be above 0.
+    ``most``: the largest plausible value of a number (above: ``implausible``)."""
 
     name: str
     type: ColumnType
@@ -80,6 +105,7 @@ class Column:
     required: bool = True
     key: bool = False
     positive: bool = False
+    most: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,20 +162,26 @@ def _c(
     required: bool = True,
     key: bool = False,
     positive: bool = False,
+    most: int | None = None,
 ) -> Column:
-    return Column(name, type_, kind, required, key, positive)
+    return Column(name, type_, kind, required, key, positive, most)
+
+
+def _bytes(name: str, *, required: bool = True) -> Column:
+    return _c(name, "long", Kind.COUNT, required=required, most=BYTES_MAX)
 
 
 _TS = _c("ts", "timestamp", Kind.TIMESTAMP, key=True)
 _CLUSTER = _c("cluster", "string", Kind.TEXT, key=True)
-_RATES = tuple(
-    _c(n, "double", Kind.RATE)
-    for n in (
-        "msg_in_per_s",
-        "msg_out_per_s",
-        "throughput_in_bytes_per_s",
-        "throughput_out_bytes_per_s",
-    )
+_RATES = (
+    *(
+        _c(n, "double", Kind.RATE, most=MESSAGES_PER_S_MAX)
+        for n in ("msg_in_per_s", "msg_out_per_s")
+    ),
+    *(
+        _c(n, "double", Kind.RATE, most=BYTES_PER_S_MAX)
+        for n in ("throughput_in_bytes_per_s", "throughput_out_bytes_per_s")
+    ),
 )
 
 #: Every input table, by the name of its directory under the pipeline's input.
@@ -162,11 +194,11 @@ TABLES: dict[str, Table] = {
             _c("node", "string", Kind.NODE_ID, key=True),
             _c("region", "string", Kind.LOCATION, required=False),
             _c("rack", "string", Kind.LOCATION, required=False),
-            _c("cores", "long", Kind.COUNT, positive=True),
-            _c("memory_bytes", "long", Kind.COUNT),
-            _c("disk_total_bytes", "long", Kind.COUNT),
-            _c("disk_free_bytes", "long", Kind.COUNT, required=False),
-            _c("nic_bps", "long", Kind.COUNT, positive=True),
+            _c("cores", "long", Kind.COUNT, positive=True, most=CORES_MAX),
+            _bytes("memory_bytes"),
+            _bytes("disk_total_bytes"),
+            _bytes("disk_free_bytes", required=False),
+            _c("nic_bps", "long", Kind.COUNT, positive=True, most=BITS_PER_S_MAX),
             _c("state", "string", Kind.STATE),
             _c("role", "string", Kind.ROLE, required=False),
         ),
@@ -181,11 +213,11 @@ TABLES: dict[str, Table] = {
             _c("cpu", "double", Kind.FRACTION),
             _c("memory", "double", Kind.FRACTION),
             _c("direct_memory", "double", Kind.FRACTION),
-            _c("net_in_bps", "double", Kind.RATE),
-            _c("net_out_bps", "double", Kind.RATE),
+            _c("net_in_bps", "double", Kind.RATE, most=BITS_PER_S_MAX),
+            _c("net_out_bps", "double", Kind.RATE, most=BITS_PER_S_MAX),
             *_RATES,
-            _c("disk_free_bytes", "long", Kind.COUNT, required=False),
-            _c("disk_total_bytes", "long", Kind.COUNT, required=False),
+            _bytes("disk_free_bytes", required=False),
+            _bytes("disk_total_bytes", required=False),
         ),
     ),
     "bundle_metrics": Table(
@@ -197,7 +229,7 @@ TABLES: dict[str, Table] = {
             _c("bundle", "string", Kind.BUNDLE, key=True),
             _c("broker", "string", Kind.NODE_REF, key=True),
             *_RATES,
-            _c("storage_bytes", "long", Kind.COUNT, required=False),
+            _bytes("storage_bytes", required=False),
         ),
     ),
     "allocation_requests": Table(
@@ -207,9 +239,9 @@ TABLES: dict[str, Table] = {
             # Blank: the inventory's only cluster (or the one the command names).
             _c("cluster", "string", Kind.TEXT, required=False, key=True),
             _c("topic", "string", Kind.TOPIC, key=True),
-            _c("partitions", "long", Kind.COUNT, positive=True),
-            _c("replication_factor", "long", Kind.COUNT, positive=True),
-            _c("partition_size_bytes", "long", Kind.COUNT, required=False),
+            _c("partitions", "long", Kind.COUNT, positive=True, most=PARTITIONS_MAX),
+            _c("replication_factor", "long", Kind.COUNT, positive=True, most=REPLICAS_MAX),
+            _bytes("partition_size_bytes", required=False),
         ),
         optional=True,
     ),
@@ -226,6 +258,7 @@ ROW_RULES: tuple[Rule, ...] = (
     Rule("out_of_range", "a usage (cpu, memory, direct_memory) lies outside 0..1"),
     Rule("negative", "a count or rate is below 0"),
     Rule("not_positive", "cores, nic_bps, partitions or replication_factor is 0"),
+    Rule("implausible", "a number above what one machine can have or do (its column's most)"),
     Rule("free_above_total", "disk_free_bytes is above disk_total_bytes"),
     Rule("bad_state", "state is not writable, readonly or down"),
     Rule("bad_role", "role is not bookie, broker or empty (both)"),

@@ -132,8 +132,12 @@ def read_reassignment(path: str | Path) -> list[tuple[str, int, list[int]]]:
         doc = json.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"assignment file {source} does not exist") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError(f"assignment file {source} is not JSON: {exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"assignment file {source} is not UTF-8 text: give a JSON file") from None
+    except OSError as exc:
+        raise InputError(f"assignment file {source} cannot be read: {exc.strerror}") from None
     if (
         not isinstance(doc, dict)
         or doc.get("version") != 1

@@ -207,6 +207,21 @@ def _not_positive(ctx: _Ctx) -> Found:
     ]
 
 
+@_spark("implausible")
+def _implausible(ctx: _Ctx) -> Found:
+    return [
+        (
+            F.col(c.name) > F.lit(c.most),
+            F.format_string(
+                f"{c.name} %s is above {c.most:,}, the plausible most: check the unit",
+                F.col(c.name).cast("string"),
+            ),
+        )
+        for c in ctx.table.columns
+        if c.most is not None
+    ]
+
+
 @_spark("free_above_total")
 def _free_above_total(ctx: _Ctx) -> Found:
     if not {"disk_free_bytes", "disk_total_bytes"} <= set(ctx.table.names):
