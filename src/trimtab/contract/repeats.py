@@ -49,7 +49,7 @@ def _settle(items: Sequence[Keyed[K]], rows: list[int], what: str) -> dict[int, 
     first = items[rows[0]]
     if all(items[i][1] == first[1] for i in rows[1:]):
         return {
-            i: RowError("duplicate", f"an exact copy of the row for {what} at {first[2]}")
+            i: RowError("duplicate", f"an exact duplicate of the row for {what} at {first[2]}")
             for i in rows[1:]
         }
     verdicts = {}
