@@ -9,6 +9,7 @@ import json
 import math
 import re
 import shutil
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -227,12 +228,15 @@ def tiny_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def copied(fleet: Path, tmp_path: Path, table: str, change: dict[str, object]) -> Path:
+def copied(fleet: Path, tmp_path: Path, table: str, change: Mapping[str, str | float]) -> Path:
     """A copy of ``fleet`` whose ``table`` Parquet files have the columns in ``change`` set."""
     copy = tmp_path / "in"
     shutil.copytree(fleet, copy)
     for file in (copy / table).glob("*.parquet"):
-        pd.read_parquet(file).assign(**change).to_parquet(file)
+        frame = pd.read_parquet(file)
+        for column, value in change.items():
+            frame[column] = value
+        frame.to_parquet(file)
     return copy
 
 
