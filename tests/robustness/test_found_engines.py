@@ -105,8 +105,10 @@ def test_shed_with_1e308_in_a_network_column_keeps_a_finite_std(tmp_path: Path) 
     )
     code, out, _ = shed(SHEDDING / "inventory.csv", metrics, "--json")
     doc = json.loads(out)
-    assert code == 0 and math.isfinite(doc["std_before"]) and doc["std_before"] > 1e290
-    assert doc["reached"] is False
+    assert code == 0 and math.isfinite(doc["std_before"])
+    # Either a plausibility bound of the contract refuses the row, or the engine keeps it.
+    refused = [r for r in doc["rejected"] if r["line"] == 2]
+    assert refused or (doc["std_before"] > 1e290 and doc["reached"] is False)
     code, out, _ = shed(SHEDDING / "inventory.csv", metrics)
     assert code == 0 and "reached)" not in out.replace("not reached", "")
     assert max(len(digits) for digits in re.findall(r"[0-9]+", out)) < 20
