@@ -58,7 +58,7 @@ def test_reads_a_good_csv_into_clusters(tmp_path: Path) -> None:
         ("c1,bk9:3181,dc1,r1/a,8,1000,4000,1000,1,writable", "must not contain '/'"),
         ("c1,bk9:3181,dc1,r1,8.5,1000,4000,1000,1,writable", "cores must be a whole number"),
         ("c1,bk9:3181,dc1,r1,8,1000,4000,1000,1,writable,extra", "more fields than the header"),
-        ("c1,bk1:3181,dc1,r1,8,1000,4000,1000,1,writable", "duplicate node bk1:3181"),
+        (GOOD, "an exact duplicate of the row for node bk1:3181 of cluster 'c1'"),
     ],
     ids=lambda v: v if " " in v else None,
 )
@@ -140,8 +140,21 @@ def test_directory_reads_every_file_in_name_order(tmp_path: Path) -> None:
     (tmp_path / "b.csv").write_text(HEADER + "\n" + GOOD + "\n")
     (tmp_path / "README.txt").write_text("not an inventory")
     inv = read_inventory(tmp_path)
-    assert inv.accepted == 1 and "first at" in inv.rejected[0].reason
-    assert inv.rejected[0].source.endswith("b.csv")
+    assert inv.accepted == 1 and "an exact duplicate" in inv.rejected[0].reason
+    assert inv.rejected[0].source.endswith("b.csv") and inv.rejected[0].rule == "duplicate"
+
+
+def test_conflicting_rows_for_one_node_are_both_refused_whatever_the_file_order(
+    tmp_path: Path,
+) -> None:
+    """Two different rows for one node: neither wins by sorting first; each names the other."""
+    (tmp_path / "a.csv").write_text(HEADER + "\n" + GOOD + "\n")
+    (tmp_path / "b.csv").write_text(HEADER + "\n" + GOOD.replace(",8,", ",16,") + "\n")
+    inv = read_inventory(tmp_path)
+    assert inv.accepted == 0 and [r.rule for r in inv.rejected] == ["conflict", "conflict"]
+    first, second = inv.rejected
+    assert f"{tmp_path / 'b.csv'}:2" in first.reason and f"{tmp_path / 'a.csv'}:2" in second.reason
+    assert inv.rows_read == 2
 
 
 def test_missing_required_column_stops_with_the_fix(tmp_path: Path) -> None:

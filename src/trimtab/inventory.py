@@ -7,10 +7,13 @@ disk_total_bytes, nic_bps, state`` and optionally ``disk_free_bytes`` and ``role
 columns and row rules are :data:`trimtab.contract.TABLES` ``["nodes"]``, which the pipeline
 applies too.
 
-A row that breaks a rule is never dropped silently: it comes back in ``Inventory.rejected``
-with its file, line and a reason, and ``rows_read == accepted + len(rejected)`` always holds.
-A file that cannot be used at all (missing, no required column, no rows) raises
-:class:`~trimtab.errors.InputError` naming the file and the fix.
+Rows for the same node of a cluster are settled by :mod:`trimtab.contract.repeats`: exact
+copies keep the first (the others are ``duplicate``), rows that differ are all refused as
+``conflict``. A row that breaks a rule is never dropped silently: it comes back in
+``Inventory.rejected`` with its file, line and a reason, and
+``rows_read == accepted + len(rejected)`` always holds. A file that cannot be used at all
+(missing, no required column, no rows) raises :class:`~trimtab.errors.InputError` naming the
+file and the fix.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trimtab.cluster import Capacity, ClusterState, Node, NodeId, location_of
+from trimtab.cluster import Capacity, ClusterState, Node, location_of
 from trimtab.contract import TABLES, check_row
-from trimtab.tables import RejectedRow, TableSpec, parse_table
+from trimtab.tables import RejectedRow, TableSpec, parse_table, refuse_repeats
 
 __all__ = [
     "OPTIONAL_COLUMNS",
@@ -54,23 +57,16 @@ class Inventory:
 
 def read_inventory(path: str | Path) -> Inventory:
     """Read an inventory file or directory; see the module docstring for the rules."""
-    parsed = parse_table(path, NODES, _parse_row)
-    rejected = list(parsed.rejected)
-    nodes: dict[str, dict[NodeId, tuple[Node, str]]] = {}
-    for (cluster, node), raw in parsed.accepted:
-        seen = nodes.setdefault(cluster, {})
-        if node.id in seen:
-            first = seen[node.id][1]
-            reason = f"duplicate node {node.id} in cluster {cluster!r} (first at {first})"
-            rejected.append(RejectedRow(raw.source, raw.line, reason, raw.data or {}, "duplicate"))
-            continue
-        seen[node.id] = (node, f"{raw.source}:{raw.line}")
-    clusters = {
-        name: ClusterState.of(name, (n for n, _ in by_id.values()))
-        for name, by_id in sorted(nodes.items())
-    }
-    rejected.sort(key=lambda r: (r.source, r.line))
-    return Inventory(clusters, tuple(rejected), parsed.rows_read, tuple(parsed.warnings))
+    parsed = refuse_repeats(
+        parse_table(path, NODES, _parse_row),
+        lambda row: (row[0], row[1].id),
+        lambda key: f"node {key[1]} of cluster {key[0]!r}",
+    )
+    nodes: dict[str, list[Node]] = {}
+    for cluster, node in (row for row, _ in parsed.accepted):
+        nodes.setdefault(cluster, []).append(node)
+    clusters = {name: ClusterState.of(name, members) for name, members in sorted(nodes.items())}
+    return Inventory(clusters, tuple(parsed.rejected), parsed.rows_read, tuple(parsed.warnings))
 
 
 def _parse_row(raw: Mapping[str, Any]) -> tuple[str, Node]:

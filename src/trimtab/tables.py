@@ -17,16 +17,24 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from trimtab._settings import nearest
-from trimtab.contract import RowError, Table
+from trimtab.contract import RowError, Table, settle_repeats
 from trimtab.errors import InputError
 
-__all__ = ["Parsed", "RawRow", "RejectedRow", "TableSpec", "parse_table", "read_table"]
+__all__ = [
+    "Parsed",
+    "RawRow",
+    "RejectedRow",
+    "TableSpec",
+    "parse_table",
+    "read_table",
+    "refuse_repeats",
+]
 
 T = TypeVar("T")
 
@@ -245,3 +253,23 @@ def _check_columns(file: Path, columns: list[str], spec: TableSpec, warnings: li
             hint = nearest(column, known)
             suffix = f" (did you mean '{hint}'?)" if hint else ""
             warnings.append(f"{file}: column '{column}' is not used{suffix}")
+
+
+def refuse_repeats(
+    parsed: Parsed[T], key: Callable[[T], Hashable], name: Callable[[Any], str]
+) -> Parsed[T]:
+    """``parsed`` with rows sharing a ``key`` settled by the ``duplicate``/``conflict`` rule of
+    :mod:`trimtab.contract.repeats` (the values compared are the parsed rows); ``name(key)``
+    names the key in reasons."""
+    keyed = [(key(row), row, f"{raw.source}:{raw.line}") for row, raw in parsed.accepted]
+    verdicts = settle_repeats(keyed, name)
+    if not verdicts:
+        return parsed
+    kept = [pair for i, pair in enumerate(parsed.accepted) if i not in verdicts]
+    refused = [
+        RejectedRow(raw.source, raw.line, str(verdicts[i]), raw.data or {}, verdicts[i].rule)
+        for i, (_, raw) in enumerate(parsed.accepted)
+        if i in verdicts
+    ]
+    rejected = sorted([*parsed.rejected, *refused], key=lambda r: (r.source, r.line))
+    return Parsed(kept, rejected, parsed.rows_read, parsed.warnings)

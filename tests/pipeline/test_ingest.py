@@ -167,14 +167,16 @@ def test_each_rule_names_file_and_reason(
 
 
 def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
-    """Bad inventory rows (state, id, location, duplicate node) are quarantined; others kept."""
+    """Bad inventory rows (state, id, location, duplicate or conflicting node) are quarantined;
+    others kept."""
     write(
         tmp_path / "nodes" / "nodes.csv",
         NODES
         + "c1,bk3:3181,dc1,r1,8,1,1000,500,10,draining\n"
         + "c1,bk 4:3181,dc1,r1,8,1,1000,500,10,writable\n"
         + "c1,bk5:3181,dc1,r1/x,8,1,1000,500,10,writable\n"
-        + "c1,bk1:3181,dc1,r1,16,1,1000,500,10,writable\n",
+        + "c1,bk1:3181,dc1,r1,16,1,1000,500,10,writable\n"
+        + "c1,bk2:3181,dc1,r2,8,1,1000,500,10,readonly\n",
     )
     write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER)
@@ -182,12 +184,14 @@ def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
         ingest(spark, str(tmp_path), now=NOW)  # a table with a header but no rows
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
     ingested = ingest(spark, str(tmp_path), now=NOW)
+    # bk2's second row is an exact copy: the first is kept. bk1's rows differ: both refused.
     assert by_rule(ingested, "nodes") == {
-        None: 2,
+        None: 1,
         "bad_state": 1,
         "bad_node_id": 1,
         "bad_location": 1,
         "duplicate": 1,
+        "conflict": 2,
     }
 
 
@@ -251,3 +255,34 @@ def test_unusable_input_stops_with_one_message(
     setup(root)
     with pytest.raises(InputError, match=message):
         ingest(spark, str(root), now=NOW)
+
+
+def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Two different samples of one node at one ts are both refused as ``conflict`` (each
+    naming the other's file); an exact copy stays a ``duplicate`` with the first kept; a
+    bundle whose newest samples conflict falls back to its newest sample that is not refused."""
+    other = GOOD.replace(",0.5,0.5,0.1,", ",0.9,0.5,0.1,")
+    copy = GOOD.replace("bk1:3181", "bk2:3181")
+    write(tmp_path / "nodes" / "nodes.csv", NODES)
+    write(tmp_path / "node_metrics" / "a.csv", METRICS_HEADER + GOOD + copy)
+    write(tmp_path / "node_metrics" / "b.csv", METRICS_HEADER + other + copy)
+    later = BUNDLE_LINE.replace("00:00:00Z", "00:01:00Z")
+    write(tmp_path / "bundle_metrics" / "a.csv", BUNDLES_HEADER + BUNDLE_LINE + later)
+    write(
+        tmp_path / "bundle_metrics" / "b.csv",
+        BUNDLES_HEADER + later.replace(",1,1,1,1,", ",2,2,2,2,"),
+    )
+    ingested = ingest(spark, str(tmp_path), now=NOW)
+    assert by_rule(ingested, "node_metrics") == {None: 1, "conflict": 2, "duplicate": 1}
+    assert by_rule(ingested, "bundle_metrics") == {None: 1, "conflict": 2}
+    conflicts = [r for r in ingested.quarantine().collect() if r["rule"] == "conflict"]
+    for row in conflicts:
+        mine = row["source_file"].rsplit("/", 1)[-1]
+        named = "b.csv" if mine == "a.csv" else "a.csv"
+        assert (named in row["reason"] and "node bk1:3181" in row["reason"]) or "bundle" in row[
+            "reason"
+        ]
+    (newest,) = ingested.latest("bundle_metrics").collect()
+    assert newest["ts"].minute == 0

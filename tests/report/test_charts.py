@@ -193,6 +193,14 @@ class TestHelpers:
         steps = {round(b - a, 9) for a, b in itertools.pairwise(ticks)}
         assert len(steps) == 1
 
+    @pytest.mark.parametrize(("low", "high"), [(-1e308, 1e308), (-1.7e308, 5.0)])
+    def test_ticks_of_a_range_wider_than_a_float_cover_it_without_overflow(
+        self, low: float, high: float
+    ) -> None:
+        """A range near the float limit of both signs (a broken counter) still gets ticks."""
+        ticks = nice_ticks(low, high)
+        assert ticks[0] <= low and ticks[-1] >= high and ticks == sorted(ticks)
+
     @pytest.mark.parametrize(
         ("value", "text"),
         [

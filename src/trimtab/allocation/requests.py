@@ -5,7 +5,9 @@ be left out when the inventory has one cluster) and ``partition_size_bytes`` (th
 size of one replica, for the disk rules; 0 when unknown). CSV, JSON-lines or Parquet, read by
 :func:`trimtab.tables.parse_table` with the rules of :data:`trimtab.contract.TABLES`
 (the pipeline's too): a bad row is rejected with its file, line and reason,
-never dropped. A topic named twice gets the partitions of both rows, numbered on.
+never dropped. A topic is named once: an exact copy of a row is refused as ``duplicate`` (the
+first is kept), two different rows for one topic are both refused as ``conflict``
+(:mod:`trimtab.contract.repeats`), never merged.
 
 Example (``examples/allocation/requests.csv``)::
 
@@ -23,7 +25,7 @@ from typing import Any
 from trimtab.allocation.model import AllocationRequest
 from trimtab.cluster import Role
 from trimtab.contract import TABLES, check_row
-from trimtab.tables import Parsed, TableSpec, parse_table
+from trimtab.tables import Parsed, TableSpec, parse_table, refuse_repeats
 
 __all__ = ["PARTITION_ROLE", "REQUESTS", "parse_request", "read_requests"]
 
@@ -37,7 +39,11 @@ REQUESTS = TableSpec.of(_REQUESTS)
 
 def read_requests(path: str | Path) -> Parsed[AllocationRequest]:
     """Every row of the requests table at ``path``, parsed or rejected with a reason."""
-    return parse_table(path, REQUESTS, parse_request)
+    return refuse_repeats(
+        parse_table(path, REQUESTS, parse_request),
+        lambda r: (r.cluster, r.topic),
+        lambda key: f"topic {key[1]}" + (f" of cluster {key[0]!r}" if key[0] else ""),
+    )
 
 
 def parse_request(row: Mapping[str, Any]) -> AllocationRequest:

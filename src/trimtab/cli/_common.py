@@ -251,7 +251,17 @@ def one_cluster(inv: Inventory, name: str | None) -> ClusterState:
 
 
 def rejected_json(row: RejectedRow) -> dict[str, Any]:
-    return {"source": row.source, "line": row.line, "reason": row.reason, "row": dict(row.row)}
+    values = {str(k): _json_value(v) for k, v in row.row.items()}
+    return {"source": row.source, "line": row.line, "reason": row.reason, "row": values}
+
+
+def _json_value(value: Any) -> Any:
+    """A rejected cell as JSON can hold it: a Parquet timestamp or NaN becomes its text."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def print_warnings(warnings: Iterable[str]) -> None:

@@ -41,11 +41,12 @@ from trimtab.cli._common import (
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, Strategy
 from trimtab.contract import timestamp
-from trimtab.errors import TrimtabError
+from trimtab.errors import InputError, TrimtabError
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.inventory import read_inventory
 from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
+from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.telemetry import Built, build_snapshot
 from trimtab.tables import Parsed, RejectedRow
 
@@ -129,6 +130,8 @@ def shed(
         state = whole.for_role(Role.BROKER)
         bar.update(phase, description="building the load snapshot")
         built = _broker_snapshot(whole, nodes, rows, LoadModel.of(cfg.shedding))
+        if why := nothing_to_shed(built.snapshot, refused=[str(r) for r in nodes.rejected]):
+            raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
         bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
         result = plan(
@@ -281,7 +284,7 @@ def _print_plan(result: Plan, state: ClusterState, built: Built, now: float, cfg
     mark = "[green]reached[/]" if result.reached else "[yellow]not reached[/]"
     out.print(
         f"[bold]{state.name}[/]  {result.strategy} shedder, {plural(len(result.results), 'cycle')} "
-        f"from {_iso(now)}; std {result.std_before:.3f} → {result.std_after:.3f} "
+        f"from {_iso(now)}; std {_std(result.std_before)} → {_std(result.std_after)} "
         f"(target {result.target_std:g}: {mark})",
         highlight=False,
     )
@@ -344,7 +347,12 @@ def _print_outcomes(result: Plan) -> None:
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
+    # a broken counter (1e308 bits/s) gives a load of 1e298: shown in 3 digits, not 300
+    return "-" if value is None else f"{value:.1%}" if abs(value) < 1e4 else f"{value:.3g}×"
+
+
+def _std(value: float) -> str:
+    return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.3g}"
 
 
 def _mbps(value: float | None) -> str:

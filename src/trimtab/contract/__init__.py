@@ -11,8 +11,8 @@ Rules
     :data:`ROW_RULES` are checked in order and the first one a row breaks is its verdict.
     Rules with ``scope="key"`` read only a row's key columns; the pipeline decides them once
     per key on its small summary (never per telemetry row), the Python readers per row. Rules
-    needing other rows (:data:`MEMBERSHIP_RULES`: unknown cluster or node, duplicates) come
-    after every row rule.
+    needing other rows (:data:`MEMBERSHIP_RULES`: unknown cluster or node, duplicates and
+    conflicts, see :mod:`trimtab.contract.repeats`) come after every row rule.
 
 Cells
     Whole numbers (``count``) are exact (disk bytes exceed a float's 53 bits) and must fit a
@@ -24,13 +24,16 @@ from __future__ import annotations
 
 from trimtab.contract import tables
 from trimtab.contract.cells import number, split_bundle, text, timestamp, whole
+from trimtab.contract.repeats import Keyed, settle_repeats
 from trimtab.contract.rows import PYTHON_CHECKS, check_row
 from trimtab.contract.tables import *  # noqa: F403  (the tables and rules, as data)
 
 __all__ = [
     "PYTHON_CHECKS",
+    "Keyed",
     "check_row",
     "number",
+    "settle_repeats",
     "split_bundle",
     "text",
     "timestamp",

@@ -272,5 +272,6 @@ ROW_RULES: tuple[Rule, ...] = (
 MEMBERSHIP_RULES: tuple[Rule, ...] = (
     Rule("unknown_cluster", "the row's cluster is not in the accepted inventory"),
     Rule("unknown_node", "the row's node or broker is not a node of its cluster"),
-    Rule("duplicate", "a second row for the same inventory node, or an exact copy of a sample"),
+    Rule("duplicate", "an exact copy of an earlier row with the same key (the first is kept)"),
+    Rule("conflict", "rows with the same key (for samples: and ts) that differ: all refused"),
 )

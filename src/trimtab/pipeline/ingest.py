@@ -19,8 +19,9 @@ Algorithm
        :data:`trimtab.contract.ROW_RULES` (the plain commands' readers apply the same ones):
        expressions from :mod:`trimtab.pipeline.rules`.
     4. Rules needing only a row's key (bad_bundle) or other rows: unknown_cluster /
-       unknown_node (the row's cluster or node is not in the accepted inventory) and
-       duplicate (an exact copy of an earlier row; the first copy is kept). A blank
+       unknown_node (the row's cluster or node is not in the accepted inventory), and rows
+       sharing a key (for samples: and ``ts``) settled as :mod:`trimtab.contract.repeats`
+       states: all equal, ``duplicate`` but the first; any two differ, all ``conflict``. A blank
        ``cluster`` where the contract allows it (allocation_requests) is the inventory's
        only cluster, else unknown_cluster.
     5. One aggregation per table, grouped by its key without the time (e.g. per bundle and
@@ -39,7 +40,7 @@ Algorithm
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from pyspark.sql import Column as SparkColumn
@@ -215,13 +216,16 @@ def ingest(
         rows = rows.drop("_unknown")
         if store is not None:
             flagged = store(f"{name}_flagged", flagged)
-        latest = None
+        result = CheckedTable(name, rows, flagged, count)
         if name in _LATEST:
             stamp = _ts(table)[0]
             latest = summary.where(F.col(stamp).isNotNull()).drop("_refused", "_repeated")
             if unknown is not None:
                 latest = latest.join(unknown, _verdict_keys(unknown), "left_anti")
-        return CheckedTable(name, rows, flagged, count, latest)
+            if repeats:
+                latest = _without_conflicts(latest, result, table)
+            result = replace(result, latest=latest)
+        return result
 
     tables["nodes"] = checked("nodes", None, ())
     good_nodes = tables["nodes"].accepted()
@@ -535,21 +539,51 @@ def repeated_keys(summary: DataFrame, table: InputTable) -> DataFrame:
 
 
 def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
-    """Among ``few`` rows (read again for their key), accepted rows equal in every column
-    (for ``nodes``: in the key) are copies, refused as ``duplicate``; the first one read is
-    kept. Refused rows keep their verdict. Only these few rows are shuffled.
+    """Among ``few`` rows (read again for their key), accepted rows sharing a key are settled
+    by the rule of :mod:`trimtab.contract.repeats`: all equal in every column, the first one
+    read is kept and the others are ``duplicate``; any two differ, every one is ``conflict``,
+    its reason naming the key and the file of a differing row. Refused rows keep their
+    verdict. Only these few rows are shuffled.
     """
-    columns = list(table.keys) if table.name == "nodes" else [c.name for c in table.columns]
-    reason = (
-        "a second row for this node"
-        if table.name == "nodes"
-        else "an exact duplicate of an earlier row"
-    )
+    keys = list(table.keys)
     accepted = F.col("_rule").isNull()
-    order = Window.partitionBy(accepted, *columns).orderBy("_pos")
-    copy = accepted & (F.row_number().over(order) > 1)
-    marked = few.withColumn("_copy", copy)
-    return _refuse(marked, "_copy", F.lit("duplicate"), F.lit(reason), table).drop("_copy")
+    group = Window.partitionBy(accepted, *keys)
+    content = F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
+    marked = few.withColumn("_content", content)
+    variants = F.collect_list(F.struct("_content", "_source_file")).over(group)
+    other = F.filter(variants, lambda v: v["_content"] != F.col("_content"))
+    conflict = accepted & (F.size(other) > 0)
+    copy = accepted & ~conflict & (F.row_number().over(group.orderBy("_pos")) > 1)
+    what = F.concat_ws(", ", *(F.concat(F.lit(f"{k} "), F.col(k).cast("string")) for k in keys))
+    reason = F.when(
+        conflict,
+        F.format_string(
+            "conflicting rows for %s: this one and one in %s differ, so both are refused",
+            what,
+            F.element_at(other, 1)["_source_file"],
+        ),
+    ).otherwise(F.concat(F.lit("an exact duplicate of an earlier row for "), what))
+    rule = F.when(conflict, F.lit("conflict")).otherwise(F.lit("duplicate"))
+    marked = marked.withColumn("_repeat", conflict | copy)
+    return _refuse(marked, "_repeat", rule, reason, table).drop("_repeat", "_content")
+
+
+def _without_conflicts(latest: DataFrame, checked: CheckedTable, table: InputTable) -> DataFrame:
+    """``latest`` with the keys that had conflicting samples (refused after the summary was
+    made) taken again from their accepted rows: their newest sample that is not refused."""
+    others = _others(table)
+    conflicted = checked.flagged.where(F.col("_rule") == "conflict").select(*others).distinct()
+    if conflicted.isEmpty():
+        return latest
+    newest_first = Window.partitionBy(*others).orderBy(F.col(_ts(table)[0]).desc())
+    again = (
+        checked.accepted()
+        .join(F.broadcast(conflicted), others)
+        .withColumn("_n", F.row_number().over(newest_first))
+        .where(F.col("_n") == 1)
+        .select(*latest.columns)
+    )
+    return latest.join(conflicted, others, "left_anti").unionByName(again)
 
 
 def _refuse(

@@ -217,8 +217,9 @@ def _plans(
     out.write_table("plan_cycles", _small(cycles, "cluster", "cycle"))
     for row in plans.where("kind = 'summary'").collect():
         entry = summary.clusters.setdefault(row["cluster"], {})
-        entry["std_before"] = round(row["std_before"], 6)
-        entry["std_after"] = round(row["std_after"], 6)
+        if row["std_before"] is not None:  # None: nothing to do (the note says why)
+            entry["std_before"] = round(row["std_before"], 6)
+            entry["std_after"] = round(row["std_after"], 6)
         entry["plan"] = row["note"]
         entry["target_std"] = options.config.shedding.target_std
         if row["warning"]:

@@ -13,7 +13,9 @@ Algorithm
        :func:`trimtab.shedding.plan` runs the chosen strategy from the newest sample time.
        Clusters are planned in parallel across executors, never in a driver loop.
     3. The result is one long table: a ``summary`` row per cluster (std before → after, and
-       the plan's ``warning`` when its moves would raise the std), a ``decision`` row per
+       the plan's ``warning`` when its moves would raise the std; a cluster with no writable
+       broker, or none with load data, gets only this row, its note saying why nothing is
+       done and no std), a ``decision`` row per
        decision and a ``transfer`` row per bundle move, with the std the shedder expects
        after that cycle. For the report, a ``broker`` row per broker gives its load now and
        where the plan leaves it once the moves have settled (``load_before``,
@@ -47,6 +49,7 @@ from trimtab.shedding import (
     shedder_for,
     snapshot_of,
 )
+from trimtab.shedding.plan import nothing_to_shed
 
 __all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
 
@@ -83,6 +86,11 @@ def shedding_plans(
             return pd.DataFrame(columns=PLAN_COLUMNS)
         table, at = _bundle_loads(bundle_rows)
         built = snapshot_of(_telemetry(broker_rows), table, model, bundles_at=at)
+        cluster = str(broker_rows["cluster"].iloc[0])
+        if why := nothing_to_shed(built.snapshot):
+            # no load to compare: one summary row saying why, no std (never NaN)
+            idle = _row(cluster, "summary", note=f"nothing to do because {why}")
+            return pd.DataFrame([idle], columns=PLAN_COLUMNS)
         result = plan(
             built.snapshot,
             shedder,
@@ -91,9 +99,7 @@ def shedding_plans(
             until_balanced=until_balanced,
             rng=random.Random(seed),
         )
-        return pd.DataFrame(
-            _rows(str(broker_rows["cluster"].iloc[0]), result), columns=PLAN_COLUMNS
-        )
+        return pd.DataFrame(_rows(cluster, result), columns=PLAN_COLUMNS)
 
     brokers = _brokers(node_load, node_metrics, nodes)
     return (

@@ -119,6 +119,8 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round tick values (1, 2, 2.5 or 5 × 10^k steps) covering low..high."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return [0.0]
+    if max(abs(low), abs(high)) > 1e300:  # a broken counter: round steps would overflow
+        return sorted({low, high, 0.0} if low < 0 < high else {low, high})
     if high < low:
         low, high = high, low
     if high == low:

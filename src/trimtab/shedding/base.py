@@ -66,11 +66,25 @@ class LoadStats:
     def of(cls, loads: Iterable[float]) -> LoadStats:
         values = list(loads)
         n = len(values)
-        total = math.fsum(values)
-        sq_total = math.fsum(v * v for v in values)
-        avg = total / n if n else 0.0
-        std = math.sqrt(max(0.0, sq_total / n - avg * avg)) if n else 0.0
-        return cls(total, sq_total, n, avg, std)
+        try:
+            total = math.fsum(values)
+            sq_total = math.fsum(v * v for v in values)
+        except OverflowError:
+            total = sq_total = math.inf
+        if not n:
+            return cls(total, sq_total, n, 0.0, 0.0)
+        if math.isfinite(sq_total):
+            avg = total / n
+            return cls(total, sq_total, n, avg, math.sqrt(max(0.0, sq_total / n - avg * avg)))
+        # Loads so large that their squares overflow (a broken counter, 1e308 bits/s): the
+        # same mean and std computed on values scaled down, so they stay finite, not 0 or NaN.
+        scale = max(abs(v) for v in values)
+        if not math.isfinite(scale):
+            return cls(total, sq_total, n, math.inf, math.inf)
+        scaled = [v / scale for v in values]
+        mean = math.fsum(scaled) / n
+        spread = math.fsum((v - mean) ** 2 for v in scaled) / n
+        return cls(total, sq_total, n, mean * scale, math.sqrt(spread) * scale)
 
     def offload(self, high: float, low: float, amount: float) -> None:
         self.sq_total -= high * high + low * low

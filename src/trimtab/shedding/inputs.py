@@ -11,7 +11,10 @@ Rules
       ``tenant/namespace/0xLOWER_0xUPPER`` (what pulsar-admin takes).
     * A bad row is rejected with its file, line and reason, never dropped; so is a row for a
       node the inventory does not list in that cluster, and a second row for the same bundle
-      and time. ``rows read = accepted + rejected`` for each table.
+      and time. Samples with the same key and ``ts`` are settled by
+      :mod:`trimtab.contract.repeats`: an exact copy is a ``duplicate`` (the first is kept),
+      samples that differ are all refused as ``conflict`` (never averaged).
+      ``rows read = accepted + rejected`` for each table.
     * A bundle's latest row says where it lives and its short-term rates; a broker's load data
       folds all its samples in time order (the moving averages need the history).
     * ``now`` is the latest timestamp in the cluster's rows: no wall clock.
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -31,7 +34,7 @@ from trimtab.contract import TABLES, RowError, check_row, split_bundle
 from trimtab.shedding.load import NodeSample
 from trimtab.shedding.snapshot import Bundle
 from trimtab.shedding.telemetry import Built, build_snapshot
-from trimtab.tables import Parsed, TableSpec, parse_table
+from trimtab.tables import Parsed, TableSpec, parse_table, refuse_repeats
 
 __all__ = [
     "BUNDLE_METRICS",
@@ -111,9 +114,23 @@ def _member(text: str) -> NodeId:
 
 def read_node_metrics(path: str | Path, *, now: datetime | None = None) -> Parsed[NodeRow]:
     """Every row of ``node_metrics``; with ``now``, samples from the future are refused."""
-    return parse_table(path, NODE_METRICS, partial(parse_node_row, now=now))
+    parsed = parse_table(path, NODE_METRICS, partial(parse_node_row, now=now))
+    return refuse_repeats(
+        parsed,
+        lambda r: (r.cluster, r.node, r.sample.ts),
+        lambda key: f"node {key[1]} of cluster {key[0]!r} at ts {_iso(key[2])}",
+    )
 
 
 def read_bundle_metrics(path: str | Path, *, now: datetime | None = None) -> Parsed[BundleRow]:
     """Every row of ``bundle_metrics``; with ``now``, samples from the future are refused."""
-    return parse_table(path, BUNDLE_METRICS, partial(parse_bundle_row, now=now))
+    parsed = parse_table(path, BUNDLE_METRICS, partial(parse_bundle_row, now=now))
+    return refuse_repeats(
+        parsed,
+        lambda r: (r.cluster, r.bundle.name, r.bundle.broker, r.ts),
+        lambda key: f"bundle {key[1]} on {key[2]} of cluster {key[0]!r} at ts {_iso(key[3])}",
+    )
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")

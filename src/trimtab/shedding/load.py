@@ -31,6 +31,7 @@ Worked example (upstream ``BrokerLoadDataTest``, h = 0.75): throughput 3 then 11
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -286,7 +287,10 @@ class LoadModel:
         """Fold one sample into a broker's load data (``previous`` None = first sample)."""
         usage = self.usage(sample, limits, reference)
         weighted = self.weighted_max(usage)
-        throughput = sample.throughput_in_bytes_per_s + sample.throughput_out_bytes_per_s
+        # two rates near the float limit add up to inf: kept at the limit, as the pipeline does
+        throughput = min(
+            sample.throughput_in_bytes_per_s + sample.throughput_out_bytes_per_s, sys.float_info.max
+        )
         first = previous is None or previous.samples == 0
         load = BrokerLoad(
             broker=broker,
@@ -371,8 +375,10 @@ class LoadModel:
             share(columns["net_out_bps"]) * w.bandwidth_out,
         ]
         if self.throughput_signal:
-            tput_in = np.minimum(1.0, share(8.0 * columns["throughput_in_bytes_per_s"]))
-            tput_out = np.minimum(1.0, share(8.0 * columns["throughput_out_bytes_per_s"]))
+            # a rate near the float limit overflows to inf bits/s, which the cap makes 1.0
+            with np.errstate(over="ignore"):
+                tput_in = np.minimum(1.0, share(8.0 * columns["throughput_in_bytes_per_s"]))
+                tput_out = np.minimum(1.0, share(8.0 * columns["throughput_out_bytes_per_s"]))
             signals += [tput_in * w.bandwidth_in, tput_out * w.bandwidth_out]
         result: np.ndarray = np.max(np.vstack(signals), axis=0)
         return result

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from trimtab.shedding.base import LoadStats, Shedder
@@ -33,7 +33,7 @@ from trimtab.shedding.destinations import assign_destinations
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import LoadSnapshot
 
-__all__ = ["PATIENCE", "Plan", "Settled", "plan", "worsening"]
+__all__ = ["PATIENCE", "Plan", "Settled", "nothing_to_shed", "plan", "worsening"]
 
 PATIENCE = 30
 #: How much the settled std may rise before a plan is called harmful (rounding, not load).
@@ -130,6 +130,24 @@ def worsening(
             "capacity; strategy 'balanced' sizes moves by each broker's capacity"
         )
     return f"{text}; review it before applying"
+
+
+def nothing_to_shed(snapshot: LoadSnapshot, *, refused: Sequence[str] = ()) -> str | None:
+    """Why no shedder could move a bundle in ``snapshot`` whatever it decides, or None.
+
+    A cluster with no writable broker, or none with load data, has no load to compare: a plan
+    of it would be a std of nothing (NaN). ``refused`` (the telemetry rows rejected, as
+    ``file:line: reason``) lets the answer say where the load data went.
+    """
+    available = snapshot.available or frozenset()
+    if not available:
+        return "no broker is writable (read-only and down brokers neither give nor take bundles)"
+    if any(name in snapshot.loads for name in available):
+        return None
+    why = f"none of the {len(available)} writable broker(s) has a usable node_metrics sample"
+    if refused:
+        return f"{why}: {len(refused)} row(s) were rejected, the first {refused[0]}"
+    return why
 
 
 def plan(

@@ -126,7 +126,9 @@ def fold_columns(
     weighted = model.weighted_max_array(
         columns, cores=cores, memory_bytes=memory_bytes, nic_bps=nic_bps, reference=reference
     )
-    throughput = columns["throughput_in_bytes_per_s"] + columns["throughput_out_bytes_per_s"]
+    with np.errstate(over="ignore"):  # two rates near the float limit: kept at the limit
+        total = columns["throughput_in_bytes_per_s"] + columns["throughput_out_bytes_per_s"]
+    throughput = np.minimum(total, np.finfo(float).max)
     return {
         "weighted_max": weighted,
         "load": ema_by_group(weighted, groups, model.history),
