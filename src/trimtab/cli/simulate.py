@@ -343,7 +343,7 @@ def diskfill(
         float,
         typer.Option("--refresh", help="getBookieInfoIntervalSeconds; 0 = every ledger.", min=0),
     ] = 86_400.0,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.", min=0)] = 1,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Write the fill time series (Parquet) here.")
     ] = None,
