@@ -19,9 +19,7 @@ instead); a bad value names the key, the value and what is allowed.
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
-import io
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -684,7 +682,7 @@ class Config:
             raise ConfigError(f"config file {path} does not exist")
         if path.suffix == ".toml":
             try:
-                data = tomllib.loads(_config_bytes(path).decode("utf-8"))
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
             return _apply(_flatten(data), source=str(path), strict=strict)
@@ -818,26 +816,13 @@ def _upstream_in(prefix: str) -> set[str]:
     return {a for s in Config.settings() if s.section == section for a in s.aliases}
 
 
-def _config_bytes(path: Path) -> bytes:
-    """The file's bytes without a UTF-8 BOM (an editor's); any encoding but UTF-8 is refused."""
-    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"config file {path} is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}): "
-            "save it as UTF-8"
-        ) from None
-    return data
-
-
 def _read_properties(path: Path) -> dict[str, str]:
     from jproperties import Properties
 
     props = Properties()
-    data = _config_bytes(path)
     try:
-        props.load(io.BytesIO(data), "utf-8")
+        with path.open("rb") as handle:
+            props.load(handle, "utf-8")
     except Exception as exc:  # jproperties raises its own parse errors
         raise ConfigError(f"config file {path} is not a valid properties file: {exc}") from None
     return {key: value for key, (value, _meta) in props.items()}

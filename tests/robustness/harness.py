@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import socket
+import sys
 import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
@@ -106,11 +107,32 @@ def _watchdog(seconds: int) -> Iterator[None]:
 
 
 def invoke(args: Sequence[str], *, watchdog: int = WATCHDOG_S) -> Run:
-    """Run ``trimtab ARGS`` in-process through typer's CliRunner, as a user types it."""
-    from trimtab.cli import app
+    """Run ``trimtab ARGS`` in-process as the ``trimtab`` script does (:func:`trimtab.cli.main`,
+    where the error contract is kept), its streams captured by typer's CliRunner."""
+    from trimtab.cli import main
 
-    with _watchdog(watchdog):
-        result = CliRunner().invoke(app, list(args), env={"COLUMNS": "120"})
+    runner = CliRunner()
+    exit_code, exception = 0, None
+    with _watchdog(watchdog), runner.isolation(env={"COLUMNS": "120"}) as streams:
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            exit_code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        except Exception as exc:  # what a user would see as a traceback
+            exit_code, exception = 1, exc
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            stdout, stderr, output = (stream.getvalue() for stream in streams)
+    result = Result(
+        runner=runner,
+        stdout_bytes=stdout,
+        stderr_bytes=stderr,
+        output_bytes=output,
+        return_value=None,
+        exit_code=exit_code,
+        exception=exception,
+    )
     return Run(tuple(args), result)
 
 

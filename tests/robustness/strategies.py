@@ -29,9 +29,12 @@ __all__ = [
     "bad_timestamps",
     "config_files",
     "csv_file",
+    "csv_text",
     "existing_files",
+    "jsonl_text",
     "numbered_nodes",
     "option_values",
+    "parquet_bytes",
     "registry_rows",
     "run_outputs",
     "small_disks",
@@ -320,7 +323,7 @@ _ROW_FAULTS = (
 # -- serialisation and byte faults ---------------------------------------------------------
 
 
-def _csv_text(rows: list[Row]) -> str:
+def csv_text(rows: list[Row]) -> str:
     columns: list[str] = []
     for row in rows:
         columns.extend(c for c in row if c not in columns)
@@ -332,11 +335,11 @@ def _csv_text(rows: list[Row]) -> str:
     return buffer.getvalue()
 
 
-def _jsonl_text(rows: list[Row]) -> str:
+def jsonl_text(rows: list[Row]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)  # NaN, Infinity as Python writes
 
 
-def _parquet_bytes(rows: list[Row]) -> bytes:
+def parquet_bytes(rows: list[Row]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -419,9 +422,9 @@ def table_files(
         if not spoilt:
             spoilt = [{"cluster": CLUSTER}]
             faults.append("one row of cluster only")
-        data = _parquet_bytes(spoilt)
+        data = parquet_bytes(spoilt)
     else:
-        text = _csv_text(spoilt) if fmt == "csv" else _jsonl_text(spoilt)
+        text = csv_text(spoilt) if fmt == "csv" else jsonl_text(spoilt)
         data, encoding = draw(_encoded(text)) if raw else (text.encode(), "utf-8")
         if encoding != "utf-8":
             faults.append(f"encoded {encoding}")
@@ -633,4 +636,4 @@ def run_outputs(draw: st.DrawFn) -> list[FileCase]:
 
 def csv_file(table: str, rows: Callable[[], list[Row]] | None = None) -> FileCase:
     """The valid file of ``table`` (UTF-8 CSV), for the inputs a test does not spoil."""
-    return FileCase(f"{table}.csv", _csv_text(rows() if rows else valid_rows(table)).encode())
+    return FileCase(f"{table}.csv", csv_text(rows() if rows else valid_rows(table)).encode())
