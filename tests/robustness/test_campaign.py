@@ -408,7 +408,7 @@ PIPELINE_OPTIONS = [
         ["--cycles", "0"],
         ["--conf", "notakeyvalue"],
         ["--now", "yesterday"],
-        ["--seed", "-1"],
+        ["--seed", "abc"],
     )
 ]
 

@@ -86,26 +86,34 @@ def _bad_names(tables: Tables, files: Files) -> None:
     tables["allocation_requests"][0]["topic"] = "bad topic!"
 
 
-def _bad_bytes(tables: Tables, files: Files) -> None:
-    """A garbage .parquet file, a BOM (an Excel export), a Latin-1 file, an empty file."""
+def _garbage_parquet(tables: Tables, files: Files) -> None:
+    """A garbage .parquet file among the node metrics."""
     files["node_metrics/junk.parquet"] = b"PAR1 this is not parquet PAR1"
+
+
+def _encodings(tables: Tables, files: Files) -> None:
+    """A BOM (an Excel export), a Latin-1 file, an empty file."""
     files["nodes/excel.csv"] = b"\xef\xbb\xbf" + csv_text(tables["nodes"][:1]).encode()
     files["bundle_metrics/latin1.csv"] = "cluster,bundle\nzürich,x\n".encode("latin-1")
     files["allocation_requests/empty.csv"] = b""
 
 
+def _huge_and_bad_names(tables: Tables, files: Files) -> None:
+    _huge_numbers(tables, files)
+    _bad_names(tables, files)
+
+
 FOUND = {
-    "huge numbers": "1e308 in a throughput column is an OverflowError in the report",
     "every node down": "every node down is a TypeError in the job",
-    "bad names": "a malformed bundle name is a traceback",
-    "bad bytes": "a garbage .parquet file in the input is a 188-line Spark stack trace",
+    "garbage parquet": "a garbage .parquet file in the input is a 188-line Spark stack trace",
+    "encodings": "a BOM hides the first column; a Latin-1 file is refused without a clear message",
 }
 FLEETS = [
     Fleet("conflicts", _conflicts),
-    Fleet("huge numbers", _huge_numbers),
+    Fleet("huge numbers and bad names", _huge_and_bad_names),
     Fleet("every node down", _all_down),
-    Fleet("bad names", _bad_names),
-    Fleet("bad bytes", _bad_bytes),
+    Fleet("garbage parquet", _garbage_parquet),
+    Fleet("encodings", _encodings),
 ]
 
 
