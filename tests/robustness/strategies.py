@@ -508,8 +508,9 @@ def _toml_line(line: str) -> str:
 
 
 @st.composite
-def existing_files(draw: st.DrawFn, brokers: int) -> FileCase:
-    """A Kafka reassignment JSON for ``allocate --existing``: sometimes right, mostly not."""
+def existing_files(draw: st.DrawFn, brokers: int, *, raw: bool = True) -> FileCase:
+    """A Kafka reassignment JSON for ``allocate --existing``: sometimes right, mostly not;
+    with ``raw`` its bytes may be junk, truncated or control characters too."""
     ids = list(range(1, brokers + 1))
     doc: Any = {
         "version": 1,
@@ -552,7 +553,9 @@ def existing_files(draw: st.DrawFn, brokers: int) -> FileCase:
         doc["partitions"] = []
     elif fault == "null":
         doc = None
-    data, spoiled = draw(_spoiled(json.dumps(doc).encode()))
+    data, spoiled = json.dumps(doc).encode(), None
+    if raw:
+        data, spoiled = draw(_spoiled(data))
     faults = (fault,) if spoiled is None else (fault, spoiled)
     return FileCase("existing.json", data, faults)
 

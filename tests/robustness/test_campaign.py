@@ -170,7 +170,7 @@ def _allocate_inputs(draw: st.DrawFn, *, raw: bool) -> dict[str, FileCase]:
         for t in ("nodes", "allocation_requests")
     }
     if spoilt == "existing":
-        inputs["existing"] = draw(existing_files(5))
+        inputs["existing"] = draw(existing_files(5, raw=raw))
     return inputs
 
 
