@@ -478,7 +478,7 @@ def config_files(draw: st.DrawFn, *, raw: bool = True) -> FileCase:
         elif choice == "unknown":
             lines[i] = key.rstrip("ed") + "=1"
         elif choice == "nokey":
-            lines[i] = "=" + lines[i].split("=", 1)[1]
+            lines[i] = "=" + lines[i].partition("=")[2]
         else:
             lines[i] = key
         faults.append(f"line {i + 1}: {lines[i]!r}")
