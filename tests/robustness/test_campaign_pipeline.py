@@ -106,7 +106,6 @@ def _huge_and_bad_names(tables: Tables, files: Files) -> None:
 FOUND = {
     "every node down": "every node down is a TypeError in the job",
     "garbage parquet": "a garbage .parquet file in the input is a 188-line Spark stack trace",
-    "encodings": "a BOM hides the first column; a Latin-1 file is refused without a clear message",
 }
 FLEETS = [
     Fleet("conflicts", _conflicts),
