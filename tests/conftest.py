@@ -2,8 +2,9 @@
 
 The local Spark session (tests/pipeline) starts JVM-side threads that touch Python's global
 ``random`` state; Hypothesis treats a change of that state during data generation as a bug
-in the strategy and, with warnings as errors, fails. Spark tests therefore run last, after
-every property test, and the session lives only for them.
+in the strategy and, with warnings as errors, fails. Spark tests (tests/pipeline, and any
+other test using the ``spark`` fixture, such as the fuzzing campaign's pipeline runs)
+therefore run last, after every property test, and the session lives only for them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: "tests/pipeline/" in item.nodeid.replace("\\", "/"))
+    items.sort(key=_needs_spark)
+
+
+def _needs_spark(item: pytest.Item) -> bool:
+    fixtures = getattr(item, "fixturenames", ())
+    return "tests/pipeline/" in item.nodeid.replace("\\", "/") or "spark" in fixtures
 
 
 @pytest.fixture

@@ -293,9 +293,11 @@ def _read_group(
     future_tolerance_s: float,
 ) -> DataFrame:
     reader = spark.read
+    stored: dict[str, str] = {}
     if fmt == "parquet":
         frame = reader.parquet(*files)
         present = frame.columns
+        stored = dict(frame.dtypes)
     else:
         if fmt == "csv":
             present = [c.strip().strip('"') for c in header.split(",")] if header else []
@@ -339,10 +341,12 @@ def _read_group(
             texts[column.name] = F.lit(None).cast("string")
             continue
         source = F.col(f"_in_{column.name}")
-        texts[column.name] = source if fmt != "parquet" else source.cast("string")
-        value = _typed(source, column.type, fmt)
+        # A Parquet column stored as text is read as a CSV cell is (epoch seconds, ISO 8601).
+        as_text = fmt != "parquet" or stored.get(column.name) == "string"
+        texts[column.name] = source if as_text else source.cast("string")
+        value = _typed(source, column.type, "csv" if as_text else fmt)
         typed.append(value.alias(column.name))
-        if fmt != "parquet" and column.type != "string":
+        if as_text and column.type != "string":
             failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
             type_errors.append(F.when(failed, F.lit(column.name)))
     errors = F.concat_ws(",", *type_errors) if type_errors else F.lit("")

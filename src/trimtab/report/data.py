@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trimtab.errors import TrimtabError
@@ -71,24 +72,68 @@ class ReportData:
 
 
 def read_output(path: Path) -> ReportData:
-    """Read an output (or staging) directory written by ``trimtab pipeline run``."""
-    run_file = path / "run.json"
-    if not run_file.is_file():
-        raise TrimtabError(f"{path} is not a pipeline output: it has no run.json")
-    try:
-        run = json.loads(run_file.read_text())
-    except json.JSONDecodeError as exc:
-        raise TrimtabError(f"{run_file} is not valid JSON: {exc}") from None
+    """Read an output (or staging) directory written by ``trimtab pipeline run``; a damaged
+    one (``run.json`` not the job's, a table that is not Parquet) is a :class:`TrimtabError`."""
+    run = _read_run(path / "run.json")
     tables: dict[str, pd.DataFrame] = {}
     for name, columns in TABLES.items():
         where = path / name
         if not where.exists():
             continue
         filters = [("latest", "=", True)] if name == "node_load" else None
-        dataset = pq.ParquetDataset(str(where), filters=filters)
-        present = [c for c in columns if c in dataset.schema.names]
-        frame: pd.DataFrame = dataset.read(columns=present).to_pandas()
+        try:
+            dataset = pq.ParquetDataset(str(where), filters=filters)
+            present = [c for c in columns if c in dataset.schema.names]
+            frame: pd.DataFrame = dataset.read(columns=present).to_pandas()
+        except (pa.ArrowException, OSError) as exc:
+            raise TrimtabError(f"{where} is not a readable Parquet table: {exc}") from None
         if name == "quarantine":
             frame = frame.head(QUARANTINE_ROWS)
         tables[name] = frame.reindex(columns=list(columns))
     return ReportData(run=run, tables=tables)
+
+
+#: The numbers of ``run.json`` the report draws: per table and rule counts, per cluster figures.
+_CLUSTER_NUMBERS = ("nodes", "std_before", "std_after", "transfers", "target_std")
+
+
+def _read_run(run_file: Path) -> dict[str, Any]:
+    """``run.json``, checked for the shape the report draws from."""
+    if not run_file.is_file():
+        raise TrimtabError(f"{run_file.parent} is not a pipeline output: it has no run.json")
+    try:
+        run: Any = json.loads(run_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TrimtabError(f"{run_file} is not valid JSON: {exc}") from None
+    if not _run_shaped(run):
+        raise TrimtabError(
+            f"{run_file} is not a pipeline run's summary: it needs objects 'tables', "
+            "'quarantine_by_rule' and 'clusters' with numbers as `trimtab pipeline run` writes"
+        )
+    return dict(run)
+
+
+def _run_shaped(run: Any) -> bool:
+    """Whether ``run`` has the objects and numbers the report reads where it has them."""
+    if not isinstance(run, dict):
+        return False
+    counts = [run.get("tables", {}), run.get("quarantine_by_rule", {})]
+    clusters = run.get("clusters", {})
+    if not all(
+        isinstance(c, dict) and all(isinstance(v, dict) for v in c.values()) for c in counts
+    ):
+        return False
+    if not all(_is_number(n) for c in counts for v in c.values() for n in v.values()):
+        return False
+    if not isinstance(clusters, dict) or not all(isinstance(i, dict) for i in clusters.values()):
+        return False
+    return all(
+        info[key] is None or _is_number(info[key])
+        for info in clusters.values()
+        for key in _CLUSTER_NUMBERS
+        if key in info
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
