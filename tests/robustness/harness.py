@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-import pytest
 from hypothesis import HealthCheck, Phase, settings
 from typer.testing import CliRunner, Result
 
@@ -37,7 +36,6 @@ __all__ = [
     "invoke",
     "violations",
     "write_case",
-    "xfail_found",
 ]
 
 #: Examples per campaign test; ``TRIMTAB_CAMPAIGN_EXAMPLES`` raises it for a longer hunt.
@@ -200,8 +198,3 @@ def dead_ports(count: int) -> list[int]:
             sock.bind(("127.0.0.1", 0))
             ports.append(sock.getsockname()[1])
     return ports
-
-
-def xfail_found(item: str) -> pytest.MarkDecorator:
-    """A campaign test that fails only because of a found item of issue #23 not yet fixed."""
-    return pytest.mark.xfail(strict=False, reason=f"#23 found item: {item}")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.robustness.harness import check_contract, fresh_dir, invoke, xfail_found
+from tests.robustness.harness import check_contract, fresh_dir, invoke
 from tests.robustness.strategies import (
     BASE_TS,
     NODES,
@@ -103,10 +103,6 @@ def _huge_and_bad_names(tables: Tables, files: Files) -> None:
     _bad_names(tables, files)
 
 
-FOUND = {
-    "every node down": "every node down is a TypeError in the job",
-    "garbage parquet": "a garbage .parquet file in the input is a 188-line Spark stack trace",
-}
 FLEETS = [
     Fleet("conflicts", _conflicts),
     Fleet("huge numbers and bad names", _huge_and_bad_names),
@@ -129,8 +125,7 @@ def _write_fleet(root: Path, fleet: Fleet) -> None:
 
 
 def _fleet_param(fleet: Fleet) -> object:
-    marks = [xfail_found(FOUND[fleet.name])] if fleet.name in FOUND else []
-    return pytest.param(fleet, id=fleet.name, marks=marks)
+    return pytest.param(fleet, id=fleet.name)
 
 
 @pytest.mark.slow
