@@ -138,6 +138,23 @@ class TestAssembly:
         assert len(reasons) == 2
         assert "same ts" in reasons[0] and "not in cluster" in reasons[1]
 
+    @pytest.mark.parametrize("reverse", [False, True], ids=["b1 read first", "b2 read first"])
+    def test_two_brokers_with_one_bundle_at_one_time_follow_the_name_rule(
+        self, reverse: bool
+    ) -> None:
+        """Whatever the file order, the broker whose name sorts first keeps the bundle (as the
+        pipeline decides) and the other row is refused naming both brokers."""
+        rows = [
+            (parse_bundle_row(BUNDLE | {"broker": "b1:8080"}), origin(2)),
+            (parse_bundle_row(BUNDLE | {"broker": "b2:8080"}), origin(3)),
+        ]
+        bundles = rows[::-1] if reverse else rows
+        built = build_snapshot(state("b1:8080", "b2:8080"), [], bundles, LoadModel())
+        assert built.snapshot.bundles.broker_of(0) == "b1:8080"
+        (refused,) = built.rejected
+        assert refused.line == 3
+        assert "b1:8080 and b2:8080" in refused.reason and "first by name" in refused.reason
+
     def test_down_brokers_are_not_available(self) -> None:
         """The registry lists writable and read-only brokers, not down ones."""
         built = build_snapshot(state("b1:8080", "b2:8080", down=("b2:8080",)), [], [], LoadModel())

@@ -224,10 +224,12 @@ def _newest_bundles(
     bundles: Iterable[tuple[BundleRow, RejectedRow]],
     rejected: list[RejectedRow],
 ) -> dict[str, tuple[float, Bundle]]:
-    """Each bundle's newest row; a row for a broker outside the cluster, or a second row for
-    a bundle at the same time, is refused."""
+    """Each bundle's newest row; a row for a broker outside the cluster is refused. Two
+    brokers reporting one bundle at the same time are decided by a stated rule, not by file
+    order: the broker whose name sorts first keeps it (as the pipeline does), and the other
+    row is refused with both brokers named."""
     members = {n.id for n in state}
-    chosen: dict[str, tuple[float, Bundle]] = {}
+    chosen: dict[str, tuple[float, Bundle, RejectedRow]] = {}
     for row, where in bundles:
         if row.cluster != state.name:
             continue
@@ -236,13 +238,24 @@ def _newest_bundles(
             rejected.append(_refuse(where, reason))
             continue
         seen = chosen.get(row.bundle.name)
-        if seen is not None and seen[0] == row.ts:
+        if seen is not None and seen[0] == row.ts and seen[1].broker == row.bundle.broker:
             reason = f"a second row for bundle {row.bundle.name} at the same ts"
             rejected.append(_refuse(where, reason))
             continue
+        if seen is not None and seen[0] == row.ts:
+            (_, kept, kept_at), (_, lost, lost_at) = sorted(
+                [seen, (row.ts, row.bundle, where)], key=lambda c: c[1].broker
+            )
+            reason = (
+                f"bundle {row.bundle.name} is reported by brokers {kept.broker} and "
+                f"{lost.broker} at the same ts; the first by name ({kept.broker}) keeps it"
+            )
+            rejected.append(_refuse(lost_at, reason))
+            chosen[row.bundle.name] = (row.ts, kept, kept_at)
+            continue
         if seen is None or row.ts > seen[0]:
-            chosen[row.bundle.name] = (row.ts, row.bundle)
-    return chosen
+            chosen[row.bundle.name] = (row.ts, row.bundle, where)
+    return {name: (ts, bundle) for name, (ts, bundle, _) in chosen.items()}
 
 
 def _refuse(template: RejectedRow, reason: str) -> RejectedRow:
