@@ -261,7 +261,7 @@ def _json_value(value: Any) -> Any:
         return value
     if isinstance(value, float) and math.isfinite(value):
         return value
-    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+    return _as_text(value)
 
 
 def print_warnings(warnings: Iterable[str]) -> None:
