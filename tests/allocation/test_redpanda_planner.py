@@ -185,7 +185,9 @@ class TestPartitionBalancerPlanner:
         f.allocator_register_nodes(1)
         plan = f.plan(unavailable={0})
         assert len(plan.after) == 1 and new_nodes(plan) == {1, 2, 3}
-        moving = InFlight("topic-1", 0, plan.before[0].nodes, "node_unavailable")
+        moving = InFlight(
+            "topic-1", 0, plan.before[0].nodes, plan.after[0].nodes, "node_unavailable"
+        )
         f.apply(plan)
         again = f.plan(unavailable={0, 3}, in_flight=[moving])
         assert again.after == ()

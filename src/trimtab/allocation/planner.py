@@ -84,12 +84,13 @@ Key = tuple[str, int]
 
 @dataclass(frozen=True, slots=True)
 class InFlight:
-    """A reassignment under way: the partition's replicas were on ``previous`` and go to its
-    current assignment; ``reason`` is the planner's reason for it, when known."""
+    """A reassignment under way from ``previous`` to ``target``; the assignment given to the
+    planner may show either. ``reason`` is the planner's reason for it, when known."""
 
     topic: str
     partition: int
     previous: tuple[NodeId, ...]
+    target: tuple[NodeId, ...]
     reason: str | None = None
 
 
@@ -387,9 +388,16 @@ class _Planner:
         for f in in_flight:
             key = (f.topic, f.partition)
             now = state.held(*key)
-            if now is None:
-                raise ValueError(f"reassignment of {f.topic}/{f.partition}: no such partition")
+            if now is None or set(now.nodes) not in (set(f.previous), set(f.target)):
+                raise ValueError(
+                    f"reassignment of {f.topic}/{f.partition}: the assignment holds neither "
+                    "its previous nor its target replicas"
+                )
             self.frozen.add(key)
+            if now.nodes != f.target:  # under way: counted where it is going
+                self.tx.remove(now)
+                now = _at_nodes(state, now, f.target)
+                self.tx.add(now)
             coming = [n for n in now.nodes if n not in f.previous]
             leaving = [n for n in f.previous if n not in now.nodes]
             bad = [n for n in coming if n in view.down | view.draining]

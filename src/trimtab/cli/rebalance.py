@@ -167,7 +167,10 @@ def rebalance(
         }
         with progress_bar(quiet=fmt != "table") as bar:
             bar.add_task(f"planning over {plural(len(held), 'partition')}", total=None)
-            plan = plan_rebalance(state, held, cfg, **options)
+            try:
+                plan = plan_rebalance(state, held, cfg, **options)
+            except ValueError as exc:  # an in-progress plan that does not fit the assignment
+                raise TrimtabError(f"--in-progress {in_progress}: {exc}") from None
     print_warnings(warnings)
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
     if output is not None and back is not None:
@@ -244,7 +247,8 @@ def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[
 
 
 def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> list[InFlight]:
-    """The reassignments of an earlier plan's --json, with the assignment before them."""
+    """The reassignments of an earlier plan's --json; the assignment may show the partitions
+    before or after them."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         moves = [
@@ -268,9 +272,13 @@ def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> 
     out = []
     for (topic, partition), steps in grouped.items():
         nodes = current[(topic, partition)]
+        forth = {s: t for s, t, _ in steps}
         back = {t: s for s, t, _ in steps}
-        previous = tuple(back.get(n, n) for n in nodes)
-        out.append(InFlight(topic, partition, previous, steps[0][2]))
+        if all(s in nodes for s in forth):  # the document from before the move
+            previous, target = nodes, tuple(forth.get(n, n) for n in nodes)
+        else:
+            previous, target = tuple(back.get(n, n) for n in nodes), nodes
+        out.append(InFlight(topic, partition, previous, target, steps[0][2]))
     return out
 
 
