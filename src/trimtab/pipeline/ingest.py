@@ -78,8 +78,9 @@ _FORMATS |= {".jsonl": "json", ".ndjson": "json"}
 _CORRUPT = "_corrupt_record"
 _TELEMETRY = ("node_metrics", "bundle_metrics")
 # Tables whose newest accepted sample per key is summarised while checking: the plans need
-# only each bundle's newest rates, while node loads need every sample anyway.
-_LATEST = ("bundle_metrics",)
+# only each bundle's newest rates and each broker's newest sample (node loads read every
+# sample anyway, but the plans then need not read them again).
+_LATEST = ("node_metrics", "bundle_metrics")
 _INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_candidate")
 
 
@@ -90,8 +91,8 @@ class CheckedTable:
     ``rows``: every row read, with ``_rule`` null where no row-local or membership rule
     refused it and ``_candidate`` true where its key repeats. ``flagged``: the refused rows
     and the candidates, with exact copies refused as ``duplicate`` (small; the job stores
-    it). ``latest``: per key without its time, the newest accepted sample (``bundle_metrics``
-    only, else None). ``rows_read``: how many rows the table's files hold.
+    it). ``latest``: per key without its time, the newest accepted sample (the telemetry
+    tables of ``_LATEST``, else None). ``rows_read``: how many rows the table's files hold.
     """
 
     name: str

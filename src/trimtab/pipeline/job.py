@@ -188,7 +188,7 @@ def _plans(
         ingested.latest("bundle_metrics"),
         ingested.accepted("nodes"),
         options.config.shedding,
-        node_metrics=ingested.accepted("node_metrics"),
+        samples=ingested.latest("node_metrics"),
         strategy=options.strategy,
         cycles=options.cycles,
         until_balanced=options.until_balanced,

@@ -4,9 +4,9 @@ Algorithm
     1. Brokers are the nodes whose ``role`` is ``broker`` or empty. Each one's newest
        ``node_load`` window already holds the engine's moving averages through its last sample
        (:mod:`trimtab.pipeline.loads`); Spark adds its sample count, its inventory limits and
-       state, and that last sample itself (the accepted ``node_metrics`` row at the window's
-       ``last_sample_ts``, found by a broadcast join). Each bundle's newest accepted sample
-       goes to the other side of a cogroup.
+       state, and that last sample itself: the newest accepted ``node_metrics`` row, which
+       ingest summarised per node while checking, so no telemetry is read again here. Each
+       bundle's newest accepted sample goes to the other side of a cogroup.
     2. ``cogroup(cluster).applyInPandas`` hands these plain values to the engine:
        :func:`trimtab.shedding.telemetry.snapshot_of` builds the :class:`LoadSnapshot`, the
        same function ``trimtab shed`` builds its snapshot with, and
@@ -67,7 +67,7 @@ def shedding_plans(
     nodes: DataFrame,
     config: SheddingConfig,
     *,
-    node_metrics: DataFrame,
+    samples: DataFrame,
     strategy: str | None = None,
     cycles: int = 1,
     until_balanced: bool = False,
@@ -75,8 +75,9 @@ def shedding_plans(
 ) -> DataFrame:
     """The plan of every cluster as rows of :data:`PLAN_SCHEMA` (see the module docstring).
 
-    ``bundles`` holds the newest accepted sample per (cluster, bundle, broker), as ingest
-    summarises it (:attr:`CheckedTable.latest`); ``node_metrics`` the accepted samples.
+    ``bundles`` holds the newest accepted sample per (cluster, bundle, broker) and ``samples``
+    the newest accepted ``node_metrics`` row per (cluster, node), as ingest summarises them
+    (:attr:`CheckedTable.latest`).
     """
     model = LoadModel.of(config)
     shedder = shedder_for(config, strategy)
@@ -101,7 +102,7 @@ def shedding_plans(
         )
         return pd.DataFrame(_rows(cluster, result), columns=PLAN_COLUMNS)
 
-    brokers = _brokers(node_load, node_metrics, nodes)
+    brokers = _brokers(node_load, samples, nodes)
     return (
         brokers.groupBy("cluster")
         .cogroup(_newest_bundles(bundles).groupBy("cluster"))
@@ -109,10 +110,10 @@ def shedding_plans(
     )
 
 
-def _brokers(node_load: DataFrame, node_metrics: DataFrame, nodes: DataFrame) -> DataFrame:
+def _brokers(node_load: DataFrame, samples: DataFrame, nodes: DataFrame) -> DataFrame:
     """Per broker with samples: limits, state, sample count, the moving averages through its
     last sample (its newest ``node_load`` window) and that sample's values (``ts`` and
-    :data:`SAMPLE_FIELDS`)."""
+    :data:`SAMPLE_FIELDS`, from ``samples``: the newest accepted row per node)."""
     brokers = nodes.where(serves(Role.BROKER)).select(
         "cluster",
         "node",
@@ -125,19 +126,15 @@ def _brokers(node_load: DataFrame, node_metrics: DataFrame, nodes: DataFrame) ->
     newest = node_load.where("latest").select(
         "cluster", "node", F.col("last_sample_ts").alias("ts"), "load", "msg_throughput_ema"
     )
-    newest = newest.join(counts, ["cluster", "node"]).join(brokers, ["cluster", "node"])
-    keys = ["cluster", "node", "ts"]
-    # Should a node have two accepted samples at that time, the larger by value is kept:
-    # a stable choice.
-    last = (
-        node_metrics.join(F.broadcast(newest.select(*keys)), keys)
-        .groupBy(*keys)
-        .agg(
-            F.max(F.struct(*(F.col(f).cast("double").alias(f) for f in SAMPLE_FIELDS))).alias("_s")
-        )
-        .select(*keys, "_s.*")
+    last = samples.select(
+        "cluster", "node", "ts", *(F.col(f).cast("double").alias(f) for f in SAMPLE_FIELDS)
     )
-    return newest.join(last, keys)
+    # The newest window's last sample is the node's newest accepted sample: same time.
+    return (
+        newest.join(counts, ["cluster", "node"])
+        .join(brokers, ["cluster", "node"])
+        .join(last, ["cluster", "node", "ts"])
+    )
 
 
 def _newest_bundles(bundles: DataFrame) -> DataFrame:
