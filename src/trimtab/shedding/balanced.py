@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trimtab.shedding.base import LoadStats, Shedder, eligible
+from trimtab.shedding.base import LoadStats, Shedder, eligible, reportable, transferable
 from trimtab.shedding.decisions import (
     CycleResult,
     Decision,
@@ -194,7 +194,9 @@ class BalancedShedder(Shedder):
         state = replace(self._gate(levels, state), predictions=kept)  # step 2
         if (held := hit_count_gate(state, self.config, avg=avg, std=std, notes=notes)) is not None:
             return held
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
+        index = BundleIndex.build(
+            snapshot.bundles, [b.broker for b in usable.loads], snapshot.policies
+        )
         matching = self._match(levels, index, state, avg, notes, now=now)  # steps 3-5
         if not matching.moves:
             return self._nothing_moved(matching, state, avg, std, levels.stats.std)
@@ -264,8 +266,12 @@ class BalancedShedder(Shedder):
             return []
         candidates = [
             i
-            for i in index.top_k(broker, cfg.max_bundles_in_load_report).tolist()
-            if index.throughput[i] > 0 and eligible(index, i, state, cfg)
+            for i in index.top_k(
+                broker, cfg.max_bundles_in_load_report, reportable(index, cfg)
+            ).tolist()
+            if index.throughput[i] > 0
+            and eligible(index, i, state, cfg)
+            and transferable(index, i, cfg, destination=None)
         ]
         if not candidates:
             return []

@@ -71,7 +71,9 @@ class ThresholdShedder(Shedder):
             )
         threshold = cfg.threshold_shedder_percentage / 100.0
         min_throughput = cfg.bundle_unload_min_throughput_mb * MB
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
+        index = BundleIndex.build(
+            snapshot.bundles, [b.broker for b in usable.loads], snapshot.policies
+        )
         moves: list[Decision] = []
         notes: list[Decision] = []
         for pos, load in enumerate(usable.loads):
