@@ -33,7 +33,6 @@ from trimtab.shedding import (
     plan,
     shedder_for,
 )
-from trimtab.shedding.decisions import frozen_map
 
 MB = 1_000_000.0
 
@@ -200,11 +199,6 @@ class TestThresholdShedder:
         assert not result.moves
         assert any(d.broker == "a" and d.reason is Reason.NO_BUNDLES for d in result.decisions)
 
-    def test_a_sole_bundle_is_never_shed(self) -> None:
-        """A broker with one bundle is left alone however hot it is."""
-        snap = cluster([("a", 0.95, [300 * MB]), ("b", 0.1, [10 * MB] * 3)])
-        assert not ThresholdShedder(Config().shedding).cycle(snap, ShedderState(), now=NOW).moves
-
 
 class TestOverloadShedder:
     def test_sheds_above_85_percent_plus_margin(self) -> None:
@@ -214,14 +208,6 @@ class TestOverloadShedder:
         )
         result = OverloadShedder(Config().shedding).cycle(snap, ShedderState(), now=NOW)
         assert [m.throughput for m in result.moves] == [145 * MB]
-
-    def test_recently_unloaded_bundles_are_skipped(self) -> None:
-        """The grace period holds for every strategy."""
-        snap = cluster([("a", 0.95, [10 * MB, 145 * MB]), ("b", 0.5, [10 * MB] * 3)])
-        big = snap.bundles.names[1]
-        state = ShedderState(recently_unloaded_bundles=frozen_map({big: NOW}))
-        result = OverloadShedder(Config().shedding).cycle(snap, state, now=NOW)
-        assert [m.throughput for m in result.moves] == [10 * MB]
 
 
 class TestUniformShedder:

@@ -161,7 +161,9 @@ def largest_first_until(
     config: SheddingConfig,
 ) -> list[int]:
     """The modular shedders' pick: eligible bundles largest first while less than ``amount``
-    is marked, and always at least one (so the last one may overshoot)."""
+    is marked, and always at least one (so the last one may overshoot). A bundle without
+    traffic is never picked: moving it frees nothing (upstream would take one once every
+    busier bundle is marked and ``amount`` is still not reached)."""
     chosen: list[int] = []
     marked = 0.0
     for i in index.largest_first(broker, index.throughput).tolist():
@@ -169,7 +171,7 @@ def largest_first_until(
             continue
         if not transferable(index, i, config, destination=None):
             continue
-        if chosen and marked >= amount:
+        if (chosen and marked >= amount) or index.throughput[i] <= 0:
             break
         chosen.append(i)
         marked += float(index.throughput[i])

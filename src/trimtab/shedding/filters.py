@@ -53,6 +53,7 @@ __all__ = [
     "is_system_namespace",
     "read_anti_affinity",
     "read_isolation_policies",
+    "read_policies",
 ]
 
 _SYSTEM = re.compile(r"pulsar/system|pulsar/[^/]+/[^:/]+:\d+|pulsar/[^:/]+:\d+")
@@ -91,7 +92,7 @@ def _regexes(values: Iterable[str], what: str) -> tuple[re.Pattern[str], ...]:
     try:
         return tuple(re.compile(v) for v in values)
     except re.error as exc:
-        raise InputError(f"{what}: {exc}") from exc
+        raise InputError(f"{what}: {exc.pattern!r} is not a regular expression ({exc})") from exc
 
 
 def _full(patterns: Sequence[re.Pattern[str]], text: str) -> bool:
@@ -118,8 +119,9 @@ class IsolationPolicy:
         secondary: Iterable[str] = (),
         *,
         min_limit: int = 1,
+        where: str = "",
     ) -> IsolationPolicy:
-        where = f"isolation policy {name!r}"
+        where = where or f"isolation policy {name!r}"
         return cls(
             name,
             _regexes(namespaces, where),
@@ -321,7 +323,7 @@ def _policy(name: str, data: Any, where: str) -> IsolationPolicy:
     except (TypeError, ValueError) as exc:
         raise InputError(f"{where}: min_limit must be a whole number") from exc
     secondary = _strings(data.get("secondary"), where, "secondary")
-    return IsolationPolicy.of(name, namespaces, primary, secondary, min_limit=limit)
+    return IsolationPolicy.of(name, namespaces, primary, secondary, min_limit=limit, where=where)
 
 
 def read_isolation_policies(path: Path) -> IsolationPolicies:
@@ -361,3 +363,13 @@ def read_anti_affinity(path: Path) -> AntiAffinityGroups:
             )
         groups[ns] = group
     return AntiAffinityGroups(MappingProxyType(groups))
+
+
+def read_policies(isolation: Path | None, anti_affinity: Path | None) -> Policies | None:
+    """The policies ``trimtab shed --isolation-policies/--anti-affinity`` name (None: none)."""
+    if isolation is None and anti_affinity is None:
+        return None
+    return Policies(
+        isolation=read_isolation_policies(isolation) if isolation else IsolationPolicies(),
+        anti_affinity=read_anti_affinity(anti_affinity) if anti_affinity else AntiAffinityGroups(),
+    )
