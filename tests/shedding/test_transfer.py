@@ -9,30 +9,16 @@ import numpy as np
 import pytest
 
 from tests.shedding import upstream as up
+from tests.shedding.upstream import outcome, run
 from trimtab.shedding import (
     Label,
     LoadSnapshot,
     Move,
     Reason,
     ShedderState,
-    TransferShedder,
     shift,
 )
 from trimtab.shedding.decisions import frozen_map
-
-
-def run(snap: LoadSnapshot, state: ShedderState | None = None, **keys: object):
-    return TransferShedder(up.config(**keys)).cycle(snap, state or ShedderState(), now=up.NOW)
-
-
-def moves(result) -> set[tuple[str, str, str | None, Reason]]:
-    return {
-        (d.broker, d.move.bundle, d.move.destination, d.reason) for d in result.decisions if d.move
-    }
-
-
-def outcome(result) -> tuple[Label, Reason]:
-    return result.outcome.label, result.outcome.reason
 
 
 class TestStandardFixture:
@@ -74,19 +60,6 @@ class TestTimers:
         result = run(up.five(), old)
         assert set(result.state.recently_unloaded_bundles) == {up.BUNDLE_E1, up.BUNDLE_D1}
         assert set(result.state.recently_unloaded_brokers) == {"broker5", "broker4"}
-
-
-class TestUnderloaded:
-    def test_a_broker_with_no_traffic_gets_an_underloaded_transfer(self) -> None:
-        """testMinBrokerWithZeroTraffic: broker2's throughput EMA is 0."""
-        snap = up.with_load(up.five(broker4=55, broker5=65), "broker2", msg_throughput_ema=0.0)
-        result = run(snap)
-        assert moves(result) == {
-            ("broker5", up.BUNDLE_E1, "broker1", Reason.OVERLOADED),
-            ("broker4", up.BUNDLE_D1, "broker2", Reason.UNDERLOADED),
-        }
-        assert result.avg == pytest.approx(0.264)
-        assert result.std == pytest.approx(0.27644891028904417)
 
 
 class TestSwaps:

@@ -121,6 +121,11 @@ class _ModularBasics:
     def testBrokersWithNoBundles(self) -> None:
         assert not run(self.shedder, LoadSnapshot.of([broker("broker-1", NEARLY_FULL)], [])).moves
 
+    def half_loaded_broker_sheds_nothing(self) -> None:
+        """Upstream's testBrokerNotReachThreshold and testBrokerNotOverloaded: 50 % bandwidth."""
+        half = {"bandwidth_in": (500, 1000), "bandwidth_out": (500, 1000)}
+        assert not run(self.shedder, LoadSnapshot.of([broker("broker-1", half)], ONE_BUNDLE)).moves
+
     def testBrokerWithSingleBundle(self) -> None:
         snap = LoadSnapshot.of([broker("broker-1", NEARLY_FULL)], ONE_BUNDLE)
         assert not run(self.shedder, snap).moves
@@ -130,8 +135,7 @@ class ThresholdShedderTest(_ModularBasics):
     shedder = ThresholdShedder
 
     def testBrokerNotReachThreshold(self) -> None:
-        half = {"bandwidth_in": (500, 1000), "bandwidth_out": (500, 1000)}
-        assert not run(self.shedder, LoadSnapshot.of([broker("broker-1", half)], ONE_BUNDLE)).moves
+        self.half_loaded_broker_sheds_nothing()
 
     def testBrokerReachThreshold(self) -> None:
         """Departure: upstream expects broker-2 (cpu 140 %) to shed. Its ThresholdShedder
@@ -218,8 +222,7 @@ class OverloadShedderTest(_ModularBasics):
     shedder = OverloadShedder
 
     def testBrokerNotOverloaded(self) -> None:
-        half = {"bandwidth_in": (500, 1000), "bandwidth_out": (500, 1000)}
-        assert not run(self.shedder, LoadSnapshot.of([broker("broker-1", half)], ONE_BUNDLE)).moves
+        self.half_loaded_broker_sheds_nothing()
 
     def testBrokerWithMultipleBundles(self) -> None:
         table, tput = ten_bundles("broker-1", "another-broker")

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tests.shedding import upstream as up
+from tests.shedding.upstream import moves, outcome, run
 from trimtab.shedding import Label, LoadSnapshot, LoadStats, Reason, ShedderState, TransferShedder
 from trimtab.shedding.base import eligible
 from trimtab.shedding.decisions import frozen_map
@@ -31,20 +32,6 @@ from trimtab.shedding.snapshot import BundleIndex
 
 GROUP = "namespaceAntiAffinityGroup"
 NAMESPACES = [ns for _, ns, _, _ in up.FIVE]
-
-
-def run(snap: LoadSnapshot, state: ShedderState | None = None, **keys: object):
-    return TransferShedder(up.config(**keys)).cycle(snap, state or ShedderState(), now=up.NOW)
-
-
-def moves(result) -> set[tuple[str, str, str | None, Reason]]:
-    return {
-        (d.broker, d.move.bundle, d.move.destination, d.reason) for d in result.decisions if d.move
-    }
-
-
-def outcome(result) -> tuple[Label, Reason]:
-    return result.outcome.label, result.outcome.reason
 
 
 def assert_setup_stats(result) -> None:
@@ -317,8 +304,11 @@ class TransferShedderTest:
         assert result.std == pytest.approx(0.26)
         assert result.std_after == pytest.approx(2.5809568279517847e-8, abs=1e-6)
 
-    def testMinBrokerWithLowTraffic(self) -> None:
-        snap = up.with_load(up.five(broker4=55, broker5=65), "broker2", msg_throughput_ema=10.0)
+    @pytest.mark.parametrize(
+        "ema", [10.0, 0.0], ids=["low", "zero (older testMinBrokerWithZeroTraffic)"]
+    )
+    def testMinBrokerWithLowTraffic(self, ema: float) -> None:
+        snap = up.with_load(up.five(broker4=55, broker5=65), "broker2", msg_throughput_ema=ema)
         result = run(snap)
         assert moves(result) == {
             ("broker5", up.BUNDLE_E1, "broker1", Reason.OVERLOADED),

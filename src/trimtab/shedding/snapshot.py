@@ -261,15 +261,24 @@ class BundleIndex:
         compared throughput in, then out, then message rate; exact values break the ties.
         """
         mine = self.of(broker)
-        if reportable is not None:
-            mine = mine[np.fromiter(map(reportable, mine.tolist()), np.bool_, len(mine))]
-        if len(mine) == 0:
-            return mine
+        if len(mine) == 0 or k <= 0:
+            return mine[:0]
         b = self.bundles
         t_in, t_out, rate = b.throughput_in[mine], b.throughput_out[mine], self.rate[mine]
         rounded = (np.floor(t_out / THROUGHPUT_STEP), np.floor(t_in / THROUGHPUT_STEP))
-        rank = np.lexsort((rate, t_out, t_in, np.floor(rate / RATE_STEP), *rounded))
-        return mine[rank[-k:]] if k > 0 else mine[:0]
+        ranked: IntArray = mine[
+            np.lexsort((rate, t_out, t_in, np.floor(rate / RATE_STEP), *rounded))
+        ]
+        if reportable is None:
+            return ranked[-k:]
+        # largest first until K pass the filters: the predicate sees few bundles per broker
+        kept: list[int] = []
+        for i in reversed(ranked.tolist()):
+            if reportable(i):
+                kept.append(i)
+                if len(kept) == k:
+                    break
+        return np.array(kept[::-1], dtype=np.intp)
 
     def largest_first(self, broker: int, by: FloatArray) -> IntArray:
         """All of the broker's bundles, largest ``by`` first (ties by input order)."""
