@@ -10,10 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.shedding import upstream as up
 from tests.shedding.test_cli_shed import ARGS, EXAMPLES
+from tests.strategies import shedding_snapshots
 from trimtab.cli import app
 from trimtab.config import Config
 from trimtab.errors import InputError
@@ -278,3 +281,51 @@ class TestCli:
         lines = [x for x in result.output.splitlines() if x.strip()]
         assert len(lines) == 1 and lines[0].startswith("error:") and str(bad) in lines[0]
         assert "Traceback" not in result.output
+
+
+@st.composite
+def policies(draw: st.DrawFn, brokers: int) -> Policies:
+    """An isolation policy for tenant t0 (primaries, secondaries, a min_limit) and an
+    anti-affinity group over some of the namespaces."""
+    names = [f"broker{i}" for i in range(brokers)]
+    primary = draw(st.lists(st.sampled_from(names), max_size=3, unique=True)) or ["nobody"]
+    secondary = draw(st.lists(st.sampled_from(names), max_size=3, unique=True))
+    gold = IsolationPolicy.of(
+        "gold", ["t0/.*"], primary, secondary, min_limit=draw(st.integers(1, 3))
+    )
+    grouped = draw(st.lists(st.integers(0, brokers - 1), max_size=4, unique=True))
+    groups = AntiAffinityGroups({f"t{i % 3}/ns{i}": "g" for i in grouped})
+    return Policies(isolation=IsolationPolicies((gold,)), anti_affinity=groups)
+
+
+@pytest.mark.parametrize("strategy", ["transfer", "balanced", "threshold", "overload", "uniform"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_move_lands_where_the_filters_allow(strategy: str, data: st.DataObject) -> None:
+    """Whatever the loads and policies, each move of every strategy (swaps and unload-only
+    placements included) goes to a broker the filter pipeline allows for its bundle, off the
+    broker it leaves, and carries traffic."""
+    drawn = data.draw(shedding_snapshots())
+    assert isinstance(drawn, LoadSnapshot)
+    snap = replace(drawn, policies=data.draw(policies(len(drawn.loads))))
+    cfg = Config.of(
+        strategy=strategy,
+        shed_bundles_with_policies=True,
+        hit_count_threshold=0,
+        minUnloadMessage=0,
+        minUnloadMessageThroughput=0,
+        loadBalancerBundleUnloadMinThroughputThreshold=0,
+    ).shedding
+    now = max(x.updated_at for x in snap.loads.values())
+    result = shedder_for(cfg).cycle(snap, ShedderState(), now=now)
+    result = assign_destinations(result, snap, cfg, random.Random(0), now=now)
+    assert snap.policies is not None
+    bundles = snap.bundles
+    owners = [bundles.owners[o] for o in bundles.owner.tolist()]
+    view = snap.policies.bind(bundles.names, owners)
+    throughput = dict(zip(bundles.names, bundles.throughput.tolist(), strict=True))
+    for move in result.moves:
+        assert throughput[move.bundle] > 0
+        if move.destination is not None:
+            assert move.destination != move.source
+            assert move.destination in view.candidates(move.bundle, snap.loads)

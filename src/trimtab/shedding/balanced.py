@@ -245,7 +245,8 @@ class BalancedShedder(Shedder):
             amount = _amount(levels, s, t, ratio)  # step 4
             if amount is None:
                 continue
-            chosen = self._bundles(index, s, amount, state)  # step 5
+            destination = levels.loads[t].broker
+            chosen = self._bundles(index, s, amount, state, destination)  # step 5
             if not chosen:
                 source = levels.loads[s].broker
                 matching.notes.append(
@@ -257,9 +258,15 @@ class BalancedShedder(Shedder):
         return matching
 
     def _bundles(
-        self, index: BundleIndex, broker: int, amount: float, state: ShedderState
+        self,
+        index: BundleIndex,
+        broker: int,
+        amount: float,
+        state: ShedderState,
+        destination: str,
     ) -> list[int]:
-        """Step 5: knapsack over the broker's eligible top-K bundles; the broker keeps one."""
+        """Step 5: knapsack over the broker's eligible top-K bundles that the broker filters
+        let go to ``destination``; the broker keeps one."""
         cfg = self.config
         count = index.count(broker)
         if count <= 1:
@@ -271,7 +278,7 @@ class BalancedShedder(Shedder):
             ).tolist()
             if index.throughput[i] > 0
             and eligible(index, i, state, cfg)
-            and transferable(index, i, cfg, destination=None)
+            and transferable(index, i, cfg, destination=destination)
         ]
         if not candidates:
             return []
