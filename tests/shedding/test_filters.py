@@ -23,6 +23,7 @@ from trimtab.errors import InputError
 from trimtab.shedding import (
     Bundle,
     BundleLoads,
+    LoadSnapshot,
     Reason,
     ShedderState,
     TransferShedder,
