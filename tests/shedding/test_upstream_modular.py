@@ -12,11 +12,13 @@ keys it sets. ``testPrintResourceUsage`` (both classes) checks a log string of
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
 from tests.shedding.upstream import NOW
 from trimtab.config import Config
+from trimtab.errors import ConfigValueError
 from trimtab.shedding import (
     BrokerLoad,
     Bundle,
@@ -323,3 +325,16 @@ class UniformLoadShedderTest:
         )
         assert len(result.moves) == 2
         assert result.outcome.label is Label.SUCCESS
+
+
+def test_a_zero_throughput_multiplier_is_accepted_and_turns_the_rule_off(tmp_path: Path) -> None:
+    """As a Pulsar user writes it in broker.conf: 0 is upstream's "off" (it used to be
+    refused); a negative multiplier is still refused."""
+    conf = tmp_path / "broker.conf"
+    conf.write_text(
+        "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold=0\n", encoding="utf-8"
+    )
+    config, _ = Config.load(conf)
+    assert config.shedding.throughput_multiplier_threshold == 0
+    with pytest.raises(ConfigValueError):
+        Config.of(loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold=-1)
