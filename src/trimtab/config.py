@@ -500,9 +500,9 @@ class SheddingConfig:
     )
     throughput_multiplier_threshold: float = setting(
         4,
-        "UniformLoadShedder: throughput ratio",
+        "UniformLoadShedder: throughput ratio (0 turns it off)",
         aliases=("loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold",),
-        check=at_least(1),
+        check=at_least(0),
     )
     max_unload_percentage: float = setting(
         0.2,

@@ -45,6 +45,7 @@ from trimtab.errors import InputError, TrimtabError
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.inventory import read_inventory
 from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
+from trimtab.shedding.filters import read_policies
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.telemetry import Built, build_snapshot
@@ -104,6 +105,18 @@ def shed(
         typer.Option("--now", help="Snapshot time (ISO 8601 or epoch s; default: latest ts)."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for placing unload-only moves.")] = 0,
+    isolation_policies: Annotated[
+        Path | None,
+        typer.Option(
+            "--isolation-policies", help="pulsar-admin ns-isolation-policy list CLUSTER JSON."
+        ),
+    ] = None,
+    anti_affinity: Annotated[
+        Path | None,
+        typer.Option(
+            "--anti-affinity", help="Anti-affinity groups: {group: [namespace]} JSON or CSV."
+        ),
+    ] = None,
     fmt: Annotated[
         Format, typer.Option("--format", help="table, json or pulsar-admin.")
     ] = Format.TABLE,
@@ -118,6 +131,7 @@ def shed(
         cfg = load_config(config)
         if strategy is not None:
             cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
+        policies = read_policies(isolation_policies, anti_affinity)
         inv = read_inventory(inventory)
         reference = _parse_now(now) if now is not None else None
         # Samples after the reference (or the wall clock) are refused, as the pipeline does.
@@ -135,7 +149,7 @@ def shed(
         at = reference if reference is not None else built.now
         bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
         result = plan(
-            built.snapshot,
+            replace(built.snapshot, policies=policies),
             shedder_for(cfg.shedding),
             now=at,
             cycles=cycles,

@@ -15,7 +15,8 @@ Modules: :mod:`~trimtab.shedding.load` (usage, weighted max, moving averages),
 reasons, state), :mod:`~trimtab.shedding.base` (the contract), :mod:`~trimtab.shedding.gates`
 (the gates every shedder passes), one module per strategy, :mod:`~trimtab.shedding.predict`
 (load per byte, projection), :mod:`~trimtab.shedding.destinations` (destinations for
-unload-only strategies), :mod:`~trimtab.shedding.knapsack`.
+unload-only strategies), :mod:`~trimtab.shedding.filters` (isolation policies, anti-affinity
+groups: where a bundle may go), :mod:`~trimtab.shedding.knapsack`.
 """
 
 from trimtab.shedding.balanced import BalancedShedder

@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trimtab.shedding.base import LoadStats, Shedder, eligible
+from trimtab.shedding.base import LoadStats, Shedder, eligible, reportable, transferable
 from trimtab.shedding.decisions import (
     CycleResult,
     Decision,
@@ -194,7 +194,9 @@ class BalancedShedder(Shedder):
         state = replace(self._gate(levels, state), predictions=kept)  # step 2
         if (held := hit_count_gate(state, self.config, avg=avg, std=std, notes=notes)) is not None:
             return held
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
+        index = BundleIndex.build(
+            snapshot.bundles, [b.broker for b in usable.loads], snapshot.policies
+        )
         matching = self._match(levels, index, state, avg, notes, now=now)  # steps 3-5
         if not matching.moves:
             return self._nothing_moved(matching, state, avg, std, levels.stats.std)
@@ -243,7 +245,8 @@ class BalancedShedder(Shedder):
             amount = _amount(levels, s, t, ratio)  # step 4
             if amount is None:
                 continue
-            chosen = self._bundles(index, s, amount, state)  # step 5
+            destination = levels.loads[t].broker
+            chosen = self._bundles(index, s, amount, state, destination)  # step 5
             if not chosen:
                 source = levels.loads[s].broker
                 matching.notes.append(
@@ -255,17 +258,27 @@ class BalancedShedder(Shedder):
         return matching
 
     def _bundles(
-        self, index: BundleIndex, broker: int, amount: float, state: ShedderState
+        self,
+        index: BundleIndex,
+        broker: int,
+        amount: float,
+        state: ShedderState,
+        destination: str,
     ) -> list[int]:
-        """Step 5: knapsack over the broker's eligible top-K bundles; the broker keeps one."""
+        """Step 5: knapsack over the broker's eligible top-K bundles that the broker filters
+        let go to ``destination``; the broker keeps one."""
         cfg = self.config
         count = index.count(broker)
         if count <= 1:
             return []
         candidates = [
             i
-            for i in index.top_k(broker, cfg.max_bundles_in_load_report).tolist()
-            if index.throughput[i] > 0 and eligible(index, i, state, cfg)
+            for i in index.top_k(
+                broker, cfg.max_bundles_in_load_report, reportable(index, cfg)
+            ).tolist()
+            if index.throughput[i] > 0
+            and eligible(index, i, state, cfg)
+            and transferable(index, i, cfg, destination=destination)
         ]
         if not candidates:
             return []
