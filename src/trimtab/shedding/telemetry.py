@@ -20,7 +20,7 @@ Constraints
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -69,20 +69,36 @@ class BrokerTelemetry:
 
 @dataclass(frozen=True, slots=True)
 class Built:
-    """A cluster's snapshot, its time, and the rows refused while building it."""
+    """A cluster's snapshot, its time, the rows refused while building it, and each broker's
+    fold (what a live loop hands the next build as ``previous``)."""
 
     snapshot: LoadSnapshot
     now: float
     limits: Mapping[str, Limits]
     rejected: tuple[RejectedRow, ...] = ()
+    folded: Mapping[str, Folded] = field(default_factory=dict)
 
 
 def fold(
-    model: LoadModel, samples: Iterable[NodeSample], limits: Limits, reference: Limits | None
+    model: LoadModel,
+    samples: Iterable[NodeSample],
+    limits: Limits,
+    reference: Limits | None,
+    previous: Folded | None = None,
 ) -> Folded | None:
-    """:meth:`LoadModel.fold` over ``samples`` (any order), kept as :class:`Folded`."""
+    """:meth:`LoadModel.fold` over ``samples`` (any order), kept as :class:`Folded`. With
+    ``previous`` (a live loop's last fold of this broker) the history goes on from it: only
+    samples newer than its last one are folded in, so a report read twice counts once."""
     ordered = sorted(samples, key=lambda s: s.ts)
-    load = model.fold("", ordered, limits, reference)
+    start = None
+    if previous is not None:
+        ordered = [s for s in ordered if s.ts > previous.last.ts]
+        if not ordered:
+            return previous
+        start = _load(model, "", previous, limits, reference)
+    load = start
+    for sample in ordered:
+        load = model.update(load, "", sample, limits, reference)
     if load is None:
         return None
     return Folded(
@@ -157,7 +173,8 @@ def snapshot_of(
     if bundles_at is not None:
         stamps.append(bundles_at)
     snapshot = LoadSnapshot.of(loads, bundles, available=available)
-    return Built(snapshot, max(stamps, default=0.0), limits)
+    folded = {b.node: b.folded for b in brokers if b.folded is not None}
+    return Built(snapshot, max(stamps, default=0.0), limits, folded=folded)
 
 
 def _load(
@@ -178,10 +195,15 @@ def build_snapshot(
     nodes: Iterable[tuple[NodeRow, RejectedRow]],
     bundles: Iterable[tuple[BundleRow, RejectedRow]],
     model: LoadModel,
+    *,
+    previous: Mapping[str, Folded] | None = None,
 ) -> Built:
     """The snapshot of one cluster from file rows (``trimtab shed``). Each row comes with a
     :class:`RejectedRow` *template* (source, line, raw row) used if the row has to be refused
-    here: a row for a node outside the cluster, a second row for a bundle at the same time."""
+    here: a row for a node outside the cluster, a second row for a bundle at the same time.
+    ``previous``: the last build's :attr:`Built.folded`, whose history the samples extend
+    (``shed --follow``)."""
+    before = previous or {}
     rejected: list[RejectedRow] = []
     samples = _samples(state, nodes, rejected)
     chosen = _newest_bundles(state, bundles, rejected)
@@ -192,7 +214,13 @@ def build_snapshot(
             node=str(n.id),
             limits=limits[str(n.id)],
             writable=n.state is NodeState.WRITABLE,
-            folded=fold(model, samples.get(str(n.id), ()), limits[str(n.id)], reference),
+            folded=fold(
+                model,
+                samples.get(str(n.id), ()),
+                limits[str(n.id)],
+                reference,
+                before.get(str(n.id)),
+            ),
         )
         for n in state
     ]
