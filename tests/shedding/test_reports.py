@@ -1,0 +1,228 @@
+"""Pulsar's load reports (``LocalBrokerData`` JSON) as ``trimtab shed`` input.
+
+Conformance: upstream ``LocalBrokerDataTest`` (pulsar-broker-common and pulsar-broker), with
+the upstream test names. The rest is trimtab's own contract for reports: refused with the
+file and the reason, the same decisions as the same loads given as tables.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.shedding.pulsar_reports import document, fixture_reports, write_reports
+from trimtab.cli import app
+from trimtab.errors import ReportError
+from trimtab.shedding.reports import (
+    check_report,
+    is_system_bundle,
+    parse_report,
+    read_report_dir,
+    to_document,
+)
+
+runner = CliRunner()
+NOW = 1_750_000_000.0
+
+#: upstream LocalBrokerDataTest.testLocalBrokerDataDeserialization's document, as a 2.11
+#: broker wrote it (a heartbeat bundle only, bandwidth limits unknown).
+UPSTREAM_DOC = (
+    '{"webServiceUrl":"http://10.244.2.23:8080","webServiceUrlTls":"https://10.244.2.23:8081",'
+    '"pulsarServiceUrlTls":"pulsar+ssl://10.244.2.23:6651","persistentTopicsEnabled":true,'
+    '"nonPersistentTopicsEnabled":false,"cpu":{"usage":3.1577712104798255,"limit":100.0},'
+    '"memory":{"usage":614.0,"limit":1228.0},"directMemory":{"usage":32.0,"limit":1228.0},'
+    '"bandwidthIn":{"usage":0.0,"limit":0.0},"bandwidthOut":{"usage":0.0,"limit":0.0},'
+    '"msgThroughputIn":0.0,"msgThroughputOut":0.0,"msgRateIn":0.0,"msgRateOut":0.0,'
+    '"lastUpdate":1650886425227,"lastStats":{"pulsar/pulsar/10.244.2.23:8080/0x00000000_0xffffffff":'
+    '{"msgRateIn":0.0,"msgThroughputIn":0.0,"msgRateOut":0.0,"msgThroughputOut":0.0,'
+    '"consumerCount":0,"producerCount":0,"topics":1,"cacheSize":0}},"numTopics":1,"numBundles":1,'
+    '"numConsumers":0,"numProducers":0,"bundles":["pulsar/pulsar/10.244.2.23:8080/0x00000000_0xffffffff"],'
+    '"lastBundleGains":[],"lastBundleLosses":[],"brokerVersionString":"2.11.0-hw-0.0.4-SNAPSHOT",'
+    '"protocols":{},"advertisedListeners":{},"bundleStats":{"pulsar/pulsar/10.244.2.23:8080/'
+    '0x00000000_0xffffffff":{"msgRateIn":0.0,"msgThroughputIn":0.0,"msgRateOut":0.0,'
+    '"msgThroughputOut":0.0,"consumerCount":0,"producerCount":0,"topics":1,"cacheSize":0}},'
+    '"maxResourceUsage":0.49645519256591797,"loadReportType":"LocalBrokerData"}'
+)
+
+
+def test_testLocalBrokerDataDeserialization() -> None:  # noqa: N802 (upstream name)
+    """Upstream: memory limit 1228, usage 614, percentUsage = usage / limit · 100. Fields
+    trimtab does not read (bundleStats, protocols, maxResourceUsage...) are ignored."""
+    report = parse_report(UPSTREAM_DOC, source="upstream")
+    memory = report.usages["memory"]
+    assert memory.limit == pytest.approx(1228.0, abs=1e-4)
+    assert memory.usage == pytest.approx(614.0, abs=1e-4)
+    assert memory.share * 100 == pytest.approx(614.0 / 1228.0 * 100, abs=1e-4)
+    # and what trimtab takes from it: the broker from webServiceUrl, the time in seconds,
+    # unknown bandwidth limits as a share of 0, as upstream's percentUsage
+    assert report.broker == "10.244.2.23:8080"
+    assert report.last_update == pytest.approx(1650886425.227)
+    assert report.usages["bandwidthIn"].share == 0.0
+    assert report.broker_version == "2.11.0-hw-0.0.4-SNAPSHOT"
+
+
+def test_testSerializeLocalBrokerData() -> None:  # noqa: N802 (upstream name)
+    """Upstream: a serialised LocalBrokerData has no bundleStats field."""
+    report = parse_report(UPSTREAM_DOC, source="upstream")
+    assert "bundleStats" not in json.dumps(to_document(report))
+    again = parse_report(json.dumps(to_document(report)), source="again")
+    assert again.usages == report.usages and again.last_stats == report.last_stats
+
+
+def test_heartbeat_and_sla_monitor_bundles_are_never_shed() -> None:
+    """Upstream never sheds a system namespace's bundle: it gives no bundle_metrics row."""
+    report = parse_report(UPSTREAM_DOC, source="upstream")
+    assert report.bundle_rows("c") == []
+    assert is_system_bundle("pulsar/10.0.0.1:8080/0x00000000_0xffffffff")
+    assert is_system_bundle("sla-monitor/c1/10.0.0.1:8080/0x00000000_0xffffffff")
+    assert not is_system_bundle("pulsar/default/0x00000000_0xffffffff")
+
+
+def _doc(**changes: Any) -> str:
+    doc = json.loads(document(fixture_reports(NOW)[0]))
+    for key, value in changes.items():
+        if value is None:
+            doc.pop(key)
+        else:
+            doc[key] = value
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"cpu": None}, "missing cpu"),
+        ({"lastUpdate": None}, "missing lastUpdate"),
+        ({"lastStats": None}, "missing lastStats"),
+        ({"msgRateIn": "fast"}, "msgRateIn must be a number"),
+        ({"msgRateIn": True}, "msgRateIn must be a number"),
+        ({"memory": {"usage": 800.0, "limit": 200.0}}, "memory usage 800 is above its limit 200"),
+        ({"cpu": {"usage": 120.0, "limit": 100.0}}, "cpu usage 120 is above its limit 100"),
+        ({"directMemory": {"usage": 5.0}}, "missing directMemory.limit"),
+        ({"msgThroughputIn": -1}, "msgThroughputIn must be >= 0"),
+        ({"lastStats": {"t/n/0x0_0x1": {"msgRateIn": 1}}}, "missing msgThroughputIn"),
+    ],
+)
+def test_a_report_missing_a_field_or_with_an_impossible_usage_is_refused(
+    changes: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(ReportError, match=r"^zk://h/loadbalance/brokers/b:1: ") as caught:
+        parse_report(_doc(**changes), source="zk://h/loadbalance/brokers/b:1", broker="b:1")
+    assert reason in caught.value.reason
+
+
+def test_bandwidth_above_its_limit_is_accepted() -> None:
+    """A NIC speed detected wrong (upstream #21409) is what the within-limit rule is for."""
+    report = parse_report(_doc(bandwidthIn={"usage": 3e7, "limit": 1e7}), source="s")
+    assert report.usages["bandwidthIn"].share == 3.0
+
+
+@pytest.mark.parametrize("text", [b"\xff\xfe", b"{not json", b"[1, 2]"])
+def test_a_report_that_is_no_json_object_is_refused(text: bytes) -> None:
+    with pytest.raises(ReportError, match=r"^f\.json: (not UTF-8|not JSON|a load report is)"):
+        parse_report(text, source="f.json")
+
+
+def test_the_contract_refuses_a_bad_bundle_name_with_the_report_named() -> None:
+    doc = json.loads(_doc())
+    doc["lastStats"]["not-a-bundle"] = doc["lastStats"].popitem()[1]
+    checked = check_report(parse_report(json.dumps(doc), source="r.json"), "c")
+    assert len(checked.bundles) == 1
+    (refused,) = checked.rejected
+    assert refused.source == "r.json" and refused.reason.startswith("bad_bundle:")
+
+
+def test_a_directory_refuses_each_bad_file_and_keeps_the_others(tmp_path: Path) -> None:
+    write_reports(tmp_path, fixture_reports(NOW))
+    (tmp_path / "broker9:8080.json").write_text("{}")
+    reports, errors = read_report_dir(tmp_path)
+    assert len(reports) == 5
+    (error,) = errors
+    assert error.source.endswith("broker9:8080.json") and "missing cpu" in error.reason
+
+
+def _tables(tmp_path: Path) -> list[str]:
+    """The fixture's loads as an inventory, node_metrics and bundle_metrics."""
+    reports = fixture_reports(NOW)
+    files = {name: tmp_path / f"{name}.csv" for name in ("nodes", "node_metrics", "bundles")}
+    rows: dict[str, list[dict[str, Any]]] = {
+        "nodes": [
+            {
+                "cluster": "pulsar",
+                "node": r.broker,
+                "cores": r.capacity.cores,
+                "memory_bytes": r.capacity.memory_bytes,
+                "disk_total_bytes": 0,
+                "nic_bps": r.capacity.nic_bps,
+                "state": "writable",
+                "role": "broker",
+            }
+            for r in reports
+        ],
+        "node_metrics": [r.node_row("pulsar") for r in reports],
+        "bundles": [row for r in reports for row in r.bundle_rows("pulsar")],
+    }
+    for name, path in files.items():
+        with path.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[name][0]))
+            writer.writeheader()
+            writer.writerows(rows[name])
+    return [
+        "--inventory",
+        str(files["nodes"]),
+        "--brokers",
+        str(files["node_metrics"]),
+        "--bundles",
+        str(files["bundles"]),
+    ]
+
+
+def _shed(*args: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["shed", *args, "--until-balanced", "--json", "--now", str(NOW)])
+    assert result.exit_code == 0, result.output
+    doc: dict[str, Any] = json.loads(result.output)
+    return doc
+
+
+def test_load_reports_give_the_same_decisions_as_the_same_loads_as_tables(
+    tmp_path: Path,
+) -> None:
+    from_reports = _shed("--load-reports", str(write_reports(tmp_path / "r", fixture_reports(NOW))))
+    from_tables = _shed(*_tables(tmp_path))
+    for key in ("decisions", "transfers", "std_before", "std_after", "counts", "cycles"):
+        assert from_reports[key] == from_tables[key], key
+    assert [t["source"] for t in from_reports["transfers"][:2]] == ["broker5:8080", "broker4:8080"]
+    assert {t["reason"] for t in from_reports["transfers"][:2]} == {"Overloaded"}
+
+
+def test_out_gets_the_commands_and_their_rest_calls(tmp_path: Path) -> None:
+    reports = write_reports(tmp_path / "r", fixture_reports(NOW))
+    out = tmp_path / "unloads.txt"
+    _shed("--load-reports", str(reports), "--out", str(out))
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("pulsar-admin namespaces unload tenant/ns5 --bundle ")
+    assert lines[1].startswith("#   PUT /admin/v2/namespaces/tenant/ns5/0x")
+    assert lines[1].endswith("/unload?destinationBroker=broker1:8080")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--zk", "h:1", "--load-reports", "d"], "either --zk or --load-reports"),
+        (["--load-reports", "d", "--inventory", "i"], "--inventory cannot be combined"),
+        (["--follow", "--inventory", "i", "--brokers", "b", "--bundles", "c"], "--follow needs"),
+        (["--load-reports", "d", "--interval", "5"], "--interval is the period of --follow"),
+        (["--load-reports", "d", "--follow", "--interval", "0"], "--interval must be from"),
+        ([], "missing --inventory, --brokers, --bundles"),
+        (["--load-reports", "/nonexistent/reports"], "no such file or directory"),
+    ],
+)
+def test_options_that_do_not_go_together_are_one_error_line(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["shed", *args])
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
