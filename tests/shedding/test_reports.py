@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,19 @@ from typer.testing import CliRunner
 
 from tests.shedding.pulsar_reports import document, fixture_reports, write_reports
 from trimtab.cli import app
+from trimtab.config import Config
 from trimtab.errors import ReportError
+from trimtab.shedding import LoadModel, LoadSnapshot, ShedderState, shedder_for
 from trimtab.shedding.reports import (
     check_report,
     is_system_bundle,
     parse_report,
     read_report_dir,
+    report_cluster,
+    report_snapshot,
     to_document,
 )
+from trimtab.shedding.telemetry import build_snapshot
 
 runner = CliRunner()
 NOW = 1_750_000_000.0
@@ -226,3 +232,45 @@ def test_options_that_do_not_go_together_are_one_error_line(args: list[str], mes
     result = runner.invoke(app, ["shed", *args])
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
+
+
+def _bundles(snapshot: LoadSnapshot) -> list[tuple[str, str, float]]:
+    b = snapshot.bundles
+    return sorted((b.names[i], b.broker_of(i), float(b.throughput[i])) for i in range(len(b)))
+
+
+def test_joined_broker_tables_give_the_snapshot_the_rows_give() -> None:
+    """report_snapshot joins each report's table when no bundle is reported twice; the
+    snapshot is the one build_snapshot makes from the same rows, and so are the decisions."""
+    model = LoadModel()
+    reports = fixture_reports(NOW)
+    checked = [check_report(r, "pulsar") for r in reports]
+    state = report_cluster(reports, "pulsar")
+    fast = report_snapshot(state, checked, model)
+    rows = build_snapshot(
+        state,
+        [c.node for c in checked if c.node is not None],
+        [row for c in checked for row in c.bundles],
+        model,
+    )
+    assert dict(fast.snapshot.loads) == dict(rows.snapshot.loads)
+    assert _bundles(fast.snapshot) == _bundles(rows.snapshot)
+    assert fast.now == rows.now and fast.snapshot.available == rows.snapshot.available
+    shedder = shedder_for(replace(Config().shedding, hit_count_threshold=0))
+    decide = [shedder.cycle(b.snapshot, ShedderState(), now=NOW).decisions for b in (fast, rows)]
+    assert decide[0] == decide[1]
+
+
+def test_a_bundle_reported_by_two_brokers_goes_by_the_tables_rule() -> None:
+    """During a transfer two reports may list one bundle: the newer report keeps it."""
+    reports = fixture_reports(NOW)
+    moved = "tenant/ns1/0x00000000_0x7fffffff"
+    newer = replace(
+        reports[1],
+        last_update=NOW + 30,
+        last_stats={**reports[1].last_stats, moved: reports[0].last_stats[moved]},
+    )
+    checked = [check_report(r, "pulsar") for r in (reports[0], newer, *reports[2:])]
+    built = report_snapshot(report_cluster(reports, "pulsar"), checked, LoadModel())
+    owners = {name: broker for name, broker, _ in _bundles(built.snapshot)}
+    assert owners[moved] == "broker2:8080"

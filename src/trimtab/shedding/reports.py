@@ -43,6 +43,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -52,7 +53,14 @@ from trimtab.contract import RowError
 from trimtab.errors import ReportError
 from trimtab.shedding.inputs import BundleRow, NodeRow, parse_bundle_row, parse_node_row
 from trimtab.shedding.load import LoadModel
-from trimtab.shedding.telemetry import Built, Folded, build_snapshot
+from trimtab.shedding.snapshot import BundleLoads
+from trimtab.shedding.telemetry import (
+    Built,
+    Folded,
+    broker_telemetry,
+    build_snapshot,
+    snapshot_of,
+)
 from trimtab.tables import RejectedRow
 
 __all__ = [
@@ -375,7 +383,7 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
     return list(newest.values()), errors
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Checked:
     """A report through the table contract: its node row and bundle rows, and what was
     refused (a report whose node row is refused keeps no bundle row: it gives no load data)."""
@@ -384,6 +392,11 @@ class Checked:
     node: tuple[NodeRow, RejectedRow] | None
     bundles: tuple[tuple[BundleRow, RejectedRow], ...]
     rejected: tuple[RejectedRow, ...]
+
+    @cached_property
+    def table(self) -> BundleLoads:
+        """The accepted bundles as a table of their own, built once per report."""
+        return BundleLoads.of(row.bundle for row, _ in self.bundles)
 
 
 def check_report(report: LoadReport, cluster: str) -> Checked:
@@ -422,6 +435,7 @@ def report_cluster(
     return ClusterState.of(cluster, nodes)
 
 
+@lru_cache(maxsize=65_536)  # a live loop builds the same brokers every cycle
 def _broker_node(name: str, capacity: Capacity) -> Node:
     return Node(
         id=NodeId(name),
@@ -443,8 +457,17 @@ def report_snapshot(
     :func:`~trimtab.shedding.telemetry.build_snapshot`; ``previous`` carries a live loop's
     history. The rows refused by the contract come first in ``rejected``."""
     items = list(checked)
-    samples = [c.node for c in items if c.node is not None]
-    rows = [row for c in items for row in c.bundles]
-    built = build_snapshot(state, samples, rows, model, previous=previous)
     refused = tuple(r for c in items for r in c.rejected)
+    names = [name for c in items for name in c.table.names]
+    if len(set(names)) == len(names):
+        # No bundle is reported twice (the usual case, outside a transfer under way): the
+        # rows need no per-row rule, so the brokers' tables are joined as they are.
+        samples = {c.report.broker: [c.node[0].sample] for c in items if c.node is not None}
+        brokers = broker_telemetry(state, samples, model, previous=previous)
+        table = BundleLoads.concat([c.table for c in items])
+        at = max((c.report.last_update for c in items if len(c.table)), default=None)
+        return replace(snapshot_of(brokers, table, model, bundles_at=at), rejected=refused)
+    samples_rows = [c.node for c in items if c.node is not None]
+    rows = [row for c in items for row in c.bundles]
+    built = build_snapshot(state, samples_rows, rows, model, previous=previous)
     return replace(built, rejected=(*refused, *built.rejected))

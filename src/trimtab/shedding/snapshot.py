@@ -55,6 +55,10 @@ def _readonly(array: A, n: int, name: str) -> A:
     return array
 
 
+def _joined_codes(codes: Sequence[IntArray]) -> IntArray:
+    return np.concatenate(codes) if codes else np.zeros(0, np.intp)
+
+
 def _floats(values: ArrayLike, n: int, name: str) -> FloatArray:
     return _readonly(np.array(values, dtype=np.float64, copy=True), n, name)
 
@@ -117,6 +121,33 @@ class BundleLoads:
             msg_rate_in=[b.msg_rate_in for b in rows],
             msg_rate_out=[b.msg_rate_out for b in rows],
             pinned=[b.pinned for b in rows],
+        )
+
+    @classmethod
+    def concat(cls, tables: Sequence[BundleLoads]) -> BundleLoads:
+        """The tables one after the other (a live loop keeps one small table per broker and
+        joins them each cycle: no per-bundle Python work)."""
+        vocab: dict[str, int] = {}
+        codes = [
+            np.array([vocab.setdefault(o, len(vocab)) for o in t.owners], np.intp)[t.owner]
+            for t in tables
+            if len(t)
+        ]
+        n = sum(len(t) for t in tables)
+
+        def joined(column: str, dtype: Any) -> Any:
+            parts = [getattr(t, column) for t in tables if len(t)]
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        return cls(
+            names=tuple(name for t in tables for name in t.names),
+            owners=tuple(vocab),
+            owner=_readonly(_joined_codes(codes), n, "owner"),
+            throughput_in=_readonly(joined("throughput_in", np.float64), n, "throughput_in"),
+            throughput_out=_readonly(joined("throughput_out", np.float64), n, "throughput_out"),
+            msg_rate_in=_readonly(joined("msg_rate_in", np.float64), n, "msg_rate_in"),
+            msg_rate_out=_readonly(joined("msg_rate_out", np.float64), n, "msg_rate_out"),
+            pinned=_readonly(joined("pinned", np.bool_), n, "pinned"),
         )
 
     def __len__(self) -> int:

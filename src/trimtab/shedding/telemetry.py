@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trimtab.cluster import ClusterState, NodeId, NodeState
+from trimtab.cluster import ClusterState, NodeState
 from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample
 from trimtab.shedding.snapshot import Bundle, BundleLoads, LoadSnapshot
 from trimtab.tables import RejectedRow
@@ -37,6 +37,7 @@ __all__ = [
     "BrokerTelemetry",
     "Built",
     "Folded",
+    "broker_telemetry",
     "build_snapshot",
     "ema_by_group",
     "fold",
@@ -203,13 +204,29 @@ def build_snapshot(
     here: a row for a node outside the cluster, a second row for a bundle at the same time.
     ``previous``: the last build's :attr:`Built.folded`, whose history the samples extend
     (``shed --follow``)."""
-    before = previous or {}
     rejected: list[RejectedRow] = []
     samples = _samples(state, nodes, rejected)
     chosen = _newest_bundles(state, bundles, rejected)
+    brokers = broker_telemetry(state, samples, model, previous=previous)
+    table = BundleLoads.of(chosen[k][1] for k in sorted(chosen))
+    at = max((ts for ts, _ in chosen.values()), default=None)
+    built = snapshot_of(brokers, table, model, bundles_at=at)
+    return replace(built, rejected=tuple(rejected))
+
+
+def broker_telemetry(
+    state: ClusterState,
+    samples: Mapping[str, Sequence[NodeSample]],
+    model: LoadModel,
+    *,
+    previous: Mapping[str, Folded] | None = None,
+) -> list[BrokerTelemetry]:
+    """Every member of ``state`` with its limits (the inventory's), state, and its samples
+    folded on top of ``previous`` (see :func:`fold`)."""
+    before = previous or {}
     limits = {str(n.id): Limits.of(n.capacity) for n in state}
     reference = Limits.reference(limits.values()) if limits else None
-    brokers = [
+    return [
         BrokerTelemetry(
             node=str(n.id),
             limits=limits[str(n.id)],
@@ -224,10 +241,6 @@ def build_snapshot(
         )
         for n in state
     ]
-    table = BundleLoads.of(chosen[k][1] for k in sorted(chosen))
-    at = max((ts for ts, _ in chosen.values()), default=None)
-    built = snapshot_of(brokers, table, model, bundles_at=at)
-    return replace(built, rejected=tuple(rejected))
 
 
 def _samples(
@@ -256,12 +269,12 @@ def _newest_bundles(
     brokers reporting one bundle at the same time are decided by a stated rule, not by file
     order: the broker whose name sorts first keeps it (as the pipeline does), and the other
     row is refused with both brokers named."""
-    members = {n.id for n in state}
+    members = {str(n.id) for n in state}  # a row's broker is a node id's text already
     chosen: dict[str, tuple[float, Bundle, RejectedRow]] = {}
     for row, where in bundles:
         if row.cluster != state.name:
             continue
-        if NodeId(row.bundle.broker) not in members:
+        if row.bundle.broker not in members:
             reason = f"broker {row.bundle.broker} is not in cluster {state.name!r}"
             rejected.append(_refuse(where, reason))
             continue
