@@ -44,6 +44,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -458,8 +459,8 @@ def report_snapshot(
     history. The rows refused by the contract come first in ``rejected``."""
     items = list(checked)
     refused = tuple(r for c in items for r in c.rejected)
-    names = [name for c in items for name in c.table.names]
-    if len(set(names)) == len(names):
+    count = sum(len(c.table) for c in items)
+    if len(set(chain.from_iterable(c.table.names for c in items))) == count:
         # No bundle is reported twice (the usual case, outside a transfer under way): the
         # rows need no per-row rule, so the brokers' tables are joined as they are.
         samples = {c.report.broker: [c.node[0].sample] for c in items if c.node is not None}

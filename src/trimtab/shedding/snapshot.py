@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -140,7 +141,7 @@ class BundleLoads:
             return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
         return cls(
-            names=tuple(name for t in tables for name in t.names),
+            names=tuple(chain.from_iterable(t.names for t in tables)),
             owners=tuple(vocab),
             owner=_readonly(_joined_codes(codes), n, "owner"),
             throughput_in=_readonly(joined("throughput_in", np.float64), n, "throughput_in"),
