@@ -81,6 +81,8 @@ def check_sources(
 
 def _source(zk: str | None, load_reports: Path | None, cfg: Config) -> DirReports | ZkReports:
     if load_reports is not None:
+        if not load_reports.exists():
+            raise TrimtabError(f"--load-reports {load_reports}: no such file or directory")
         return DirReports(load_reports)
     assert zk is not None
     source = ZkReports(zk, session_timeout=cfg.bookie_info.zk_timeout_ms / 1000.0)
