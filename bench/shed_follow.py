@@ -28,19 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
+from tests.shedding.pulsar_reports import broker_report
 
 from trimtab.cli.shed_reports import tick_json
 from trimtab.config import Config
 from trimtab.shedding import LoadModel, ShedderState, shedder_for
 from trimtab.shedding.follow import BROKERS_PATH, Follower, ZkReports
-from trimtab.shedding.reports import (
-    BundleStats,
-    LoadReport,
-    ResourceUsage,
-    report_cluster,
-    report_snapshot,
-    to_document,
-)
+from trimtab.shedding.reports import LoadReport, report_cluster, report_snapshot, to_document
 
 ROOT = "/bench"
 
@@ -48,29 +42,9 @@ ROOT = "/bench"
 def report(broker: int, bundles: int, cpu: float, now: float) -> LoadReport:
     """Broker ``broker``'s report: ``bundles`` bundles of equal traffic, ``cpu`` busy."""
     tput = 2e5 * (1 + broker % 7)
-    stats = {
-        f"tenant{broker % 50}/ns{broker}/0x{k:08x}_0x{k + 1:08x}": BundleStats(
-            msg_rate_in=tput / 1e3, msg_throughput_in=tput, msg_rate_out=0.0, msg_throughput_out=0.0
-        )
-        for k in range(bundles)
-    }
-    total = tput * bundles
-    return LoadReport(
-        broker=f"broker-{broker:05d}:8080",
-        source="bench",
-        usages={
-            "cpu": ResourceUsage(cpu * 800.0, 800.0),
-            "memory": ResourceUsage(2048.0, 8192.0),
-            "directMemory": ResourceUsage(512.0, 8192.0),
-            "bandwidthIn": ResourceUsage(total * 8 / 1e3, 1e7),
-            "bandwidthOut": ResourceUsage(0.0, 1e7),
-        },
-        msg_throughput_in=total,
-        msg_throughput_out=0.0,
-        msg_rate_in=total / 1e3,
-        msg_rate_out=0.0,
-        last_update=now,
-        last_stats=stats,
+    names = [f"tenant{broker % 50}/ns{broker}/0x{k:08x}_0x{k + 1:08x}" for k in range(bundles)]
+    return broker_report(
+        f"broker-{broker:05d}:8080", cpu=cpu, bundles=dict.fromkeys(names, tput), last_update=now
     )
 
 

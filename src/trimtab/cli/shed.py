@@ -10,7 +10,6 @@ settled load after (see :mod:`trimtab.shedding.plan`); ``--json`` for machines,
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -38,14 +37,14 @@ from trimtab.cli._common import (
     select_clusters,
     user_errors,
 )
-from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports
+from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports, plan_snapshot
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, Strategy
 from trimtab.contract import timestamp
 from trimtab.errors import InputError, TrimtabError
 from trimtab.export.pulsar_admin import unload_command, unload_rest
 from trimtab.inventory import read_inventory
-from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
+from trimtab.shedding import LoadModel, Plan, breakdown
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.telemetry import Built, build_snapshot
@@ -188,15 +187,7 @@ def shed(
             raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
         bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
-        result = plan(
-            built.snapshot,
-            shedder_for(cfg.shedding),
-            now=at,
-            cycles=cycles,
-            until_balanced=until_balanced,
-            max_cycles=max_cycles,
-            rng=random.Random(seed),
-        )
+        result = plan_snapshot(built, cfg, at, (cycles, until_balanced, max_cycles), seed)
         commands = [unload_command(m) for _, m, _ in result.transfers]
     rejected = [*nodes.rejected, *rows.rejected, *built.rejected]
     if as_json or fmt is Format.JSON:

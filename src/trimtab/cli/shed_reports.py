@@ -39,7 +39,7 @@ from trimtab.shedding.reports import LoadReport, check_report, report_cluster, r
 from trimtab.shedding.telemetry import Built
 from trimtab.tables import RejectedRow
 
-__all__ = ["check_sources", "follow_reports", "plan_reports", "tick_json"]
+__all__ = ["check_sources", "follow_reports", "plan_reports", "plan_snapshot", "tick_json"]
 
 #: The cluster name reports are given when ``--cluster`` names none (a report holds none).
 DEFAULT_CLUSTER = "pulsar"
@@ -128,16 +128,25 @@ def plan_reports(
     ):
         raise TrimtabError(f"cluster {name}: nothing to shed: {why}")
     at = now if now is not None else time.time() if zk is not None else built.now
-    result = plan(
+    result = plan_snapshot(built, cfg, at, (cycles, until_balanced, max_cycles), seed)
+    return result, state, built, at, rejected
+
+
+def plan_snapshot(
+    built: Built, cfg: Config, at: float, cycles: tuple[int, bool, int], seed: int
+) -> Plan:
+    """:func:`~trimtab.shedding.plan` of the snapshot with the configured shedder, as
+    ``shed`` runs it: ``cycles`` is (``--cycles``, ``--until-balanced``, ``--max-cycles``)."""
+    count, until_balanced, max_cycles = cycles
+    return plan(
         built.snapshot,
         shedder_for(cfg.shedding),
         now=at,
-        cycles=cycles,
+        cycles=count,
         until_balanced=until_balanced,
         max_cycles=max_cycles,
         rng=random.Random(seed),
     )
-    return result, state, built, at, rejected
 
 
 def follow_reports(
