@@ -129,11 +129,13 @@ class BundleLoads:
         """The tables one after the other (a live loop keeps one small table per broker and
         joins them each cycle: no per-bundle Python work)."""
         vocab: dict[str, int] = {}
-        codes = [
-            np.array([vocab.setdefault(o, len(vocab)) for o in t.owners], np.intp)[t.owner]
-            for t in tables
-            if len(t)
-        ]
+
+        def recoded(t: BundleLoads) -> IntArray:
+            if len(t.owners) == 1:  # a broker's own table: one owner, no lookup per bundle
+                return np.full(len(t), vocab.setdefault(t.owners[0], len(vocab)), np.intp)
+            return np.array([vocab.setdefault(o, len(vocab)) for o in t.owners], np.intp)[t.owner]
+
+        codes = [recoded(t) for t in tables if len(t)]
         n = sum(len(t) for t in tables)
 
         def joined(column: str, dtype: Any) -> Any:
