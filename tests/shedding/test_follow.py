@@ -104,3 +104,30 @@ def test_a_report_is_checked_once_while_it_does_not_change() -> None:
     first = loop._checked["b1:8080"][1]
     loop.cycle(reading(reports), NOW + 1)
     assert loop._checked["b1:8080"][1] is first
+
+
+def test_a_bundle_in_two_reports_is_counted_as_reports_change() -> None:
+    """While a transfer is under way two reports list one bundle: the follower knows it
+    without a pass over every bundle, and the newer report keeps the bundle."""
+    reports = fixture_reports(NOW)
+    moved = "tenant/ns1/0x00000000_0x7fffffff"
+    both = replace(
+        reports[1],
+        last_update=NOW + 30,
+        last_stats={**reports[1].last_stats, moved: reports[0].last_stats[moved]},
+    )
+    loop = follower()
+    loop.cycle(reading(reports), NOW)
+    assert loop._twice == 0
+    tick = loop.cycle(reading([reports[0], both, *reports[2:]]), NOW + 30)
+    assert loop._twice == 1
+    assert tick.built is not None
+    bundles = tick.built.snapshot.bundles
+    owner = {bundles.names[i]: bundles.broker_of(i) for i in range(len(bundles))}
+    assert owner[moved] == "broker2:8080"
+    old_stats = {k: v for k, v in reports[0].last_stats.items() if k != moved}
+    gone = replace(reports[0], last_update=NOW + 60, last_stats=old_stats)
+    loop.cycle(reading([gone, both, *reports[2:]]), NOW + 60)
+    assert loop._twice == 0
+    loop.cycle(reading(reports[2:]), NOW + 90)  # two brokers left: their bundles are forgotten
+    assert loop._twice == 0 and moved not in loop._listed

@@ -101,6 +101,10 @@ class Follower:
     cycles: int = 0
     _checked: dict[str, tuple[LoadReport, Checked]] = field(default_factory=dict)
     _brokers: frozenset[str] = frozenset()
+    # how many checked reports list each bundle, and how many bundles two or more list:
+    # kept as reports change, so a cycle knows without a pass over every bundle
+    _listed: dict[str, int] = field(default_factory=dict)
+    _twice: int = 0
 
     def cycle(self, reading: Reading, now: float) -> Tick:
         """Run one cycle on ``reading`` at ``now`` (seconds since the epoch)."""
@@ -113,6 +117,9 @@ class Follower:
             for e in reading.entries.values()
             if isinstance(e, ReportError)
         )
+        current = {r.broker for r in reports.values()}
+        for gone in set(self._checked) - current:
+            self._index(self._checked.pop(gone)[1].table.names, -1)
         checked = [self._check(r) for r in reports.values()]
         brokers = frozenset(str(b) for b in reading.entries)
         joined = tuple(sorted(brokers - self._brokers))
@@ -121,7 +128,9 @@ class Follower:
         for gone in left:
             self.folded.pop(gone, None)
         state = report_cluster(reports.values(), self.cluster, silent=reading.entries)
-        built = report_snapshot(state, checked, self.model, previous=self.folded)
+        built = report_snapshot(
+            state, checked, self.model, previous=self.folded, unique=self._twice == 0
+        )
         self.folded = dict(built.folded)
         result = self.shedder.cycle(built.snapshot, self.state, now=now)
         result = assign_destinations(result, built.snapshot, self.shedder.config, self.rng, now=now)
@@ -134,8 +143,23 @@ class Follower:
         if seen is not None and seen[0] is report:
             return seen[1]
         checked = check_report(report, self.cluster)
+        if seen is not None:
+            self._index(seen[1].table.names, -1)
+        self._index(checked.table.names, +1)
         self._checked[report.broker] = (report, checked)
         return checked
+
+    def _index(self, names: tuple[str, ...], step: int) -> None:
+        """Count ``names`` in (``step`` +1) or out (-1) of the bundles listed."""
+        listed = self._listed
+        for name in names:
+            before = listed.get(name, 0)
+            after = before + step
+            self._twice += (after >= 2) - (before >= 2)
+            if after:
+                listed[name] = after
+            else:
+                del listed[name]
 
     def _unreadable(self, now: float) -> Tick:
         """The registry could not be read: the cycle fails (Failure/Unknown), state kept."""

@@ -453,14 +453,18 @@ def report_snapshot(
     model: LoadModel,
     *,
     previous: Mapping[str, Folded] | None = None,
+    unique: bool | None = None,
 ) -> Built:
     """The snapshot of ``state`` (:func:`report_cluster`) from the checked reports, through
     :func:`~trimtab.shedding.telemetry.build_snapshot`; ``previous`` carries a live loop's
-    history. The rows refused by the contract come first in ``rejected``."""
+    history, ``unique`` says (when the caller knows) that no bundle is in two reports. The
+    rows refused by the contract come first in ``rejected``."""
     items = list(checked)
     refused = tuple(r for c in items for r in c.rejected)
-    count = sum(len(c.table) for c in items)
-    if len(set(chain.from_iterable(c.table.names for c in items))) == count:
+    if unique is None:
+        count = sum(len(c.table) for c in items)
+        unique = len(set(chain.from_iterable(c.table.names for c in items))) == count
+    if unique:
         # No bundle is reported twice (the usual case, outside a transfer under way): the
         # rows need no per-row rule, so the brokers' tables are joined as they are.
         samples = {c.report.broker: [c.node[0].sample] for c in items if c.node is not None}

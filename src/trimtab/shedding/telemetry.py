@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -178,6 +179,7 @@ def snapshot_of(
     return Built(snapshot, max(stamps, default=0.0), limits, folded=folded)
 
 
+@lru_cache(maxsize=65_536)  # a live loop asks again for every broker that did not report
 def _load(
     model: LoadModel, node: str, folded: Folded, limits: Limits, reference: Limits | None
 ) -> BrokerLoad:
