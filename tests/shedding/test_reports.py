@@ -224,6 +224,8 @@ def test_out_gets_the_commands_and_their_rest_calls(tmp_path: Path) -> None:
         (["--follow", "--inventory", "i", "--brokers", "b", "--bundles", "c"], "--follow needs"),
         (["--load-reports", "d", "--interval", "5"], "--interval is the period of --follow"),
         (["--load-reports", "d", "--follow", "--interval", "0"], "--interval must be from"),
+        (["--zk", "h:1", "--follow", "--until-balanced"], "--until-balanced cannot be combined"),
+        (["--zk", "h:1", "--follow", "--format", "pulsar-admin"], "--format pulsar-admin cannot"),
         ([], "missing --inventory, --brokers, --bundles"),
         (["--load-reports", "/nonexistent/reports"], "no such file or directory"),
     ],

@@ -131,8 +131,19 @@ def shed(
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
     tables = {"--inventory": inventory, "--brokers": brokers, "--bundles": bundles}
     with user_errors():
+        given = {
+            "--now": now is not None,
+            "--cycles": cycles != 1,
+            "--until-balanced": until_balanced,
+            "--format pulsar-admin": fmt is Format.PULSAR_ADMIN,
+        }
         if check_sources(
-            zk=zk, load_reports=load_reports, tables=tables, follow=follow, interval=interval
+            zk=zk,
+            load_reports=load_reports,
+            tables=tables,
+            follow=follow,
+            interval=interval,
+            one_shot=[option for option, yes in given.items() if yes],
         ):
             _check_format(fmt, as_json=as_json)
             cfg = load_config(config)

@@ -18,6 +18,7 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -52,8 +53,10 @@ def check_sources(
     tables: dict[str, Path | None],
     follow: bool,
     interval: float | None,
+    one_shot: Sequence[str] = (),
 ) -> bool:
-    """Whether the reports are the input; refuses options that do not go together."""
+    """Whether the reports are the input; refuses options that do not go together
+    (``one_shot``: the options given that only a single plan reads, refused with --follow)."""
     if zk is not None and load_reports is not None:
         raise TrimtabError("give either --zk or --load-reports, not both")
     reports = zk is not None or load_reports is not None
@@ -72,6 +75,11 @@ def check_sources(
             )
     if follow and not reports:
         raise TrimtabError("--follow needs live reports: --zk HOST:PORT or --load-reports DIR")
+    if follow and one_shot:
+        raise TrimtabError(
+            f"{', '.join(one_shot)} cannot be combined with --follow, which runs one cycle per "
+            "interval on the wall clock (--out FILE gets each cycle's commands)"
+        )
     if interval is not None and not follow:
         raise TrimtabError("--interval is the period of --follow: give --follow too")
     if interval is not None and not (math.isfinite(interval) and 0.01 <= interval <= 86_400):
