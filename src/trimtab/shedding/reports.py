@@ -70,6 +70,7 @@ __all__ = [
     "Checked",
     "LoadReport",
     "ResourceUsage",
+    "broker_of_file",
     "check_report",
     "is_system_bundle",
     "parse_report",
@@ -342,9 +343,9 @@ def _broker(doc: Mapping[str, Any], source: str, given: str | None) -> str:
     )
 
 
-def _name_of(path: Path) -> str | None:
-    """A file named ``host:port`` or ``host:port.json`` names its broker."""
-    stem = path.name.removesuffix(".json")
+def broker_of_file(name: str) -> str | None:
+    """The broker a file named ``host:port`` or ``host:port.json`` is the report of."""
+    stem = name.removesuffix(".json")
     try:
         NodeId(stem)
     except ValueError:
@@ -370,7 +371,9 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
     errors: list[ReportError] = []
     for file in files:
         try:
-            report = parse_report(file.read_bytes(), source=str(file), broker=_name_of(file))
+            report = parse_report(
+                file.read_bytes(), source=str(file), broker=broker_of_file(file.name)
+            )
         except ReportError as exc:
             errors.append(exc)
             continue
