@@ -19,11 +19,13 @@ import signal
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from rich.live import Live
 from rich.table import Table
 
 from trimtab.cli._common import err, out, rejected_json
@@ -42,6 +44,8 @@ from trimtab.tables import RejectedRow
 
 __all__ = ["check_sources", "follow_reports", "plan_reports", "plan_snapshot", "tick_json"]
 
+#: Cycles the live table shows on a terminal.
+LIVE_ROWS = 20
 #: The cluster name reports are given when ``--cluster`` names none (a report holds none).
 DEFAULT_CLUSTER = "pulsar"
 
@@ -185,17 +189,25 @@ def follow_reports(
         cluster=cluster or DEFAULT_CLUSTER,
         rng=random.Random(seed),
     )
+    shown: list[Tick] = []  # the cycles a terminal's live table shows
+    live = Live(console=out, auto_refresh=False) if not as_json and out.is_terminal else None
     try:
-        while not stop.is_set():
-            started = time.monotonic()
-            tick = follower.cycle(_read(source), time.time())
-            if as_json:  # one line per cycle, flushed: a pipe reads each cycle as it ends
-                print(json.dumps(tick_json(tick, follower, cfg)), flush=True)
-            else:
-                _print_tick(tick, follower, cfg)
-            if out_path is not None:
-                _append_commands(out_path, tick)
-            stop.wait(max(0.0, period - (time.monotonic() - started)))
+        with live if live is not None else nullcontext():
+            while not stop.is_set():
+                started = time.monotonic()
+                tick = follower.cycle(_read(source), time.time())
+                if as_json:  # one line per cycle, flushed: a pipe reads each cycle as it ends
+                    print(json.dumps(tick_json(tick, follower, cfg)), flush=True)
+                elif live is not None:
+                    shown = [*shown, tick][-LIVE_ROWS:]
+                    live.update(_live_table(shown, follower, cfg), refresh=True)
+                else:
+                    _print_tick(tick, follower, cfg)
+                for row in tick.rejected:
+                    err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
+                if out_path is not None:
+                    _append_commands(out_path, tick)
+                stop.wait(max(0.0, period - (time.monotonic() - started)))
     finally:
         source.close()
         for s, handler in previous.items():
@@ -315,8 +327,28 @@ def _print_tick(tick: Tick, follower: Follower, cfg: Config) -> None:
         out.print(table)
     elif outcome["note"]:
         out.print(f"  {outcome['note']}", highlight=False)
-    for row in tick.rejected:
-        err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
+
+
+def _live_table(ticks: list[Tick], follower: Follower, cfg: Config) -> Table:
+    """The last cycles as one table, redrawn in place on a terminal."""
+    table = Table(title=f"trimtab shed --follow: {follower.shedder.name} shedder, last cycles")
+    for column in ("cycle", "time", "brokers", "outcome", "hit", "transfers", "changes", "note"):
+        table.add_column(column, justify="right" if column in ("cycle", "brokers") else "left")
+    for tick in ticks:
+        doc = tick_json(tick, follower, cfg)
+        moves = [f"{t['bundle']} {t['source']} → {t['destination']}" for t in doc["transfers"]]
+        changes = [f"{k} {', '.join(doc[k])}" for k in ("joined", "left", "stale") if doc[k]]
+        table.add_row(
+            str(tick.number),
+            doc["now"][11:19],
+            str(len(doc["brokers"])),
+            f"{doc['outcome']['label']}/{doc['outcome']['reason']}",
+            f"{doc['timers']['hit_count']}/{doc['timers']['hit_count_threshold']}",
+            "\n".join(moves) or "-",
+            "\n".join(changes),
+            "" if moves else doc["outcome"]["note"],
+        )
+    return table
 
 
 def _append_commands(path: Path, tick: Tick) -> None:
