@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from trimtab.shedding.reports import BundleStats, LoadReport, ResourceUsage, to_document
@@ -82,3 +83,18 @@ def write_reports(directory: Path, reports: list[LoadReport]) -> Path:
     for report in reports:
         (directory / f"{report.broker}.json").write_bytes(document(report))
     return directory
+
+
+#: The fixture bundle that broker2 lists too while it moves there from broker1.
+MOVED = "tenant/ns1/0x00000000_0x7fffffff"
+
+
+def mid_transfer(reports: list[LoadReport], seconds: float = 30.0) -> LoadReport:
+    """broker2's report ``seconds`` later, listing broker1's bundle :data:`MOVED` too (a
+    transfer under way: both reports hold it)."""
+    source, target = reports[0], reports[1]
+    return replace(
+        target,
+        last_update=target.last_update + seconds,
+        last_stats={**target.last_stats, MOVED: source.last_stats[MOVED]},
+    )

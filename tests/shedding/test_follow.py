@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.shedding.pulsar_reports import broker_report, fixture_reports
+from tests.shedding.pulsar_reports import MOVED, broker_report, fixture_reports, mid_transfer
 from trimtab.config import Config
 from trimtab.errors import ReportError
 from trimtab.shedding import LoadModel, shedder_for
@@ -110,12 +110,8 @@ def test_a_bundle_in_two_reports_is_counted_as_reports_change() -> None:
     """While a transfer is under way two reports list one bundle: the follower knows it
     without a pass over every bundle, and the newer report keeps the bundle."""
     reports = fixture_reports(NOW)
-    moved = "tenant/ns1/0x00000000_0x7fffffff"
-    both = replace(
-        reports[1],
-        last_update=NOW + 30,
-        last_stats={**reports[1].last_stats, moved: reports[0].last_stats[moved]},
-    )
+    moved = MOVED
+    both = mid_transfer(reports)
     loop = follower()
     loop.cycle(reading(reports), NOW)
     assert loop._twice == 0

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.shedding.pulsar_reports import document, fixture_reports, write_reports
+from tests.shedding.pulsar_reports import (
+    MOVED,
+    document,
+    fixture_reports,
+    mid_transfer,
+    write_reports,
+)
 from trimtab.cli import app
 from trimtab.config import Config
 from trimtab.errors import ReportError
@@ -266,12 +272,8 @@ def test_joined_broker_tables_give_the_snapshot_the_rows_give() -> None:
 def test_a_bundle_reported_by_two_brokers_goes_by_the_tables_rule() -> None:
     """During a transfer two reports may list one bundle: the newer report keeps it."""
     reports = fixture_reports(NOW)
-    moved = "tenant/ns1/0x00000000_0x7fffffff"
-    newer = replace(
-        reports[1],
-        last_update=NOW + 30,
-        last_stats={**reports[1].last_stats, moved: reports[0].last_stats[moved]},
-    )
+    moved = MOVED
+    newer = mid_transfer(reports)
     checked = [check_report(r, "pulsar") for r in (reports[0], newer, *reports[2:])]
     built = report_snapshot(report_cluster(reports, "pulsar"), checked, LoadModel())
     owners = {name: broker for name, broker, _ in _bundles(built.snapshot)}
