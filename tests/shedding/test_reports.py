@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.shedding.pulsar_reports import (
     MOVED,
+    broker_report,
     document,
     fixture_reports,
     mid_transfer,
@@ -28,6 +31,7 @@ from trimtab.config import Config
 from trimtab.errors import ReportError
 from trimtab.shedding import LoadModel, LoadSnapshot, ShedderState, shedder_for
 from trimtab.shedding.reports import (
+    LoadReport,
     check_report,
     is_system_bundle,
     parse_report,
@@ -278,3 +282,43 @@ def test_a_bundle_reported_by_two_brokers_goes_by_the_tables_rule() -> None:
     built = report_snapshot(report_cluster(reports, "pulsar"), checked, LoadModel())
     owners = {name: broker for name, broker, _ in _bundles(built.snapshot)}
     assert owners[moved] == "broker2:8080"
+
+
+@st.composite
+def report_sets(draw: st.DrawFn) -> list[LoadReport]:
+    """A few brokers whose reports list bundles from a small pool (so some are listed twice,
+    as during transfers), at various times."""
+    pool = [f"tenant/ns/0x{k:08x}_0x{k + 1:08x}" for k in range(8)]
+    brokers = draw(st.integers(min_value=1, max_value=5))
+    return [
+        broker_report(
+            f"broker{i}:8080",
+            cpu=draw(st.floats(min_value=0.0, max_value=1.0)),
+            bundles={
+                name: draw(st.floats(min_value=0.0, max_value=1e7))
+                for name in draw(st.lists(st.sampled_from(pool), max_size=4, unique=True))
+            },
+            last_update=NOW + draw(st.sampled_from([0.0, 10.0, 20.0])),
+        )
+        for i in range(brokers)
+    ]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(report_sets())
+def test_the_reports_snapshot_is_the_rows_snapshot(reports: list[LoadReport]) -> None:
+    """Whatever the reports, joining their tables or taking the rows' rule (a bundle listed
+    twice) gives the snapshot build_snapshot makes of the same rows."""
+    model = LoadModel()
+    checked = [check_report(r, "pulsar") for r in reports]
+    state = report_cluster(reports, "pulsar")
+    ours = report_snapshot(state, checked, model)
+    rows = build_snapshot(
+        state,
+        [c.node for c in checked if c.node is not None],
+        [row for c in checked for row in c.bundles],
+        model,
+    )
+    assert dict(ours.snapshot.loads) == dict(rows.snapshot.loads)
+    assert _bundles(ours.snapshot) == _bundles(rows.snapshot)
+    assert ours.now == rows.now
