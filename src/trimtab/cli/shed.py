@@ -10,7 +10,6 @@ settled load after (see :mod:`trimtab.shedding.plan`); ``--json`` for machines,
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -38,13 +37,14 @@ from trimtab.cli._common import (
     select_clusters,
     user_errors,
 )
+from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports, plan_snapshot
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, Strategy
 from trimtab.contract import timestamp
 from trimtab.errors import InputError, TrimtabError
-from trimtab.export.pulsar_admin import unload_command
+from trimtab.export.pulsar_admin import unload_command, unload_rest
 from trimtab.inventory import read_inventory
-from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
+from trimtab.shedding import LoadModel, Plan, breakdown
 from trimtab.shedding.filters import read_policies
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
@@ -76,14 +76,15 @@ def _check_format(fmt: Format, *, as_json: bool) -> None:
 @app.command()
 def shed(
     inventory: Annotated[
-        Path, typer.Option("--inventory", "-i", help="Inventory file or directory.")
-    ],
+        Path | None, typer.Option("--inventory", "-i", help="Inventory file or directory.")
+    ] = None,
     brokers: Annotated[
-        Path, typer.Option("--brokers", help="node_metrics rows: each broker's usage history.")
-    ],
+        Path | None,
+        typer.Option("--brokers", help="node_metrics rows: each broker's usage history."),
+    ] = None,
     bundles: Annotated[
-        Path, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
-    ],
+        Path | None, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
+    ] = None,
     strategy: Annotated[
         Strategy | None, typer.Option("--strategy", help="Shedder (default: the config's).")
     ] = None,
@@ -122,8 +123,73 @@ def shed(
     ] = Format.TABLE,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    zk: Annotated[
+        str | None,
+        typer.Option("--zk", help="ZooKeeper HOST:PORT[/chroot]: /loadbalance/brokers reports."),
+    ] = None,
+    load_reports: Annotated[
+        Path | None,
+        typer.Option("--load-reports", help="LocalBrokerData JSON files, one per broker."),
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Run one cycle per interval until stopped.")
+    ] = False,
+    interval: Annotated[
+        float | None, typer.Option("--interval", help="--follow period, s (default: config).")
+    ] = None,
+    out_path: Annotated[
+        Path | None, typer.Option("--out", help="Append the unload commands to this file.")
+    ] = None,
 ) -> None:
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
+    tables = {"--inventory": inventory, "--brokers": brokers, "--bundles": bundles}
+    with user_errors():
+        given = {
+            "--now": now is not None,
+            "--cycles": cycles != 1,
+            "--until-balanced": until_balanced,
+            "--format pulsar-admin": fmt is Format.PULSAR_ADMIN,
+        }
+        if check_sources(
+            zk=zk,
+            load_reports=load_reports,
+            tables=tables,
+            follow=follow,
+            interval=interval,
+            one_shot=[option for option, yes in given.items() if yes],
+        ):
+            _check_format(fmt, as_json=as_json)
+            cfg = load_config(config)
+            if strategy is not None:
+                cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
+            if follow:
+                follow_reports(
+                    zk=zk,
+                    load_reports=load_reports,
+                    cfg=cfg,
+                    cluster=cluster,
+                    interval=interval,
+                    out_path=out_path,
+                    seed=seed,
+                    as_json=as_json or fmt is Format.JSON,
+                    policies=read_policies(isolation_policies, anti_affinity),
+                )
+                return
+            result, state, built, at, refused = plan_reports(
+                zk=zk,
+                load_reports=load_reports,
+                cfg=cfg,
+                cluster=cluster,
+                now=_parse_now(now) if now is not None else None,
+                cycles=cycles,
+                until_balanced=until_balanced,
+                max_cycles=max_cycles,
+                seed=seed,
+                policies=read_policies(isolation_policies, anti_affinity),
+            )
+            _print_result(result, state, built, at, cfg, fmt, as_json, refused, out_path)
+            return
+    assert inventory is not None and brokers is not None and bundles is not None
     with user_errors(), progress_bar(quiet=as_json or fmt is Format.JSON) as bar:
         # reading a day of bundle_metrics takes a while (1.2 million rows: about 20 s)
         _check_format(fmt, as_json=as_json)
@@ -148,14 +214,8 @@ def shed(
             raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
         bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
-        result = plan(
-            replace(built.snapshot, policies=policies),
-            shedder_for(cfg.shedding),
-            now=at,
-            cycles=cycles,
-            until_balanced=until_balanced,
-            max_cycles=max_cycles,
-            rng=random.Random(seed),
+        result = plan_snapshot(
+            built, cfg, at, (cycles, until_balanced, max_cycles), seed, policies=policies
         )
         commands = [unload_command(m) for _, m, _ in result.transfers]
     rejected = [*nodes.rejected, *rows.rejected, *built.rejected]
@@ -174,6 +234,40 @@ def shed(
         err.print(f"[yellow]warning:[/] {state.name}: {result.warning}", highlight=False)
     report_input_problems(inv)
     _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
+
+
+def _print_result(
+    result: Plan,
+    state: ClusterState,
+    built: Built,
+    at: float,
+    cfg: Config,
+    fmt: Format,
+    as_json: bool,
+    rejected: list[RejectedRow],
+    out_path: Path | None,
+) -> None:
+    """The reports' plan, printed as the tables' is; ``--out`` gets its commands too."""
+    commands = [unload_command(m) for _, m, _ in result.transfers]
+    if out_path is not None:
+        rest = [unload_rest(m) for _, m, _ in result.transfers]
+        lines = [
+            x for pair in zip(commands, rest, strict=True) for x in (pair[0], f"#   {pair[1]}")
+        ]
+        out_path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    if as_json or fmt is Format.JSON:
+        doc = plan_json(result, state, built, at)
+        doc["rejected"] = [rejected_json(r) for r in rejected]
+        doc["warnings"] = []
+        print_json(doc)
+        return
+    if fmt is Format.PULSAR_ADMIN:
+        for line in commands:
+            out.print(line, highlight=False, soft_wrap=True, markup=False)
+    else:
+        _print_plan(result, state, built, at, cfg)
+    for row in rejected:
+        err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
 
 
 def _broker_snapshot(

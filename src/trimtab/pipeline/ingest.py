@@ -39,7 +39,7 @@ Algorithm
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -164,6 +164,7 @@ def ingest(
     now: datetime,
     future_tolerance_s: float = 300.0,
     materialize: Materialize | None = None,
+    extra: Mapping[str, Sequence[str]] | None = None,
 ) -> Ingested:
     """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
 
@@ -179,7 +180,13 @@ def ingest(
     def checked(name: str, nodes: DataFrame | None, clusters: Sequence[str]) -> CheckedTable:
         table = INPUT_TABLES[name]
         read, count = read_table(
-            spark, fs, input_dir, table, now=now, future_tolerance_s=future_tolerance_s
+            spark,
+            fs,
+            input_dir,
+            table,
+            now=now,
+            future_tolerance_s=future_tolerance_s,
+            extra=(extra or {}).get(name, ()),
         )
         # Only telemetry is big enough to be worth storing its small derived frames.
         store = materialize if materialize is not None and name in _TELEMETRY else None
@@ -250,6 +257,7 @@ def read_table(
     *,
     now: datetime,
     future_tolerance_s: float,
+    extra: Sequence[str] = (),
 ) -> tuple[DataFrame, int]:
     """All files of one table as canonical typed columns plus ``_source_file``, ``_pos`` and
     ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows;
@@ -258,9 +266,10 @@ def read_table(
     fix = f"put {table.name} files (.parquet, .csv or .jsonl) with columns " + ", ".join(
         table.required
     )
-    if not fs.exists(path):
+    if not fs.exists(path) and not extra:
         raise InputError(f"table {table.name}: {path} does not exist; {fix} there")
-    files = fs.list_files(path)
+    # ``extra``: files staged from other inputs (pipeline/load_reports.py)
+    files = [*(fs.list_files(path) if fs.exists(path) else []), *extra]
     groups: dict[tuple[str, str], list[str]] = {}
     for file in files:
         suffix = "." + file.rsplit(".", 1)[-1].lower() if "." in file.rsplit("/", 1)[-1] else ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -60,6 +61,10 @@ def _readonly(array: A, n: int, name: str) -> A:
         raise ValueError(f"{name} has shape {array.shape}, expected ({n},)")
     array.flags.writeable = False
     return array
+
+
+def _joined_codes(codes: Sequence[IntArray]) -> IntArray:
+    return np.concatenate(codes) if codes else np.zeros(0, np.intp)
 
 
 def _floats(values: ArrayLike, n: int, name: str) -> FloatArray:
@@ -124,6 +129,35 @@ class BundleLoads:
             msg_rate_in=[b.msg_rate_in for b in rows],
             msg_rate_out=[b.msg_rate_out for b in rows],
             pinned=[b.pinned for b in rows],
+        )
+
+    @classmethod
+    def concat(cls, tables: Sequence[BundleLoads]) -> BundleLoads:
+        """The tables one after the other (a live loop keeps one small table per broker and
+        joins them each cycle: no per-bundle Python work)."""
+        vocab: dict[str, int] = {}
+
+        def recoded(t: BundleLoads) -> IntArray:
+            if len(t.owners) == 1:  # a broker's own table: one owner, no lookup per bundle
+                return np.full(len(t), vocab.setdefault(t.owners[0], len(vocab)), np.intp)
+            return np.array([vocab.setdefault(o, len(vocab)) for o in t.owners], np.intp)[t.owner]
+
+        codes = [recoded(t) for t in tables if len(t)]
+        n = sum(len(t) for t in tables)
+
+        def joined(column: str, dtype: Any) -> Any:
+            parts = [getattr(t, column) for t in tables if len(t)]
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        return cls(
+            names=tuple(chain.from_iterable(t.names for t in tables)),
+            owners=tuple(vocab),
+            owner=_readonly(_joined_codes(codes), n, "owner"),
+            throughput_in=_readonly(joined("throughput_in", np.float64), n, "throughput_in"),
+            throughput_out=_readonly(joined("throughput_out", np.float64), n, "throughput_out"),
+            msg_rate_in=_readonly(joined("msg_rate_in", np.float64), n, "msg_rate_in"),
+            msg_rate_out=_readonly(joined("msg_rate_out", np.float64), n, "msg_rate_out"),
+            pinned=_readonly(joined("pinned", np.bool_), n, "pinned"),
         )
 
     def __len__(self) -> int:
