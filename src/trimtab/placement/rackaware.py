@@ -203,7 +203,7 @@ class RackAwarePolicy(PolicyBase):
         checks = draft.checks(_REPLACE)
         everywhere = index.pool()
         notes: list[str] = []
-        home = self.view.remembered_rack(target)
+        home: str | None = self.view.home_rack(target)
         node = pick(index.pool(home), checks, self.rng) if home is not None else None
         if node is None:
             others = {

@@ -170,6 +170,16 @@ class RegionAwarePolicy(PolicyBase):
         name = self.placement.disallow_placement_in_region_feature_name
         return [r for r in index.by_region if not (name and self.features.is_on(name, r))]
 
+    def _closed_nodes(self, index: CandidateIndex, in_play: Iterable[str]) -> frozenset[NodeId]:
+        """The candidates of regions a feature switch closes (none when no region is closed)."""
+        open_regions = set(in_play)
+        return frozenset(
+            node
+            for region, nodes in index.by_region.items()
+            if region not in open_regions
+            for node in nodes
+        )
+
     # -- new ensembles ---------------------------------------------------------------------
 
     def new_ensemble(
@@ -192,12 +202,15 @@ class RegionAwarePolicy(PolicyBase):
         stabilized: bool,
     ) -> EnsemblePlacement:
         index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
-        self._require(index, size, excluded)
         regions = self.regions_in_play(index)
+        # Nodes of closed regions are excluded outright, so no fallback (exact search, random
+        # fill) can reach them: upstream never places in a disallowed region.
+        excluded = excluded | self._closed_nodes(index, regions)
+        self._require(index, size, excluded)
         min_racks = self.placement.min_num_racks_per_write_quorum
         coverage = QuorumCoverage(size, wq, aq, min_racks=min_racks, min_regions=min_regions)
         notes: list[str] = []
-        if not regions:
+        if not regions:  # unreachable with closed regions: _require raised above
             draft = random_fill(index, excluded, size, self.rng, self._not_enough)
             notes.append("no region in play: random fill")
         else:
@@ -313,7 +326,7 @@ class RegionAwarePolicy(PolicyBase):
         allowed = set(self.regions_in_play(index))
         plain = Draft(index, None, excluded)
         checks = plain.checks(_REPLACE)
-        home = self.view.remembered_rack(target)
+        home: str | None = self.view.home_rack(target)
         home_region = region_of_rack(home) if home is not None else None
         notes: list[str] = []
         node = None
