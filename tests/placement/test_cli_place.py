@@ -19,7 +19,10 @@ def test_table_shows_every_writable_node_and_adherence() -> None:
     """People's view: one row per writable node with inclusion and first counts."""
     result = runner.invoke(app, [*BASE, "--count", "200"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "200 ensembles of E=5 W=3 A=2, rackaware policy, weights off, 16 writable nodes" in result.output
+    assert (
+        "200 ensembles of E=5 W=3 A=2, rackaware policy, weights off, 16 writable nodes"
+        in result.output
+    )
     assert "bk05" not in result.output and "bk14" not in result.output  # read-only, down
     assert "adherence: MEETS_STRICT 200, MEETS_SOFT 0, FAIL 0" in result.output
 
@@ -87,11 +90,15 @@ SEED_SHARES = (0.1, 0.1, 0.2, 0.2, 0.3, 0.1)
 
 def _seed_inventory(path: Path, racks: tuple[str, ...]) -> Path:
     """Six writable bookies of 1 TB with the seed's free space, on ``racks`` (cycled)."""
-    header = "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state"
+    header = (
+        "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state"
+    )
     rows = [header]
     for i, free in enumerate(SEED_FREE_GB):
         rack = racks[i % len(racks)]
-        rows.append(f"bk,b{i + 1}:3181,dc1,{rack},8,{16 * GB},{1000 * GB},{free * GB},{10 * GB},writable")
+        rows.append(
+            f"bk,b{i + 1}:3181,dc1,{rack},8,{16 * GB},{1000 * GB},{free * GB},{10 * GB},writable"
+        )
     path.write_text("\n".join(rows) + "\n")
     return path
 
@@ -141,7 +148,19 @@ def test_weights_off_is_uniform_and_the_config_key_sets_the_default(tmp_path: Pa
 def test_bad_weights_mode_is_one_line(tmp_path: Path) -> None:
     """--weights takes off or disk only."""
     inventory = _seed_inventory(tmp_path / "inv.csv", ("r1",))
-    args = ["place", "-i", str(inventory), "-E", "1", "-W", "1", "-A", "1", "--weights", "disk+load"]
+    args = [
+        "place",
+        "-i",
+        str(inventory),
+        "-E",
+        "1",
+        "-W",
+        "1",
+        "-A",
+        "1",
+        "--weights",
+        "disk+load",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert "--weights 'disk+load': choose off or disk" in result.output

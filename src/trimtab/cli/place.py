@@ -42,7 +42,7 @@ from trimtab.cluster import ClusterState, NodeId, NodeState, Role
 from trimtab.config import PLACEMENT_POLICIES, WEIGHTS_MODES, Config, WeightsMode, spelled
 from trimtab.errors import TrimtabError
 from trimtab.inventory import read_inventory
-from trimtab.placement import Adherence, EnsemblePlacement, make_policy
+from trimtab.placement import Adherence, BookieInfo, EnsemblePlacement, make_policy
 from trimtab.topology import topology_of
 
 __all__ = ["PlacementRun", "disk_info", "place", "run_placements"]
@@ -128,14 +128,14 @@ def run_placements(
     return run
 
 
-def disk_info(cluster: ClusterState) -> dict[NodeId, tuple[int, int]]:
+def disk_info(cluster: ClusterState) -> dict[NodeId, BookieInfo]:
     """``node -> (total, free)`` of the writable nodes whose free space the inventory knows
     (the others get the smallest weight, as a node with no GET_BOOKIE_INFO answer does)."""
-    info: dict[NodeId, tuple[int, int]] = {}
+    info: dict[NodeId, BookieInfo] = {}
     for node_id in sorted(cluster.writable):
         capacity = cluster.node(node_id).capacity
         if capacity.disk_free_bytes is not None:
-            info[node_id] = (capacity.disk_total_bytes, capacity.disk_free_bytes)
+            info[node_id] = BookieInfo(capacity.disk_total_bytes, capacity.disk_free_bytes)
     return info
 
 
@@ -221,7 +221,9 @@ def _with_weights(cfg: Config, text: str) -> Config:
     if mode not in (WeightsMode.OFF, WeightsMode.DISK):
         raise TrimtabError(f"--weights {text!r}: choose off or disk")
     enabled = mode is WeightsMode.DISK
-    return replace(cfg, placement=replace(cfg.placement, disk_weight_based_placement_enabled=enabled))
+    return replace(
+        cfg, placement=replace(cfg.placement, disk_weight_based_placement_enabled=enabled)
+    )
 
 
 def _parse_exclude(text: str | None) -> tuple[NodeId, ...]:

@@ -18,6 +18,7 @@ Sources
 
 from __future__ import annotations
 
+import socket
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
@@ -25,7 +26,7 @@ from trimtab.cluster import NodeId, validate_location
 from trimtab.placement.services import FAILED_TO_RESOLVE_NETWORK_LOCATION, NullStats, Stats
 from trimtab.topology import Resolver, default_rack_for_depth, resolve_locations
 
-__all__ = ["LocationSource", "Locator"]
+__all__ = ["LocationSource", "Locator", "local_host"]
 
 LocationSource = Resolver | Mapping[str, str] | None
 
@@ -69,7 +70,9 @@ class Locator:
             self._failed |= failed
             self._failed -= self._known.keys()
         fallback = self.fallback()
-        return {n: fallback if n in failed else self._lift(self._known[n], fallback) for n in wanted}
+        return {
+            n: fallback if n in failed else self._lift(self._known[n], fallback) for n in wanted
+        }
 
     def refresh(self, nodes: Iterable[str]) -> dict[NodeId, str]:
         """Resolve ``nodes`` again, whatever was remembered (a node is located anew every time
@@ -77,6 +80,12 @@ class Locator:
         wanted = list(nodes)
         self.forget(wanted)
         return self.locate(wanted)
+
+    def where(self, host: str) -> str | None:
+        """Where ``host`` sits by the source, asked now and not remembered (the client's own
+        host is no node); None when the source cannot place it."""
+        found = self._resolve([NodeId(host)])[NodeId(host)]
+        return None if found == self.default_rack else found
 
     def remembered(self, node: str) -> str | None:
         """Where ``node`` was last seen, even if it has left; None if never located."""
@@ -125,3 +134,14 @@ class Locator:
             return validate_location(location)
         except ValueError:
             return self.default_rack
+
+
+def local_host(*, use_hostname: bool) -> str:
+    """The client's own name for the resolver, as upstream takes it: its canonical host name
+    with ``useHostnameResolveLocalNodePlacementPolicy``, else its address (the host name when
+    the address cannot be found)."""
+    name = socket.gethostname()
+    try:
+        return socket.getfqdn(name) if use_hostname else socket.gethostbyname(name)
+    except OSError:
+        return name

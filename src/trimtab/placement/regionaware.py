@@ -147,6 +147,11 @@ class RegionAwarePolicy(PolicyBase):
         for sub in self.regions.values():
             sub.update_bookie_info(self.bookie_info)
 
+    def _local_rack(self, index: CandidateIndex) -> str | None:
+        """The client's rack when it has candidates (else no preference)."""
+        local = self.local_location
+        return local if local is not None and local in index.by_rack else None
+
     def _local_region(self) -> str | None:
         local = self.local_location
         if local is None or local == self.view.default_rack():
@@ -273,11 +278,22 @@ class RegionAwarePolicy(PolicyBase):
             r: self._sub(r).plan_slots(draft.excluded, plan.count(r), stabilized=stabilized)
             for r in set(plan)
         }
+        local = self._local_rack(index)
         for region in plan:
             sub = self._sub(region)
-            node = sub.select_one(
-                draft, checks, avoid_racks=used[region], stabilized=stabilized, plan=plans[region]
-            )
+            node = None
+            if local is not None and region == region_of_rack(local):
+                # The local region's first member comes from the client's own rack (upstream).
+                node = pick(index.pool(local), checks, self.rng, plan=plans[region])
+                local = None
+            if node is None:
+                node = sub.select_one(
+                    draft,
+                    checks,
+                    avoid_racks=used[region],
+                    stabilized=stabilized,
+                    plan=plans[region],
+                )
             if node is None:
                 node = pick(index.pool(), checks, self.rng)
             if node is None:
