@@ -302,6 +302,7 @@ class TestRackawareEnsemblePlacementPolicy:
             placed = policy.new_ensemble(15, 3, 3, exclude=exclude)
             assert covered(policy, placed.ensemble, 3, 4) == 15
             assert placed.adherence is Adherence.MEETS_STRICT
+            assert not set(placed.ensemble) & set(default)  # (absorbs an older trimtab test)
 
     def testNewEnsembleWithSufficientRacksAndEnforceMinNumRacks(self) -> None:
         """2·min(4, 3) - 1 = 5 racks of 20: every E from 3 to 39 covers all write quorums."""

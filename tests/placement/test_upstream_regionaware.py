@@ -243,57 +243,28 @@ class TestRegionAwareEnsemblePlacementPolicy:
         got = read_order("/r2/rack1", racks=racks, ensemble=ensemble, history=history)
         assert [ensemble[i] for i in got] == [a(i) for i in (6, 7, 5, 2, 3, 8, 1, 4)]
 
-    @pytest.mark.parametrize("lac", [False, True], ids=["entries", "LAC"])
-    def testBasicReorderReadSequenceWithLocalRegion(self, lac: bool) -> None:
+    def testBasicReorderReadSequenceWithLocalRegion(self) -> None:
         """Client in region2, E9/W9 over three regions of three: two local, one remote, one
-        local, then the remote ones (the LAC variant is upstream's
-        testBasicReorderReadLACSequenceWithLocalRegion)."""
-        for i, regions in _reads_by_region("/region2", lac=lac):
-            assert regions[:2] == ["region2"] * 2, i
-            assert regions[2] != "region2" and regions[3] == "region2"
-            assert "region2" not in regions[4:]
+        local, then the remote ones."""
+        _local_region_reads(lac=False)
 
     def testBasicReorderReadLACSequenceWithLocalRegion(self) -> None:
-        self.testBasicReorderReadSequenceWithLocalRegion(lac=True)
+        _local_region_reads(lac=True)
 
     def testBasicReorderReadSequenceWithRemoteRegion(self) -> None:
         """Client in region4, which holds no member: every write set is read as is."""
-        policy = make(THREE_BY_THREE, local="/region4")
-        ensemble = [str(n) for n in policy.new_ensemble(9, 9, 5).ensemble]
-        for i in range(9):
-            write_set = tuple((i + k) % 9 for k in range(9))
-            assert policy.reorder_read_sequence(ensemble, write_set) == write_set
+        _remote_region_reads(lac=False)
 
     def testBasicReorderReadLACSequenceWithRemoteRegion(self) -> None:
-        policy = make(THREE_BY_THREE, local="/region4")
-        ensemble = [str(n) for n in policy.new_ensemble(9, 9, 5).ensemble]
-        for i in range(9):
-            write_set = tuple((i + k) % 9 for k in range(9))
-            assert policy.reorder_read_lac_sequence(ensemble, write_set) == write_set
+        _remote_region_reads(lac=True)
 
-    @pytest.mark.parametrize("lac", [False, True], ids=["entries", "LAC"])
-    def testReorderReadSequenceWithUnavailableOrReadOnlyBookies(self, lac: bool) -> None:
+    def testReorderReadSequenceWithUnavailableOrReadOnlyBookies(self) -> None:
         """Only region2 writable, region3 read-only, region1 gone: region2's members, then
         region3's, then region1's, each in write-set order."""
-        policy = make(THREE_BY_THREE, local="/region4")
-        ensemble = list(policy.new_ensemble(9, 9, 5).ensemble)
-        of = {n: region(THREE_BY_THREE[n]) for n in ensemble}
-        policy.on_cluster_changed(
-            [n for n in ensemble if of[n] == "region2"], [n for n in ensemble if of[n] == "region3"]
-        )
-        read = policy.reorder_read_lac_sequence if lac else policy.reorder_read_sequence
-        for i in range(9):
-            write_set = tuple((i + k) % 9 for k in range(9))
-            expected = [
-                p
-                for r in ("region2", "region3", "region1")
-                for p in write_set
-                if of[ensemble[p]] == r
-            ]
-            assert list(read([str(n) for n in ensemble], write_set)) == expected
+        _unavailable_reads(lac=False)
 
     def testReorderReadLACSequenceWithUnavailableOrReadOnlyBookies(self) -> None:
-        self.testReorderReadSequenceWithUnavailableOrReadOnlyBookies(lac=True)
+        _unavailable_reads(lac=True)
 
     # -- replacement -----------------------------------------------------------------------
 
@@ -443,17 +414,10 @@ class TestRegionAwareEnsemblePlacementPolicy:
         first, second, third = (set(policy.new_ensemble(3, 3, 2).ensemble) for _ in range(3))
         assert first & second and second - third
 
-    @pytest.mark.parametrize(
-        ("min_durability", "disable_durability", "disable_region"),
-        [(3, False, False), (2, False, True), (1, False, False), (1, True, False)],
-    )
-    def testEnsembleWithThreeRegionsReplace(
-        self, min_durability: int, disable_durability: bool, disable_region: bool
-    ) -> None:
-        """Upstream's testEnsembleWithThreeRegionsReplaceInternal with its four settings
-        (…Replace, …ReplaceDisableOneRegion, …ReplaceMinDurabilityOne,
-        …ReplaceDisableDurability): see :func:`_three_regions_replace`."""
-        _three_regions_replace(min_durability, disable_durability, disable_region)
+    def testEnsembleWithThreeRegionsReplace(self) -> None:
+        """Durability 3 (A5): see :func:`_three_regions_replace` (upstream's
+        testEnsembleWithThreeRegionsReplaceInternal; the next three tests vary it)."""
+        _three_regions_replace(3, False, False)
 
     def testEnsembleWithThreeRegionsReplaceDisableOneRegion(self) -> None:
         _three_regions_replace(2, False, True)
@@ -587,6 +551,38 @@ def _members(policy: RegionAwarePolicy) -> dict[str, set[NodeId]]:
     return {r: set(sub.view.writable) for r, sub in policy.regions.items() if sub.view.writable}
 
 
+def _local_region_reads(*, lac: bool) -> None:
+    for i, regions in _reads_by_region("/region2", lac=lac):
+        assert regions[:2] == ["region2"] * 2, i
+        assert regions[2] != "region2" and regions[3] == "region2"
+        assert "region2" not in regions[4:]
+
+
+def _remote_region_reads(*, lac: bool) -> None:
+    policy = make(THREE_BY_THREE, local="/region4")
+    ensemble = [str(n) for n in policy.new_ensemble(9, 9, 5).ensemble]
+    read = policy.reorder_read_lac_sequence if lac else policy.reorder_read_sequence
+    for i in range(9):
+        write_set = tuple((i + k) % 9 for k in range(9))
+        assert read(ensemble, write_set) == write_set
+
+
+def _unavailable_reads(*, lac: bool) -> None:
+    policy = make(THREE_BY_THREE, local="/region4")
+    ensemble = list(policy.new_ensemble(9, 9, 5).ensemble)
+    of = {n: region(THREE_BY_THREE[n]) for n in ensemble}
+    policy.on_cluster_changed(
+        [n for n in ensemble if of[n] == "region2"], [n for n in ensemble if of[n] == "region3"]
+    )
+    read = policy.reorder_read_lac_sequence if lac else policy.reorder_read_sequence
+    for i in range(9):
+        write_set = tuple((i + k) % 9 for k in range(9))
+        expected = [
+            p for r in ("region2", "region3", "region1") for p in write_set if of[ensemble[p]] == r
+        ]
+        assert list(read([str(n) for n in ensemble], write_set)) == expected
+
+
 def _reads_by_region(local: str, *, lac: bool) -> list[tuple[int, list[str]]]:
     policy = make(THREE_BY_THREE, local=local)
     ensemble = policy.new_ensemble(9, 9, 5).ensemble
@@ -599,6 +595,25 @@ def _reads_by_region(local: str, *, lac: bool) -> list[tuple[int, list[str]]]:
     return out
 
 
+def _three_regions_to_write(
+    racks: Mapping[NodeId, str], min_durability: int, disable_durability: bool, **config: Any
+) -> tuple[RegionAwarePolicy, Switches]:
+    """Upstream's set-up of the durability tests: regions 1-3 to write, durability
+    ``min_durability`` (enforced in replacements above 1), optionally switched off."""
+    switches = Switches()
+    if disable_durability:
+        switches.set(DISABLE_DURABILITY, True)
+    policy = make(
+        racks,
+        features=switches,
+        reppRegionsToWrite="region1;region2;region3",
+        reppMinimumRegionsForDurability=min_durability,
+        reppEnableDurabilityEnforcementInReplace=min_durability > 1,
+        **config,
+    )
+    return policy, switches
+
+
 def _three_regions_replace(
     min_durability: int, disable_durability: bool, disable_region: bool
 ) -> None:
@@ -606,16 +621,11 @@ def _three_regions_replace(
     spans 3 regions. With region2 closed, region2's members are replaced from regions 1 and 3.
     Otherwise a region2 member is replaced by region2's free bookie; with that one excluded
     too, durability (when on) makes it impossible."""
-    switches = Switches()
-    if disable_durability:
-        switches.set(DISABLE_DURABILITY, True)
     racks = {a(i): f"/region{(i - 1) // 3 + 1}/r{i}" for i in range(1, 10)}
-    policy = make(
+    policy, switches = _three_regions_to_write(
         racks,
-        features=switches,
-        reppRegionsToWrite="region1;region2;region3",
-        reppMinimumRegionsForDurability=min_durability,
-        reppEnableDurabilityEnforcementInReplace=min_durability > 1,
+        min_durability,
+        disable_durability,
         reppDisallowBookiePlacementInRegionFeatureName="disallowBookies",
     )
     ack = 5 if min_durability > 2 else 4
@@ -643,17 +653,8 @@ def _three_regions_replace(
 
 
 def _durability_off(min_durability: int, *, disable: bool) -> None:
-    switches = Switches()
-    if disable:
-        switches.set(DISABLE_DURABILITY, True)
     racks = {a(i): f"/region1/r{i}" for i in range(1, 8)}
-    policy = make(
-        racks,
-        features=switches,
-        reppRegionsToWrite="region1;region2;region3",
-        reppMinimumRegionsForDurability=min_durability,
-        reppEnableDurabilityEnforcementInReplace=min_durability > 1,
-    )
+    policy, _ = _three_regions_to_write(racks, min_durability, disable)
     ensemble = policy.new_ensemble(6, 6, 4).ensemble
     assert len(ensemble) == 6
     policy.replace_bookie(6, 6, 4, ensemble, ensemble[2])

@@ -63,6 +63,12 @@ def covered(ensemble: Sequence[NodeId], wq: int) -> int:
     return sum(len({ensemble[p][-6] for p in q}) > 1 for q in quorums(len(ensemble), wq))
 
 
+def _covered_e3_e4(policy: RackAwarePolicy) -> tuple[int, int]:
+    """Covered write quorums of a new E3/W2 and a new E4/W2 ensemble."""
+    three, four = (covered(policy.new_ensemble(size, 2, 2).ensemble, 2) for size in (3, 4))
+    return three, four
+
+
 class TestRackawareEnsemblePlacementPolicyUsingScript:
     def testReplaceBookieWithEnoughBookiesInSameRack(self, script: Path) -> None:
         """127.0.0.2 and 127.0.1.2 share /2: the one is replaced by the other."""
@@ -99,24 +105,17 @@ class TestRackawareEnsemblePlacementPolicyUsingScript:
 
     def testNewEnsembleWithSingleRack(self, script: Path) -> None:
         """All on /1: E3 and E4 of W2 are placed, covering no write quorum."""
-        a = [bookie(f"127.0.{i}.1") for i in range(4)]
-        policy = make(script, a)
-        assert covered(policy.new_ensemble(3, 2, 2).ensemble, 2) == 0
-        assert covered(policy.new_ensemble(4, 2, 2).ensemble, 2) == 0
+        assert _covered_e3_e4(make(script, [bookie(f"127.0.{i}.1") for i in range(4)])) == (0, 0)
 
     def testNewEnsembleWithMultipleRacks(self, script: Path) -> None:
         """One bookie on /1, three on /2: E3 and E4 of W2 cover exactly two write quorums."""
         a = [bookie(h) for h in ("127.0.0.1", "127.0.0.2", "127.0.1.2", "127.0.2.2")]
-        policy = make(script, a)
-        assert covered(policy.new_ensemble(3, 2, 2).ensemble, 2) == 2
-        assert covered(policy.new_ensemble(4, 2, 2).ensemble, 2) == 2
+        assert _covered_e3_e4(make(script, a)) == (2, 2)
 
     def testNewEnsembleWithEnoughRacks(self, script: Path) -> None:
         """Four racks of two: every write quorum covered."""
         a = [bookie(f"127.0.{j}.{i}") for i in range(1, 5) for j in range(2)]
-        policy = make(script, a)
-        assert covered(policy.new_ensemble(3, 2, 2).ensemble, 2) == 3
-        assert covered(policy.new_ensemble(4, 2, 2).ensemble, 2) == 4
+        assert _covered_e3_e4(make(script, a)) == (3, 4)
 
     def testRemoveBookieFromCluster(self, script: Path) -> None:
         """A bookie leaving is taken without error."""
