@@ -95,6 +95,17 @@ class TestNewEnsemble:
             assert placed.adherence is Adherence.FAIL
         assert stats.counters[ENSEMBLE_NOT_ADHERING] == 2
 
+    def test_no_covering_ensemble_still_spreads_over_the_racks(self) -> None:
+        """r1 has five nodes, r2 one: no E4/W2 covers every quorum; the fill still puts the r2
+        node in, covering the two write quorums through it (a random fill often covers none)."""
+        where = {**grid(1, 5), **dict.fromkeys(ids("lone"), "/default-region/r9")}
+        policy = rack_policy(where)
+        for _ in range(30):
+            placed = policy.new_ensemble(4, 2, 2)
+            assert covered_quorums(placed.ensemble, 2, where) == 2
+            assert placed.adherence is Adherence.FAIL
+            assert any("spread over as many racks" in note for note in placed.notes)
+
     def test_greedy_dead_end_is_rescued_by_exact_search(self) -> None:
         """Racks A(1) B(1) C(4), E4/W2: C A B would leave slot 3 stuck; C A C B always found."""
         where = {**grid(1, 4), **dict.fromkeys(ids("a"), "/x/a"), **dict.fromkeys(ids("b"), "/x/b")}
