@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from trimtab.config import Config, PolicyName
 from trimtab.placement.default import DefaultPolicy
-from trimtab.placement.locations import LocationSource
+from trimtab.placement.locations import LocationSource, local_host
 from trimtab.placement.policy import WeightsFactory, uniform_weights
 from trimtab.placement.rackaware import RackAwarePolicy
 from trimtab.placement.regionaware import RegionAwarePolicy
@@ -46,11 +46,15 @@ def make_policy(
     stats: Stats | None = None,
     local_location: str | None = None,
     weights: WeightsFactory | None = None,
+    host: str | None = None,
 ) -> Policy:
     """The policy ``config.placement.ensemble_placement_policy`` names, ready for
     ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``; without
     ``weights``, disk weights (:mod:`~trimtab.placement.weights`) when
-    ``diskWeightBasedPlacementEnabled``, else uniform."""
+    ``diskWeightBasedPlacementEnabled``, else uniform. Without ``local_location`` the client's
+    own location is what the resolver says of ``host`` (default: this machine, by name or
+    address per ``useHostnameResolveLocalNodePlacementPolicy``), unless
+    ``ignoreLocalNodeInPlacementPolicy``."""
     config = config if config is not None else Config()
     if weights is None:
         enabled = config.placement.disk_weight_based_placement_enabled
@@ -76,6 +80,16 @@ def make_policy(
         features=features,
         stats=stats,
         local_location=local_location,
+        local_host=_local_host(config, local_location, host),
         weights=weights,
         default_rack=default_rack,
     )
+
+
+def _local_host(config: Config, local_location: str | None, host: str | None) -> str | None:
+    placement = config.placement
+    if local_location is not None or placement.ignore_local_node_in_placement_policy:
+        return None
+    if host is not None:
+        return host
+    return local_host(use_hostname=placement.use_hostname_resolve_local_node_placement_policy)

@@ -102,6 +102,7 @@ class PolicyBase(ABC):
         features: FeatureSwitches | None = None,
         stats: Stats | None = None,
         local_location: str | None = None,
+        local_host: str | None = None,
         weights: WeightsFactory = uniform_weights,
         default_rack: str | None = None,
         search_budget: int = DEFAULT_BUDGET,
@@ -111,7 +112,8 @@ class PolicyBase(ABC):
         ``resolver`` places nodes (a resolver, a node/host -> location mapping, or a shared
         :class:`Locator`); ``default_rack`` is where unplaceable nodes go (default: the class's
         ``DEFAULT_LOCATION``, lifted to the depth real locations have); ``local_location`` is
-        the client's own location; ``weights`` builds the weights from disk info.
+        the client's own location, else where the resolver puts ``local_host``; ``weights``
+        builds the weights from disk info.
         """
         self.config = config if config is not None else Config()
         self.placement = self.config.placement
@@ -119,9 +121,7 @@ class PolicyBase(ABC):
         self.clock = clock
         self.features: FeatureSwitches = features if features is not None else NoFeatures()
         self.stats: Stats = stats if stats is not None else NullStats()
-        self.local_location = (
-            None if self.placement.ignore_local_node_in_placement_policy else local_location
-        )
+        self.local_location = None if self._ignores_local() else local_location
         self.search_budget = search_budget
         self._weights_factory = weights
         self._bookie_info: Mapping[NodeId, BookieInfo] = MappingProxyType({})
@@ -134,6 +134,8 @@ class PolicyBase(ABC):
                 stats=self.stats,
             )
         )
+        if self.local_location is None and local_host and not self._ignores_local():
+            self.local_location = locator.where(local_host)
         self.view = ClusterView(
             locator=locator,
             weights=weights(self._bookie_info),
@@ -146,6 +148,9 @@ class PolicyBase(ABC):
         )
         self.closed = False
         self._setup()
+
+    def _ignores_local(self) -> bool:
+        return self.placement.ignore_local_node_in_placement_policy
 
     def _setup(self) -> None:  # noqa: B027 (an optional hook, empty on purpose)
         """Per-policy state set up after the shared parts (a hook, empty here)."""
