@@ -142,6 +142,9 @@ RESOLVERS = {
     "default": "default",
     f"{_BK}.net.scriptbasedmapping": "script",
     f"{_BK}.client.rackawareensembleplacementpolicyimpl$defaultresolver": "default",
+    "pulsar": "pulsar",
+    "org.apache.pulsar.bookie.rackawareness.bookierackaffinitymapping": "pulsar",
+    "org.apache.pulsar.zookeeper.zkbookierackaffinitymapping": "pulsar",
     "import": "<import path>",
 }
 
@@ -165,7 +168,7 @@ class TopologyConfig:
 
     dns_resolver_class: str = setting(
         "script",
-        "resolver: script, table, default, or an import path module:Class",
+        "resolver: script, table, default, pulsar (the /bookies znode), or module:Class",
         aliases=("reppDnsResolverClass", "bkEnsemblePlacementDnsResolverClass"),
         choices=RESOLVERS,
     )

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 
 from trimtab.config import Config, PolicyName
+from trimtab.errors import MembershipError
+from trimtab.membership.zk import zk_target
 from trimtab.placement.default import DefaultPolicy
 from trimtab.placement.locations import LocationSource
 from trimtab.placement.policy import WeightsFactory, uniform_weights
@@ -67,6 +69,7 @@ def make_policy(
             table=topo.table_file,
             default_rack=default_rack,
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
+            zk_servers=_zk_servers(config),
         )
     return POLICIES[kind](
         config=config,
@@ -79,3 +82,12 @@ def make_policy(
         weights=weights,
         default_rack=default_rack,
     )
+
+
+def _zk_servers(config: Config) -> str | None:
+    """The ZooKeeper a ``/bookies`` rack map is read from (``metadataServiceUri`` or
+    ``zkServers``), or None when none is configured (the resolver then says so)."""
+    try:
+        return zk_target(config.bookie_info).hosts
+    except MembershipError:
+        return None
