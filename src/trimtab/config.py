@@ -72,6 +72,7 @@ class PolicyName(Choice):
     DEFAULT = "default"
     RACKAWARE = "rackaware"
     REGIONAWARE = "regionaware"
+    ZONEAWARE = "zoneaware"
 
 
 class Strategy(Choice):
@@ -131,9 +132,11 @@ PLACEMENT_POLICIES: dict[str, PolicyName] = {
     **_own(PolicyName),
     "rack-aware": PolicyName.RACKAWARE,
     "region-aware": PolicyName.REGIONAWARE,
+    "zone-aware": PolicyName.ZONEAWARE,
     f"{_BK}.client.defaultensembleplacementpolicy": PolicyName.DEFAULT,
     f"{_BK}.client.rackawareensembleplacementpolicy": PolicyName.RACKAWARE,
     f"{_BK}.client.regionawareensembleplacementpolicy": PolicyName.REGIONAWARE,
+    f"{_BK}.client.zoneawareensembleplacementpolicy": PolicyName.ZONEAWARE,
 }
 
 RESOLVERS = {
@@ -199,7 +202,7 @@ class PlacementConfig:
 
     ensemble_placement_policy: PolicyName = setting(
         PolicyName.RACKAWARE,
-        "default, rackaware or regionaware (Java class names accepted)",
+        "default, rackaware, regionaware or zoneaware (Java class names accepted)",
         aliases=("ensemblePlacementPolicy",),
         choices=PLACEMENT_POLICIES,
     )
@@ -278,6 +281,23 @@ class PlacementConfig:
         "repp_disable_durability_enforcement",
         "feature switch that, on, turns region durability enforcement off",
         aliases=("reppDisableDurabilityFeatureName",),
+    )
+    min_num_zones_per_write_quorum: int = setting(
+        2,
+        "zones each write quorum must span (zone-aware)",
+        aliases=("minNumZonesPerWriteQuorum",),
+        check=at_least(1),
+    )
+    desired_num_zones_per_write_quorum: int = setting(
+        3,
+        "zones each write quorum should span (zone-aware)",
+        aliases=("desiredNumZonesPerWriteQuorum",),
+        check=at_least(1),
+    )
+    enforce_strict_zoneaware_placement: bool = setting(
+        True,
+        "zone-aware: refuse E % W != 0 and W <= min zones; never the default zone",
+        aliases=("enforceStrictZoneawarePlacement",),
     )
     disk_weight_based_placement_enabled: bool = setting(
         False,

@@ -62,7 +62,11 @@ def test_user_errors_are_one_line() -> None:
             ["place", "-i", str(SAMPLE), "-E", "3", "-W", "2", "-A", "2"],
             "choose one with --cluster",
         ),
-        ([*BASE, "--policy", "zoneaware"], "unknown policy"),
+        ([*BASE, "--policy", "bogus"], "unknown policy"),
+        (
+            [*BASE, "--policy", "zoneaware", "-E", "5", "-W", "3", "-A", "2"],
+            "must be a multiple of write quorum 3",
+        ),
         (
             ["place", "-i", str(SAMPLE), "--cluster", "bk-prod", "-E", "2", "-W", "3", "-A", "2"],
             "need 1 <= A <= W <= E",

@@ -22,19 +22,19 @@ from trimtab.placement.rackaware import RackAwarePolicy
 from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
 from trimtab.placement.weights import disk_weights
+from trimtab.placement.zoneaware import ZoneAwarePolicy
 from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
 
-#: Any of the three policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
-Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy
+#: Any of the four policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
+Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy | ZoneAwarePolicy
 
-POLICIES: dict[
-    PolicyName, type[DefaultPolicy] | type[RackAwarePolicy] | type[RegionAwarePolicy]
-] = {
+POLICIES: dict[PolicyName, type[Policy]] = {
     PolicyName.DEFAULT: DefaultPolicy,
     PolicyName.RACKAWARE: RackAwarePolicy,
     PolicyName.REGIONAWARE: RegionAwarePolicy,
+    PolicyName.ZONEAWARE: ZoneAwarePolicy,
 }
 
 
