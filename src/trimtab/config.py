@@ -286,7 +286,7 @@ class PlacementConfig:
         2,
         "zones each write quorum must span (zone-aware)",
         aliases=("minNumZonesPerWriteQuorum",),
-        check=at_least(1),
+        check=at_least(0),
     )
     desired_num_zones_per_write_quorum: int = setting(
         3,
