@@ -230,7 +230,7 @@ class TestZoneawareEnsemblePlacementPolicy:
             bookieMaxMultipleForWeightBasedPlacement=-1,
             minNumZonesPerWriteQuorum=0,
         )
-        info = {addr(n): (100, 100) for n in racks}
+        info: dict[str, tuple[int, int]] = {addr(n): (100, 100) for n in racks}
         info[addr(4)] = (multiple * 100, multiple * 100)
         policy.update_bookie_info(info)
         tries = 20_000
@@ -264,7 +264,7 @@ class TestZoneawareEnsemblePlacementPolicy:
 
     def testCreateNewEnsembleRandomly(self) -> None:
         racks = {1: "/zone1/ud1", 2: "/zone1/ud1", 3: "/zone1/ud1", 4: DEFAULT, 5: "/zone1/ud1"}
-        keys = {
+        keys: dict[str, Any] = {
             "enforceStrictZoneawarePlacement": False,
             "minNumZonesPerWriteQuorum": 3,
             "desiredNumZonesPerWriteQuorum": 4,
@@ -280,7 +280,7 @@ class TestZoneawareEnsemblePlacementPolicy:
     def testReplaceBookieRandomly(self) -> None:
         racks = dict.fromkeys(range(1, 7), "/zone1/ud1")
         racks[7] = DEFAULT
-        keys = {
+        keys: dict[str, Any] = {
             "enforceStrictZoneawarePlacement": False,
             "minNumZonesPerWriteQuorum": 3,
             "desiredNumZonesPerWriteQuorum": 4,

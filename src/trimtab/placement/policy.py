@@ -349,6 +349,39 @@ class PolicyBase(ABC):
             coverage.add(position, rack, region)
         return Draft(index, coverage, vacancy.excluded, position=current.index(target))
 
+    # -- replace to adhere (upstream replaceToAdherePlacementPolicy) -------------------------
+
+    def replace_to_adhere(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        current_ensemble: Sequence[str],
+        exclude: Iterable[str] = (),
+    ) -> EnsemblePlacement:
+        """The ensemble itself if it adheres, else one adhering with the fewest members
+        replaced, else an empty FAIL result (:mod:`~trimtab.placement.adhere`)."""
+        from trimtab.placement.adhere import replace_to_adhere  # the module builds on policies
+
+        return replace_to_adhere(
+            self, ensemble_size, write_quorum, ack_quorum, current_ensemble, exclude
+        )
+
+    def _refill(
+        self,
+        index: CandidateIndex,
+        slots: list[NodeId | None],
+        positions: Sequence[int],
+        write_quorum: int,
+        ack_quorum: int,
+        taken: set[NodeId],
+    ) -> list[NodeId | None] | None:
+        """Fill ``positions`` of ``slots`` under this policy's slot rules (a hook of
+        :meth:`replace_to_adhere`; the zone-aware policy has its own)."""
+        from trimtab.placement.adhere import coverage_refill
+
+        return coverage_refill(self, index, slots, positions, write_quorum, ack_quorum, taken)
+
     # -- adherence and acknowledgements ----------------------------------------------------
 
     @abstractmethod

@@ -151,6 +151,24 @@ class ZoneAwarePolicy(PolicyBase):
         node = self._slot(index, slots, position, vacancy.write_quorum, set(vacancy.excluded))
         return self._replaced(vacancy, node)
 
+    def _refill(
+        self,
+        index: CandidateIndex,
+        slots: list[NodeId | None],
+        positions: Sequence[int],
+        write_quorum: int,
+        ack_quorum: int,
+        taken: set[NodeId],
+    ) -> list[NodeId | None] | None:
+        """Replace to adhere: the zone rule of :meth:`_slot` for each position, in turn."""
+        out = list(slots)
+        chosen = set(taken)
+        for position in positions:
+            node = self._slot(index, out, position, write_quorum, chosen)
+            out[position] = node
+            chosen.add(node)
+        return out
+
     def _slot(
         self, index: CandidateIndex, slots: Slots, position: int, wq: int, taken: set[NodeId]
     ) -> NodeId:
