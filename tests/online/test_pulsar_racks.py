@@ -7,13 +7,16 @@ import itertools
 import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from typer.testing import CliRunner
 
 from tests.online.conftest import ZooKeeperServer
 from tests.online.helpers import wait_until
+from trimtab.cli import app
 from trimtab.config import Config
 from trimtab.placement.factory import _zk_servers, make_policy
 from trimtab.topology import make_resolver
@@ -136,3 +139,21 @@ def test_parse_keys_and_upstream_rack_rules() -> None:
     }
     with pytest.raises(ValueError):
         parse_bookies_racks("[1, 2]")
+
+
+def test_topology_command_reads_racks_from_zookeeper(zookeeper: ZooKeeperServer, zk: Any) -> None:
+    """``trimtab topology --pulsar-racks HOST:PORT``: locations from ``/bookies``, not from the
+    inventory's columns; a bookie the map does not name goes to the default rack."""
+    sample = Path(__file__).parents[2] / "src" / "trimtab" / "data" / "sample_inventory.csv"
+    doc = {"default": {"bk01.us-east.example.net:3181": {"rack": "/zk-dc/zk-rack"}}}
+    zk.ensure_path(BOOKIES_PATH)
+    zk.set(BOOKIES_PATH, json.dumps(doc).encode())
+    try:
+        args = ["topology", "-i", str(sample), "--cluster", "bk-prod", "--json"]
+        result = CliRunner().invoke(app, [*args, "--pulsar-racks", zookeeper.hosts])
+    finally:
+        zk.delete(BOOKIES_PATH)
+    assert result.exit_code == 0, result.output
+    nodes = {n["id"]: n["location"] for n in json.loads(result.output)["clusters"][0]["nodes"]}
+    assert nodes["bk01.us-east.example.net:3181"] == "/zk-dc/zk-rack"
+    assert nodes["bk02.us-east.example.net:3181"] == "/default-region/default-rack"
