@@ -65,6 +65,15 @@ def ring(n: int) -> dict[int, str]:
     return {i: f"/zone{i}/ud1" for i in range(1, n + 1)}
 
 
+def ten_bookies(*, second_row_domain: str) -> dict[int, str]:
+    """Upstream's ten-bookie layout: bookies 1-3 in zones 1-3 on ud1, 4-6 the same zones on
+    ``second_row_domain``, 7-8 zones 1-2 on ud3, 9-10 on the default fault domain."""
+    racks = {n: f"/zone{n}/ud1" for n in (1, 2, 3)}
+    racks.update({n: f"/zone{n - 3}/{second_row_domain}" for n in (4, 5, 6)})
+    racks.update({7: "/zone1/ud3", 8: "/zone2/ud3", 9: DEFAULT, 10: DEFAULT})
+    return racks
+
+
 class TestZoneawareEnsemblePlacementPolicy:
     def testNotEnoughRWBookies(self) -> None:
         racks = ring(6)
@@ -100,18 +109,7 @@ class TestZoneawareEnsemblePlacementPolicy:
             assert result.adherence is Adherence.MEETS_STRICT
 
     def testMinZonesPerWriteQuorum(self) -> None:
-        racks = {
-            1: "/zone1/ud1",
-            2: "/zone2/ud1",
-            3: "/zone3/ud1",
-            4: "/zone1/ud2",
-            5: "/zone2/ud2",
-            6: "/zone3/ud2",
-            7: "/zone1/ud3",
-            8: "/zone2/ud3",
-            9: DEFAULT,
-            10: DEFAULT,
-        }
+        racks = ten_bookies(second_row_domain="ud2")
         rw = [1, 2, 3, 4, 5, 6, 9, 10]
         keys = {"desiredNumZonesPerWriteQuorum": 4, "minNumZonesPerWriteQuorum": 3}
         policy = zepp(racks, rw=rw, ro=[7, 8], **keys)
@@ -128,18 +126,7 @@ class TestZoneawareEnsemblePlacementPolicy:
         assert result.adherence is Adherence.FAIL
 
     def testMinUDsNotAvailable(self) -> None:
-        racks = {
-            1: "/zone1/ud1",
-            2: "/zone2/ud1",
-            3: "/zone3/ud1",
-            4: "/zone1/ud1",
-            5: "/zone2/ud1",
-            6: "/zone3/ud1",
-            7: "/zone1/ud3",
-            8: "/zone2/ud3",
-            9: DEFAULT,
-            10: DEFAULT,
-        }
+        racks = ten_bookies(second_row_domain="ud1")
         policy = zepp(
             racks,
             rw=[1, 2, 3, 4, 5, 6, 9, 10],

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trimtab.cluster import NodeId
@@ -41,18 +42,41 @@ from trimtab.placement.zoneaware import ZoneAwarePolicy
 if TYPE_CHECKING:
     from trimtab.placement.policy import PolicyBase
 
-__all__ = ["MAX_POSITION_SETS", "Refill", "coverage_refill", "replace_to_adhere"]
+__all__ = ["MAX_POSITION_SETS", "Gap", "coverage_refill", "replace_to_adhere"]
 
 #: Bound on the position sets step (b) tries, so a large ensemble cannot make it explode.
 MAX_POSITION_SETS = 2_000
 
 _COVERED = replacement_rules(keep_coverage=True)  # distinct, not excluded, quorums coverable
 
-#: Fill ``positions`` of ``slots`` (in order) with nodes outside ``taken``; None if impossible.
-Refill = Callable[
-    [CandidateIndex, list[NodeId | None], Sequence[int], int, int, set[NodeId]],
-    "list[NodeId | None] | None",
-]
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Positions of an ensemble to fill (``None`` in ``slots``) with nodes outside ``taken``."""
+
+    slots: list[NodeId | None]
+    positions: Sequence[int]
+    write_quorum: int
+    ack_quorum: int
+    taken: set[NodeId]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ask:
+    """One request: the policy, its candidates, the ensemble and what may not be used."""
+
+    policy: PolicyBase
+    index: CandidateIndex
+    members: tuple[NodeId, ...]
+    wq: int
+    aq: int
+    excluded: frozenset[NodeId]
+
+    def changed(self, found: Sequence[NodeId]) -> int:
+        return sum(a != b for a, b in zip(found, self.members, strict=True))
+
+    def adheres(self, ensemble: Sequence[NodeId]) -> bool:
+        return self.policy.is_ensemble_adhering(ensemble, self.wq, self.aq) is not Adherence.FAIL
 
 
 def replace_to_adhere(
@@ -79,11 +103,11 @@ def replace_to_adhere(
     need = min(write_quorum, policy.placement.min_num_racks_per_write_quorum)
     if _coverage(policy, ensemble_size, write_quorum, ack_quorum) and (racks < 2 or racks < need):
         return _none(f"only {racks} rack(s): no relocation can adhere")
-    best = _upstream_pass(policy, index, members, write_quorum, ack_quorum, excluded)
-    found = _fewest(policy, index, members, write_quorum, ack_quorum, excluded, best)
+    ask = _Ask(policy, index, members, write_quorum, ack_quorum, excluded)
+    found = _fewest(ask, _upstream_pass(ask))
     if found is None:
         return _none("no ensemble within reach adheres")
-    changed = sum(a != b for a, b in zip(found, members, strict=True))
+    changed = ask.changed(found)
     adherence = policy.is_ensemble_adhering(found, write_quorum, ack_quorum)
     return EnsemblePlacement(found, adherence, (f"replaced {changed} of {ensemble_size}",))
 
@@ -100,10 +124,6 @@ def _skips_default(policy: PolicyBase) -> bool:
     return False
 
 
-def _adheres(policy: PolicyBase, ensemble: Sequence[NodeId], wq: int, aq: int) -> bool:
-    return policy.is_ensemble_adhering(ensemble, wq, aq) is not Adherence.FAIL
-
-
 def _coverage(policy: PolicyBase, size: int, wq: int, aq: int) -> QuorumCoverage | None:
     """The rack (and region) rules of rack- and region-aware policies; None for the others."""
     if isinstance(policy, RegionAwarePolicy):
@@ -116,24 +136,17 @@ def _coverage(policy: PolicyBase, size: int, wq: int, aq: int) -> QuorumCoverage
     return QuorumCoverage(size, wq, aq, min_racks=min_racks, min_regions=min_regions)
 
 
-def _upstream_pass(
-    policy: PolicyBase,
-    index: CandidateIndex,
-    members: tuple[NodeId, ...],
-    wq: int,
-    aq: int,
-    excluded: frozenset[NodeId],
-) -> tuple[NodeId, ...] | None:
+def _upstream_pass(ask: _Ask) -> tuple[NodeId, ...] | None:
     """Step (a): the ring walk from every start; the adhering result changing fewest members."""
-    if _coverage(policy, len(members), wq, aq) is None:
+    if _coverage(ask.policy, len(ask.members), ask.wq, ask.aq) is None:
         return None
     best: tuple[NodeId, ...] | None = None
-    best_changed = len(members) + 1
-    for start in range(len(members)):
-        found = _walk(policy, index, members, start, wq, aq, excluded)
-        if found is None or not _adheres(policy, found, wq, aq):
+    best_changed = len(ask.members) + 1
+    for start in range(len(ask.members)):
+        found = _walk(ask, start)
+        if found is None or not ask.adheres(found):
             continue
-        changed = sum(a != b for a, b in zip(found, members, strict=True))
+        changed = ask.changed(found)
         if changed < best_changed:
             best, best_changed = found, changed
             if changed <= 1:
@@ -141,20 +154,12 @@ def _upstream_pass(
     return best
 
 
-def _walk(
-    policy: PolicyBase,
-    index: CandidateIndex,
-    members: tuple[NodeId, ...],
-    start: int,
-    wq: int,
-    aq: int,
-    excluded: frozenset[NodeId],
-) -> tuple[NodeId, ...] | None:
-    size = len(members)
-    coverage = _coverage(policy, size, wq, aq)
-    draft = Draft(index, coverage, excluded)
+def _walk(ask: _Ask, start: int) -> tuple[NodeId, ...] | None:
+    policy, index, size = ask.policy, ask.index, len(ask.members)
+    coverage = _coverage(policy, size, ask.wq, ask.aq)
+    draft = Draft(index, coverage, ask.excluded)
     checks = draft.checks(_COVERED)
-    slots = list(members)
+    slots = list(ask.members)
     reach = max(1, coverage.min_racks if coverage else 1) - 1
     for step in range(size):
         at = (start + step) % size
@@ -192,26 +197,19 @@ def _choose(
 
 
 def coverage_refill(
-    policy: PolicyBase,
-    index: CandidateIndex,
-    slots: list[NodeId | None],
-    positions: Sequence[int],
-    wq: int,
-    aq: int,
-    taken: set[NodeId],
+    policy: PolicyBase, index: CandidateIndex, gap: Gap
 ) -> list[NodeId | None] | None:
-    """Step (b) for rack-, region-aware and default: refill ``positions`` so every write quorum
-    through them stays coverable given the members kept."""
-    size = len(slots)
-    coverage = _coverage(policy, size, wq, aq)
-    draft = Draft(index, coverage, frozenset(taken))
-    for at, node in enumerate(slots):
-        if node is not None and at not in positions:
+    """Step (b) for rack-, region-aware and default: refill the gap so every write quorum
+    through it stays coverable given the members kept."""
+    coverage = _coverage(policy, len(gap.slots), gap.write_quorum, gap.ack_quorum)
+    draft = Draft(index, coverage, frozenset(gap.taken))
+    for at, node in enumerate(gap.slots):
+        if node is not None and at not in gap.positions:
             draft.position = at
             draft.add(node)
     checks = draft.checks(_COVERED)
-    out = list(slots)
-    for at in positions:
+    out = list(gap.slots)
+    for at in gap.positions:
         draft.position = at
         node = pick(index.pool(), checks, policy.rng)
         if node is None:
@@ -221,19 +219,11 @@ def coverage_refill(
     return out
 
 
-def _fewest(
-    policy: PolicyBase,
-    index: CandidateIndex,
-    members: tuple[NodeId, ...],
-    wq: int,
-    aq: int,
-    excluded: frozenset[NodeId],
-    best: tuple[NodeId, ...] | None,
-) -> tuple[NodeId, ...] | None:
+def _fewest(ask: _Ask, best: tuple[NodeId, ...] | None) -> tuple[NodeId, ...] | None:
     """Step (b): fewer replacements than ``best`` if any set of positions allows it."""
-    size = len(members)
-    forced = [at for at, n in enumerate(members) if n in excluded or n in members[:at]]
-    limit = size if best is None else sum(a != b for a, b in zip(best, members, strict=True))
+    members, size = ask.members, len(ask.members)
+    forced = [at for at, n in enumerate(members) if n in ask.excluded or n in members[:at]]
+    limit = size if best is None else ask.changed(best)
     free = [at for at in range(size) if at not in forced]
     tried = 0
     for k in range(len(forced), limit):
@@ -245,14 +235,14 @@ def _fewest(
             slots: list[NodeId | None] = [
                 None if at in positions else n for at, n in enumerate(members)
             ]
-            taken = set(excluded) | set(members)
+            gap = Gap(slots, positions, ask.wq, ask.aq, set(ask.excluded) | set(members))
             try:
-                filled = policy._refill(index, slots, positions, wq, aq, taken)
+                filled = ask.policy._refill(ask.index, gap)
             except NotEnoughNodesError:
                 filled = None
             if filled is None or any(n is None for n in filled):
                 continue
             ensemble = tuple(n for n in filled if n is not None)
-            if _adheres(policy, ensemble, wq, aq):
+            if ask.adheres(ensemble):
                 return ensemble
     return best

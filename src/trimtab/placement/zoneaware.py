@@ -38,6 +38,7 @@ Adherence (upstream ``isEnsembleAdheringToPlacementPolicy``)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from trimtab.cluster import NodeId
 from trimtab.errors import ConfigError
@@ -47,6 +48,9 @@ from trimtab.placement.policy import PolicyBase, Vacancy
 from trimtab.placement.rackaware import random_fill
 from trimtab.placement.selection import CandidateIndex, Draft, pick, replacement_rules
 from trimtab.topology.build import DEFAULT_ZONE_DOMAIN
+
+if TYPE_CHECKING:
+    from trimtab.placement.adhere import Gap
 
 __all__ = ["DEFAULT_FAULT_DOMAIN", "ZoneAwarePolicy", "zone_and_domain"]
 
@@ -151,20 +155,12 @@ class ZoneAwarePolicy(PolicyBase):
         node = self._slot(index, slots, position, vacancy.write_quorum, set(vacancy.excluded))
         return self._replaced(vacancy, node)
 
-    def _refill(
-        self,
-        index: CandidateIndex,
-        slots: list[NodeId | None],
-        positions: Sequence[int],
-        write_quorum: int,
-        ack_quorum: int,
-        taken: set[NodeId],
-    ) -> list[NodeId | None] | None:
+    def _refill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
         """Replace to adhere: the zone rule of :meth:`_slot` for each position, in turn."""
-        out = list(slots)
-        chosen = set(taken)
-        for position in positions:
-            node = self._slot(index, out, position, write_quorum, chosen)
+        out = list(gap.slots)
+        chosen = set(gap.taken)
+        for position in gap.positions:
+            node = self._slot(index, out, position, gap.write_quorum, chosen)
             out[position] = node
             chosen.add(node)
         return out
