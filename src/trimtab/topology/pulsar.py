@@ -75,7 +75,8 @@ def _keys(address: str, info: Mapping[str, Any]) -> list[str]:
     address = address.strip()
     host = address.rsplit(":", 1)[0] if ":" in address else address
     hostname = str(info.get("hostname") or "").strip()
-    return [k for k in dict.fromkeys((address, host, hostname)) if k and " " not in k]
+    keys = dict.fromkeys((address, host, hostname))
+    return [k for k in keys if k and not any(c.isspace() for c in k)]
 
 
 class PulsarRackResolver:
