@@ -37,6 +37,7 @@ Adherence (upstream ``isEnsembleAdheringToPlacementPolicy``)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,8 @@ class ZoneAwarePolicy(PolicyBase):
     REORDERS_READS = False
 
     def _setup(self) -> None:
+        self._zones_cache: tuple[CandidateIndex, Mapping[NodeId, tuple[str, str] | None]] | None
+        self._zones_cache = None
         p = self.placement
         if p.min_num_zones_per_write_quorum > p.desired_num_zones_per_write_quorum:
             raise ConfigError(
@@ -169,12 +172,12 @@ class ZoneAwarePolicy(PolicyBase):
         self, index: CandidateIndex, slots: Slots, position: int, wq: int, taken: set[NodeId]
     ) -> NodeId:
         """Steps a-c of the module docstring for ``slots[position]`` (its own entry ignored)."""
-        located = {n: zone_and_domain(rack) for n, rack in index.rack_of.items()}
-        zone_rules = [
-            self._near_zones(slots, position, neighbours)
-            for neighbours in range(self._desired(wq) - 1, self.min_zones - 2, -1)
-        ]
-        zone_rules.append(self._zones_short_of_min(slots, position, wq))
+        located = self._zones_of(index)
+        reaches = range(self._desired(wq) - 1, self.min_zones - 2, -1)
+        zone_rules = itertools.chain(
+            (self._near_zones(slots, position, reach) for reach in reaches),
+            (self._zones_short_of_min(slots, position, wq) for _ in (0,)),
+        )
         node = None
         for zones_out in zone_rules:
             node = self._pick_outside(index, located, slots, position, wq, taken, zones_out)
@@ -188,6 +191,15 @@ class ZoneAwarePolicy(PolicyBase):
                 f"no node keeps the zone and upgrade-domain rules at slot {position}",
             )
         return node
+
+    def _zones_of(self, index: CandidateIndex) -> Mapping[NodeId, tuple[str, str] | None]:
+        """Zone and upgrade domain of every candidate, computed once per candidate index."""
+        cached = self._zones_cache
+        if cached is not None and cached[0] is index:
+            return cached[1]
+        located = {n: zone_and_domain(rack) for n, rack in index.rack_of.items()}
+        self._zones_cache = (index, located)
+        return located
 
     def _pick_outside(
         self,
