@@ -26,13 +26,13 @@ from trimtab.cluster import ClusterState, Node, NodeId, NodeState
 from trimtab.inventory import read_inventory
 from trimtab.topology import (
     NetworkTopology,
+    PulsarRackResolver,
     Resolver,
     ScriptResolver,
     default_rack_for,
     locations_for,
     topology_of,
 )
-from trimtab.topology.pulsar import PulsarRackResolver
 
 __all__ = ["topology"]
 
