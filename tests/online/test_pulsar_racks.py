@@ -110,7 +110,6 @@ def test_selected_by_upstream_class_name_and_moves_policy_nodes(
     assert isinstance(resolver, PulsarRackResolver)
     policy = make_policy(config, resolver=resolver)
     try:
-        resolver.add_node_listener(policy.on_rack_change)
         policy.on_cluster_changed(["bk1:3181", "bk2:3181"], [])
         assert policy.view.remembered_rack("bk2:3181") == "/dc1/r2"
         seen = resolver.version

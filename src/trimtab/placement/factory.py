@@ -52,7 +52,8 @@ def make_policy(
     """The policy ``config.placement.ensemble_placement_policy`` names, ready for
     ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``; without
     ``weights``, disk weights (:mod:`~trimtab.placement.weights`) when
-    ``diskWeightBasedPlacementEnabled``, else uniform."""
+    ``diskWeightBasedPlacementEnabled``, else uniform. A resolver that reports moved nodes
+    (``add_node_listener``, as the Pulsar rack resolver does) is wired to ``on_rack_change``."""
     config = config if config is not None else Config()
     if weights is None:
         enabled = config.placement.disk_weight_based_placement_enabled
@@ -71,7 +72,7 @@ def make_policy(
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
             zk_servers=_zk_servers(config),
         )
-    return POLICIES[kind](
+    policy = POLICIES[kind](
         config=config,
         resolver=resolver,
         rng=rng,
@@ -82,6 +83,10 @@ def make_policy(
         weights=weights,
         default_rack=default_rack,
     )
+    notifier = getattr(resolver, "add_node_listener", None)
+    if callable(notifier):  # upstream RackChangeNotifier: the resolver tells the policy
+        notifier(policy.on_rack_change)
+    return policy
 
 
 def _zk_servers(config: Config) -> str | None:
