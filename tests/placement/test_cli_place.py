@@ -80,3 +80,17 @@ def test_user_errors_are_one_line() -> None:
         result = runner.invoke(app, args, env={"COLUMNS": "300"})
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output
+
+
+def test_zoneaware_policy_on_two_zones_is_soft() -> None:
+    """The sample's /region/rack locations read as /zone/upgradedomain: two zones of the three
+    desired, so every ensemble MEETS_SOFT, spread over both zones and their upgrade domains."""
+    args = ["place", "-i", str(SAMPLE), "--cluster", "bk-prod", "--policy", "zoneaware"]
+    result = runner.invoke(app, [*args, "-E", "6", "-W", "3", "-A", "2", "--count", "50", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["policy"] == "zoneaware"
+    assert doc["adherence"]["MEETS_SOFT"] == 50
+    for ensemble in doc["ensembles"]:
+        zones = [node.split(".")[1] for node in ensemble]
+        assert all(len({zones[(i + k) % 6] for k in range(3)}) == 2 for i in range(6))
