@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
-from collections import Counter
 
-from bench.placement import per_call_us
+from bench.placement import per_call_us, quality
 from trimtab.cluster import NodeId
 from trimtab.config import Config
-from trimtab.placement import Adherence
 from trimtab.placement.factory import Policy, make_policy
 
 __all__ = ["main"]
@@ -69,20 +66,10 @@ def main(argv: list[str] | None = None) -> None:
         new_us, _ = per_call_us(new, calls, repeats)
         swap_us, _ = per_call_us(swap, calls, repeats)
         fix_us, _ = per_call_us(fix, max(1, calls // 10), repeats)
-        sampled = build(where, seed=2)
-        seen: Counter[NodeId] = Counter(dict.fromkeys(sampled.view.writable, 0))
-        strict = 0
-        for _ in range(sample):
-            placed = sampled.new_ensemble(E, W, A)
-            strict += placed.adherence is Adherence.MEETS_STRICT
-            seen.update(placed.ensemble)
-        counts = list(seen.values())
-        mean = statistics.fmean(counts)
-        cv = statistics.pstdev(counts) / mean
-        uniform = ((1 - E / len(counts)) / mean) ** 0.5  # what uniform sampling gives
+        strict, cv, uniform = quality(build(where, seed=2), sample, (E, W, A))
         print(
             f"{nodes:>6}{zones:>6}{domains:>5}  {new_us.median:>8.1f}  {swap_us.median:>8.1f}"
-            f"  {fix_us.median:>9.1f}  {strict / sample:>7.1%}  {cv:>8.3f} {uniform:>9.3f}"
+            f"  {fix_us.median:>9.1f}  {strict:>7.1%}  {cv:>8.3f} {uniform:>9.3f}"
         )
 
 
