@@ -156,3 +156,28 @@ def test_topology_command_reads_racks_from_zookeeper(zookeeper: ZooKeeperServer,
     nodes = {n["id"]: n["location"] for n in json.loads(result.output)["clusters"][0]["nodes"]}
     assert nodes["bk01.us-east.example.net:3181"] == "/zk-dc/zk-rack"
     assert nodes["bk02.us-east.example.net:3181"] == "/default-region/default-rack"
+
+
+def test_watch_survives_a_zookeeper_restart(private_zookeeper: ZooKeeperServer) -> None:
+    """The server restarts under the resolver: the last table is kept meanwhile, and a change
+    written after the restart is still followed (kazoo re-arms the watch on reconnect)."""
+    writer = KazooClient(hosts=private_zookeeper.hosts)
+    writer.start(timeout=10)
+    writer.create(BOOKIES_PATH, racks(bk1="/dc1/r1"), makepath=True)
+    writer.stop()
+    writer.close()
+    resolver = PulsarRackResolver(private_zookeeper.hosts)
+    try:
+        assert resolver.resolve(["bk1"]) == ["/dc1/r1"]
+        private_zookeeper.restart()
+        assert resolver.resolve(["bk1"]) == ["/dc1/r1"]
+        writer = KazooClient(hosts=private_zookeeper.hosts)
+        writer.start(timeout=10)
+        try:
+            writer.set(BOOKIES_PATH, racks(bk1="/dc2/r5"))
+            wait_until(lambda: resolver.resolve(["bk1"]) == ["/dc2/r5"], timeout=20)
+        finally:
+            writer.stop()
+            writer.close()
+    finally:
+        resolver.close()
