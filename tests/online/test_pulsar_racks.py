@@ -18,6 +18,7 @@ from tests.online.conftest import ZooKeeperServer
 from tests.online.helpers import wait_until
 from trimtab.cli import app
 from trimtab.config import Config
+from trimtab.errors import ResolverError
 from trimtab.placement.factory import _zk_servers, make_policy
 from trimtab.topology import make_resolver
 from trimtab.topology.pulsar import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
@@ -121,9 +122,13 @@ def test_selected_by_upstream_class_name_and_moves_policy_nodes(
         zk.delete(BOOKIES_PATH)
 
 
-def test_unreachable_zookeeper_falls_back_unless_enforced() -> None:
+def test_no_zookeeper_configured_falls_back_unless_enforced() -> None:
+    """Upstream's start-up rule for any resolver: the default rack, or (with
+    ``enforceMinNumRacksPerWriteQuorum``, here ``strict``) the error naming what is missing."""
     fallback = make_resolver(kind="pulsar", zk_servers=None)
     assert fallback.resolve(["bk1"]) == ["/default-rack"]
+    with pytest.raises(ResolverError, match="zkServers"):
+        make_resolver(kind="pulsar", zk_servers=None, strict=True)
 
 
 def test_parse_keys_and_upstream_rack_rules() -> None:
