@@ -174,10 +174,13 @@ class TestMistakes:
     ) -> None:
         """A Java class trimtab lacks fails clearly; the ones it has map to its own names."""
         conf = tmp_path / "bk_server.conf"
-        zone = "org.apache.bookkeeper.client.ZoneawareEnsemblePlacementPolicy"
-        conf.write_text(f"ensemblePlacementPolicy={zone}\n")
+        custom = "com.example.CustomEnsemblePlacementPolicy"
+        conf.write_text(f"ensemblePlacementPolicy={custom}\n")
         with pytest.raises(ConfigValueError, match=r"'ensemblePlacementPolicy'.*rackaware"):
             Config.read(conf)
+        zone = "org.apache.bookkeeper.client.ZoneawareEnsemblePlacementPolicy"
+        conf.write_text(f"ensemblePlacementPolicy={zone}\n")
+        assert Config.read(conf).config.placement.ensemble_placement_policy == "zoneaware"
         transfer = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
         conf.write_text(
             "ensemblePlacementPolicy=org.apache.bookkeeper.client.RackawareEnsemblePlacementPolicy\n"

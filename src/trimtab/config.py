@@ -72,6 +72,7 @@ class PolicyName(Choice):
     DEFAULT = "default"
     RACKAWARE = "rackaware"
     REGIONAWARE = "regionaware"
+    ZONEAWARE = "zoneaware"
 
 
 class Strategy(Choice):
@@ -131,9 +132,11 @@ PLACEMENT_POLICIES: dict[str, PolicyName] = {
     **_own(PolicyName),
     "rack-aware": PolicyName.RACKAWARE,
     "region-aware": PolicyName.REGIONAWARE,
+    "zone-aware": PolicyName.ZONEAWARE,
     f"{_BK}.client.defaultensembleplacementpolicy": PolicyName.DEFAULT,
     f"{_BK}.client.rackawareensembleplacementpolicy": PolicyName.RACKAWARE,
     f"{_BK}.client.regionawareensembleplacementpolicy": PolicyName.REGIONAWARE,
+    f"{_BK}.client.zoneawareensembleplacementpolicy": PolicyName.ZONEAWARE,
 }
 
 RESOLVERS = {
@@ -142,6 +145,9 @@ RESOLVERS = {
     "default": "default",
     f"{_BK}.net.scriptbasedmapping": "script",
     f"{_BK}.client.rackawareensembleplacementpolicyimpl$defaultresolver": "default",
+    "pulsar": "pulsar",
+    "org.apache.pulsar.bookie.rackawareness.bookierackaffinitymapping": "pulsar",
+    "org.apache.pulsar.zookeeper.zkbookierackaffinitymapping": "pulsar",
     "import": "<import path>",
 }
 
@@ -165,7 +171,7 @@ class TopologyConfig:
 
     dns_resolver_class: str = setting(
         "script",
-        "resolver: script, table, default, or an import path module:Class",
+        "resolver: script, table, default, pulsar (the /bookies znode), or module:Class",
         aliases=("reppDnsResolverClass", "bkEnsemblePlacementDnsResolverClass"),
         choices=RESOLVERS,
     )
@@ -196,7 +202,7 @@ class PlacementConfig:
 
     ensemble_placement_policy: PolicyName = setting(
         PolicyName.RACKAWARE,
-        "default, rackaware or regionaware (Java class names accepted)",
+        "default, rackaware, regionaware or zoneaware (Java class names accepted)",
         aliases=("ensemblePlacementPolicy",),
         choices=PLACEMENT_POLICIES,
     )
@@ -275,6 +281,23 @@ class PlacementConfig:
         "repp_disable_durability_enforcement",
         "feature switch that, on, turns region durability enforcement off",
         aliases=("reppDisableDurabilityFeatureName",),
+    )
+    min_num_zones_per_write_quorum: int = setting(
+        2,
+        "zones each write quorum must span (zone-aware)",
+        aliases=("minNumZonesPerWriteQuorum",),
+        check=at_least(0),
+    )
+    desired_num_zones_per_write_quorum: int = setting(
+        3,
+        "zones each write quorum should span (zone-aware)",
+        aliases=("desiredNumZonesPerWriteQuorum",),
+        check=at_least(1),
+    )
+    enforce_strict_zoneaware_placement: bool = setting(
+        True,
+        "zone-aware: refuse E % W != 0 and W <= min zones; never the default zone",
+        aliases=("enforceStrictZoneawarePlacement",),
     )
     disk_weight_based_placement_enabled: bool = setting(
         False,

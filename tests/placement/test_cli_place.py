@@ -66,7 +66,11 @@ def test_user_errors_are_one_line() -> None:
             ["place", "-i", str(SAMPLE), "-E", "3", "-W", "2", "-A", "2"],
             "choose one with --cluster",
         ),
-        ([*BASE, "--policy", "zoneaware"], "unknown policy"),
+        ([*BASE, "--policy", "bogus"], "unknown policy"),
+        (
+            [*BASE, "--policy", "zoneaware", "-E", "5", "-W", "3", "-A", "2"],
+            "must be a multiple of write quorum 3",
+        ),
         (
             ["place", "-i", str(SAMPLE), "--cluster", "bk-prod", "-E", "2", "-W", "3", "-A", "2"],
             "need 1 <= A <= W <= E",
@@ -164,3 +168,17 @@ def test_bad_weights_mode_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert "--weights 'disk+load': choose off or disk" in result.output
+
+
+def test_zoneaware_policy_on_two_zones_is_soft() -> None:
+    """The sample's /region/rack locations read as /zone/upgradedomain: two zones of the three
+    desired, so every ensemble MEETS_SOFT, spread over both zones and their upgrade domains."""
+    args = ["place", "-i", str(SAMPLE), "--cluster", "bk-prod", "--policy", "zoneaware"]
+    result = runner.invoke(app, [*args, "-E", "6", "-W", "3", "-A", "2", "--count", "50", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["policy"] == "zoneaware"
+    assert doc["adherence"]["MEETS_SOFT"] == 50
+    for ensemble in doc["ensembles"]:
+        zones = [node.split(".")[1] for node in ensemble]
+        assert all(len({zones[(i + k) % 6] for k in range(3)}) == 2 for i in range(6))

@@ -147,7 +147,9 @@ def place(
     ack_quorum: Annotated[int, typer.Option("-A", "--ack-quorum", help="Ack quorum.")],
     policy: Annotated[
         str | None,
-        typer.Option("--policy", help="default, rackaware or regionaware (default: the config's)."),
+        typer.Option(
+            "--policy", help="default, rackaware, regionaware or zoneaware (default: the config's)."
+        ),
     ] = None,
     count: Annotated[int, typer.Option("--count", "-n", help="Ensembles to place.")] = 1000,
     exclude: Annotated[

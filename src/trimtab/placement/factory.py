@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 
 from trimtab.config import Config, PolicyName
+from trimtab.errors import MembershipError
+from trimtab.membership.zk import zk_target
 from trimtab.placement.default import DefaultPolicy
 from trimtab.placement.locations import LocationSource, local_host
 from trimtab.placement.policy import WeightsFactory, uniform_weights
@@ -20,19 +22,19 @@ from trimtab.placement.rackaware import RackAwarePolicy
 from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
 from trimtab.placement.weights import disk_weights
+from trimtab.placement.zoneaware import ZoneAwarePolicy
 from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
 
-#: Any of the three policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
-Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy
+#: Any of the four policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
+Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy | ZoneAwarePolicy
 
-POLICIES: dict[
-    PolicyName, type[DefaultPolicy] | type[RackAwarePolicy] | type[RegionAwarePolicy]
-] = {
+POLICIES: dict[PolicyName, type[Policy]] = {
     PolicyName.DEFAULT: DefaultPolicy,
     PolicyName.RACKAWARE: RackAwarePolicy,
     PolicyName.REGIONAWARE: RegionAwarePolicy,
+    PolicyName.ZONEAWARE: ZoneAwarePolicy,
 }
 
 
@@ -54,7 +56,8 @@ def make_policy(
     ``diskWeightBasedPlacementEnabled``, else uniform. Without ``local_location`` the client's
     own location is what the resolver says of ``host`` (default: this machine, by name or
     address per ``useHostnameResolveLocalNodePlacementPolicy``), unless
-    ``ignoreLocalNodeInPlacementPolicy``."""
+    ``ignoreLocalNodeInPlacementPolicy``. A resolver that reports moved nodes
+    (``add_node_listener``, as the Pulsar rack resolver does) is wired to ``on_rack_change``."""
     config = config if config is not None else Config()
     if weights is None:
         enabled = config.placement.disk_weight_based_placement_enabled
@@ -71,8 +74,9 @@ def make_policy(
             table=topo.table_file,
             default_rack=default_rack,
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
+            zk_servers=_zk_servers(config),
         )
-    return POLICIES[kind](
+    policy = POLICIES[kind](
         config=config,
         resolver=resolver,
         rng=rng,
@@ -84,6 +88,19 @@ def make_policy(
         weights=weights,
         default_rack=default_rack,
     )
+    notifier = getattr(resolver, "add_node_listener", None)
+    if callable(notifier):  # upstream RackChangeNotifier: the resolver tells the policy
+        notifier(policy.on_rack_change)
+    return policy
+
+
+def _zk_servers(config: Config) -> str | None:
+    """The ZooKeeper a ``/bookies`` rack map is read from (``metadataServiceUri`` or
+    ``zkServers``), or None when none is configured (the resolver then says so)."""
+    try:
+        return zk_target(config.bookie_info).hosts
+    except MembershipError:
+        return None
 
 
 def _local_host(config: Config, local_location: str | None, host: str | None) -> str | None:

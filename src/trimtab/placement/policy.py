@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
 from trimtab.config import Config
@@ -49,6 +49,9 @@ from trimtab.placement.services import (
 )
 from trimtab.placement.solver import DEFAULT_BUDGET
 from trimtab.placement.view import ClusterView
+
+if TYPE_CHECKING:
+    from trimtab.placement.adhere import Gap
 
 __all__ = ["PolicyBase", "Vacancy", "WeightsFactory", "uniform_weights"]
 
@@ -353,6 +356,31 @@ class PolicyBase(ABC):
                 return None
             coverage.add(position, rack, region)
         return Draft(index, coverage, vacancy.excluded, position=current.index(target))
+
+    # -- replace to adhere (upstream replaceToAdherePlacementPolicy) -------------------------
+
+    def replace_to_adhere(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        current_ensemble: Sequence[str],
+        exclude: Iterable[str] = (),
+    ) -> EnsemblePlacement:
+        """The ensemble itself if it adheres, else one adhering with the fewest members
+        replaced, else an empty FAIL result (:mod:`~trimtab.placement.adhere`)."""
+        from trimtab.placement.adhere import replace_to_adhere  # the module builds on policies
+
+        return replace_to_adhere(
+            self, ensemble_size, write_quorum, ack_quorum, current_ensemble, exclude
+        )
+
+    def _refill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
+        """Fill ``gap`` under this policy's slot rules (a hook of :meth:`replace_to_adhere`;
+        the zone-aware policy has its own)."""
+        from trimtab.placement.adhere import coverage_refill
+
+        return coverage_refill(self, index, gap)
 
     # -- adherence and acknowledgements ----------------------------------------------------
 
