@@ -18,6 +18,7 @@ reasons, state), :mod:`~trimtab.shedding.base` (the contract), :mod:`~trimtab.sh
 unload-only strategies), :mod:`~trimtab.shedding.knapsack`.
 """
 
+from trimtab.shedding.avg import AvgShedder
 from trimtab.shedding.balanced import BalancedShedder
 from trimtab.shedding.base import LoadStats, Shedder
 from trimtab.shedding.decisions import (
@@ -44,6 +45,7 @@ from trimtab.shedding.uniform import UniformLoadShedder
 
 __all__ = [
     "STRATEGIES",
+    "AvgShedder",
     "BalancedShedder",
     "BrokerLoad",
     "BrokerTelemetry",
