@@ -129,7 +129,7 @@ def upstream_cluster(cpu1: float, cpu2: float) -> LoadSnapshot:
 class TestAvgShedderTest:
     """Upstream's ``AvgShedderTest``, with ``maxUnloadPercentage`` 0.5 as it sets it."""
 
-    def test_testHitHighThreshold(self) -> None:
+    def test_testHitHighThreshold(self) -> None:  # noqa: N802 (upstream name)
         cfg = config(
             maxUnloadPercentage=0.5,
             loadBalancerAvgShedderHighThreshold=40,
@@ -143,7 +143,7 @@ class TestAvgShedderTest:
         assert {m.source for m in second.moves} == {"broker1"}
         assert {m.destination for m in second.moves} == {"broker2"}
 
-    def test_testHitLowThreshold(self) -> None:
+    def test_testHitLowThreshold(self) -> None:  # noqa: N802 (upstream name)
         cfg = config(
             maxUnloadPercentage=0.5,
             loadBalancerAvgShedderLowThreshold=20,
@@ -158,7 +158,7 @@ class TestAvgShedderTest:
         assert len(last.moves) == 10
         assert {(m.source, m.destination) for m in last.moves} == {("broker1", "broker2")}
 
-    def test_testSheddingMultiplePairs(self) -> None:
+    def test_testSheddingMultiplePairs(self) -> None:  # noqa: N802 (upstream name)
         cfg = config(
             maxUnloadPercentage=0.5,
             loadBalancerAvgShedderHighThreshold=40,
@@ -306,7 +306,7 @@ def test_published_scale_up_from_five_to_ten_brokers() -> None:
     """Five brokers at 80 % and five new empty ones: five high-hit pairs, all unloaded on the
     second cycle to distinct new brokers, and the cluster stays put afterwards."""
     old = {f"old{k}": [4_000.0] * 20 for k in range(5)}
-    new = {f"new{k}": [] for k in range(5)}
+    new: dict[str, list[float]] = {f"new{k}": [] for k in range(5)}
     results = run(cluster({**old, **new}), config(maxUnloadPercentage=0.5), 30)
     assert results[0].moves == ()
     second = results[1].moves

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -26,6 +25,7 @@ from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
+    configured_strategy,
     err,
     load_config,
     out,
@@ -44,9 +44,10 @@ from trimtab.contract import timestamp
 from trimtab.errors import InputError, TrimtabError
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.inventory import read_inventory
-from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
+from trimtab.shedding import LoadModel, Plan, breakdown, plan
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
+from trimtab.shedding.recommend import Recommendation, recommend
 from trimtab.shedding.telemetry import Built, build_snapshot
 from trimtab.tables import Parsed, RejectedRow
 
@@ -84,7 +85,8 @@ def shed(
         Path, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
     ],
     strategy: Annotated[
-        Strategy | None, typer.Option("--strategy", help="Shedder (default: the config's).")
+        Strategy | None,
+        typer.Option("--strategy", help="Shedder (default: the config's if set, else balanced)."),
     ] = None,
     cycles: Annotated[
         int, typer.Option("--cycles", help="Cycles to run.", min=1, max=MAX_CYCLES)
@@ -116,8 +118,7 @@ def shed(
         _check_format(fmt, as_json=as_json)
         phase = bar.add_task(f"reading the inventory {inventory}", total=None)
         cfg = load_config(config)
-        if strategy is not None:
-            cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
+        explicit = strategy or configured_strategy(config)
         inv = read_inventory(inventory)
         reference = _parse_now(now) if now is not None else None
         # Samples after the reference (or the wall clock) are refused, as the pipeline does.
@@ -133,20 +134,25 @@ def shed(
         if why := nothing_to_shed(built.snapshot, refused=[str(r) for r in nodes.rejected]):
             raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
-        bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
-        result = plan(
-            built.snapshot,
-            shedder_for(cfg.shedding),
-            now=at,
-            cycles=cycles,
-            until_balanced=until_balanced,
-            max_cycles=max_cycles,
-            rng=random.Random(seed),
+        bar.update(phase, description="running the shedders")
+        advice = recommend(
+            cfg.shedding,
+            lambda shedder: plan(
+                built.snapshot,
+                shedder,
+                now=at,
+                cycles=cycles,
+                until_balanced=until_balanced,
+                max_cycles=max_cycles,
+                rng=random.Random(seed),
+            ),
+            explicit=explicit,
         )
+        result = advice.plan
         commands = [unload_command(m) for _, m, _ in result.transfers]
     rejected = [*nodes.rejected, *rows.rejected, *built.rejected]
     if as_json or fmt is Format.JSON:
-        doc = plan_json(result, state, built, at)
+        doc = plan_json(result, state, built, at) | advice.as_json()
         doc["rejected"] = [rejected_json(r) for r in [*inv.rejected, *rejected]]
         doc["warnings"] = [*inv.warnings, *nodes.warnings, *rows.warnings]
         print_json(doc)
@@ -156,6 +162,7 @@ def shed(
             out.print(line, highlight=False, soft_wrap=True, markup=False)
     else:
         _print_plan(result, state, built, at, cfg)
+        _print_advice(advice)
     if result.warning:  # on stderr, so --format pulsar-admin output stays runnable
         err.print(f"[yellow]warning:[/] {state.name}: {result.warning}", highlight=False)
     report_input_problems(inv)
@@ -303,25 +310,40 @@ def _print_plan(result: Plan, state: ClusterState, built: Built, now: float, cfg
             _mbps(row["throughput_after"]),
         )
     out.print(table)
-    if result.transfers:
-        moves = Table(title=f"{plural(len(result.transfers), 'transfer')}")
-        for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
-            moves.add_column(
-                column, justify="right" if column in ("cycle", "throughput") else "left"
-            )
-        for k, m, reason in result.transfers:
-            moves.add_row(
-                str(k),
-                m.bundle,
-                m.source,
-                m.destination or "(next lookup)",
-                _mbps(m.throughput),
-                str(reason),
-            )
-        out.print(moves)
-    else:
-        out.print("no transfers", highlight=False)
+    _print_transfers(result, f"{plural(len(result.transfers), 'transfer')}")
     _print_outcomes(result)
+
+
+def _print_transfers(result: Plan, title: str) -> None:
+    if not result.transfers:
+        out.print("no transfers", highlight=False)
+        return
+    moves = Table(title=title)
+    for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
+        moves.add_column(column, justify="right" if column in ("cycle", "throughput") else "left")
+    for k, m, reason in result.transfers:
+        moves.add_row(
+            str(k),
+            m.bundle,
+            m.source,
+            m.destination or "(next lookup)",
+            _mbps(m.throughput),
+            str(reason),
+        )
+    out.print(moves)
+
+
+def _print_advice(advice: Recommendation) -> None:
+    """Upstream's plan beside the recommended one, then the sentence saying which to run."""
+    up = advice.upstream
+    if up is not advice.plan:
+        out.print(
+            f"upstream's {up.strategy} shedder on the same snapshot: std "
+            f"{_std(up.std_before)} → {_std(up.std_after)}",
+            highlight=False,
+        )
+        _print_transfers(up, f"upstream's {up.strategy}: {plural(len(up.transfers), 'transfer')}")
+    out.print(f"[bold]recommendation:[/] {advice.sentence}", highlight=False)
 
 
 def _print_outcomes(result: Plan) -> None:

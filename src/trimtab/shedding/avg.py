@@ -96,7 +96,6 @@ class AvgShedder(Shedder):
     def decide(
         self, snapshot: LoadSnapshot, usable: UsableBrokers, state: ShedderState, *, now: float
     ) -> CycleResult:
-        cfg = self.config
         loads = usable.loads
         scores = [100.0 * b.weighted_max for b in loads]
         stats = LoadStats.of(b.weighted_max for b in loads)
