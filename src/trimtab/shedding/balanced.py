@@ -191,8 +191,10 @@ class BalancedShedder(Shedder):
         )
         levels = Levels.predicted(usable.loads, todo)  # step 1
         avg, std = levels.stats.avg, levels.stats.std
-        state = replace(self._gate(levels, state), predictions=kept)  # step 2
-        if (held := hit_count_gate(state, self.config, avg=avg, std=std, notes=notes)) is not None:
+        state, needed = self._gate(levels, state)  # step 2
+        state = replace(state, predictions=kept)
+        gate = replace(self.config, hit_count_threshold=needed - 1)
+        if (held := hit_count_gate(state, gate, avg=avg, std=std, notes=notes)) is not None:
             return held
         index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
         matching = self._match(levels, index, state, avg, notes, now=now)  # steps 3-5
@@ -206,14 +208,19 @@ class BalancedShedder(Shedder):
             std_after=levels.stats.std,
         )
 
-    def _gate(self, levels: Levels, state: ShedderState) -> ShedderState:
-        """Step 2: upstream's trigger on the extreme brokers, counted; our moves never reset it."""
+    def _gate(self, levels: Levels, state: ShedderState) -> tuple[ShedderState, int]:
+        """Step 2: upstream's trigger or the spread rule on the extreme brokers, counted (our
+        moves never reset it); and the hits needed: fewer when the spread is wide."""
+        cfg = self.config
         order = np.argsort(levels.level, kind="stable")
         bottom, top = levels.at(int(order[0])), levels.at(int(order[-1]))
         stats = levels.stats
-        return count_hits(
-            state, pair_reason(stats.std, stats.avg, bottom, top, self.config) is not None
-        )
+        spread = top.load - bottom.load
+        fires = pair_reason(stats.std, stats.avg, bottom, top, cfg) is not None
+        fires = fires or spread >= cfg.avg_low_threshold / 100.0
+        wide = spread >= cfg.avg_high_threshold / 100.0
+        needed = cfg.avg_hit_count_high_threshold if wide else cfg.hit_count_threshold + 1
+        return count_hits(state, fires), needed
 
     def _match(
         self,
@@ -238,6 +245,8 @@ class BalancedShedder(Shedder):
                 break
             t = below[d]
             reason = pair_reason(levels.stats.std, avg, levels.at(t), levels.at(s), self.config)
+            if reason is None and self._spread(levels, s, t):
+                reason = Reason.OVERLOADED
             if reason is None:
                 break
             amount = _amount(levels, s, t, ratio)  # step 4
@@ -253,6 +262,10 @@ class BalancedShedder(Shedder):
             matching.record(levels, index, chosen, (s, t), reason, ratio, now=now)
             d += 1
         return matching
+
+    def _spread(self, levels: Levels, s: int, t: int) -> bool:
+        """The spread rule: the pair is ``loadBalancerAvgShedderLowThreshold`` points apart."""
+        return bool(levels.level[s] - levels.level[t] >= self.config.avg_low_threshold / 100.0)
 
     def _bundles(
         self, index: BundleIndex, broker: int, amount: float, state: ShedderState
