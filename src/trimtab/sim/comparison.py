@@ -114,7 +114,8 @@ class _Cluster:
         return cls(ids, caps, np.repeat(np.arange(n), per), base, names)
 
     def utilisation(self, sizes: np.ndarray) -> np.ndarray:
-        return np.bincount(self.owner, sizes, minlength=len(self.ids)) / self.caps
+        level: np.ndarray = np.bincount(self.owner, sizes, minlength=len(self.ids)) / self.caps
+        return level
 
     def table(self, sizes: np.ndarray) -> BundleLoads:
         return BundleLoads(
