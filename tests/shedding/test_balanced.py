@@ -80,12 +80,31 @@ class TestPairs:
         assert len(brokers) == len(set(brokers))
 
     def test_stops_pairing_once_the_std_is_at_target(self) -> None:
-        """Largest gaps first; no further pair once the predicted std is at target."""
+        """Largest gaps first; with the spread rule off (a 100-point threshold), no further
+        pair once the predicted std is at target."""
         levels = {f"b{i}": 0.1 * i for i in range(10)}
-        result = shedder(target_std=0.21).cycle(cluster(levels), ShedderState(), now=NOW)
+        off = shedder(target_std=0.21, loadBalancerAvgShedderLowThreshold=100)
+        result = off.cycle(cluster(levels), ShedderState(), now=NOW)
         pairs = {(m.source, m.destination) for m in result.moves}
         assert pairs == {("b9", "b0")}
         assert result.std_after <= 0.21 < result.std
+
+    def test_the_spread_rule_goes_on_while_a_pair_is_15_points_apart(self) -> None:
+        """With the std at target, pairs at least loadBalancerAvgShedderLowThreshold (15)
+        points apart still move: 0.8/0.1, 0.7/0.2, 0.6/0.3; 0.5/0.4 is 10 apart and stays."""
+        levels = {f"b{i}": 0.1 * i for i in range(10)}
+        result = shedder(target_std=0.21).cycle(cluster(levels), ShedderState(), now=NOW)
+        pairs = {(m.source, m.destination) for m in result.moves}
+        assert pairs == {("b9", "b0"), ("b8", "b1"), ("b7", "b2"), ("b6", "b3")}
+
+    def test_a_wide_spread_acts_after_two_hits_instead_of_four(self) -> None:
+        """Upstream's hit count is 3 (acting on the 4th); a spread of 40 points or more acts
+        after loadBalancerAvgShedderHitCountHighThreshold (2) hits."""
+        snap = cluster({"a": 0.9, "b": 0.8, "c": 0.1, "d": 0.0})
+        balanced = BalancedShedder(Config.of(target_std=0.05).shedding)
+        first = balanced.cycle(snap, ShedderState(), now=NOW)
+        assert first.moves == ()
+        assert balanced.cycle(snap, first.state, now=NOW).moves
 
     def test_hit_count_is_kept_after_its_own_moves(self) -> None:
         """Upstream resets the count after an unload; balanced keeps acting while it is real."""

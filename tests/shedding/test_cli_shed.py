@@ -75,7 +75,8 @@ def test_json_has_the_documented_fields() -> None:
     assert {"label", "reason", "broker"} <= set(doc["decisions"][0])
     transfer = doc["transfers"][0]
     assert set(transfer) == {"cycle", "bundle", "source", "destination", "throughput", "reason"}
-    assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 4
+    # balanced (recommended): a spread of 40+ points acts after two hits, not four
+    assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 2
     assert transfer["destination"] == "broker6.example.net:8080"
     assert doc["rejected"] == []
     assert doc["warning"] is None  # the plan lowers the std
@@ -105,7 +106,8 @@ def test_balanced_strategy_and_pulsar_admin_lines() -> None:
     out = shed("--strategy", "balanced", "--until-balanced", "--format", "pulsar-admin")
     lines = out.strip().splitlines()
     assert lines and all(line.startswith("pulsar-admin namespaces unload ") for line in lines)
-    assert all("--destinationBroker broker6.example.net:8080" in line for line in lines)
+    assert all("--destinationBroker " in line for line in lines)
+    assert "--destinationBroker broker6.example.net:8080" in lines[0]  # the empty broker first
 
 
 def test_unload_only_strategies_get_placed_destinations() -> None:

@@ -219,7 +219,9 @@ class BalancedShedder(Shedder):
         fires = pair_reason(stats.std, stats.avg, bottom, top, cfg) is not None
         fires = fires or spread >= cfg.avg_low_threshold / 100.0
         wide = spread >= cfg.avg_high_threshold / 100.0
-        needed = cfg.avg_hit_count_high_threshold if wide else cfg.hit_count_threshold + 1
+        needed = cfg.hit_count_threshold + 1
+        if wide:  # a wide spread shortens the wait, never lengthens it
+            needed = min(needed, cfg.avg_hit_count_high_threshold)
         return count_hits(state, fires), needed
 
     def _match(
