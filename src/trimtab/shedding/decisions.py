@@ -122,6 +122,8 @@ class ShedderState:
     #: gaps of at least the high threshold.
     hits_low: Mapping[str, float] = field(default_factory=_empty)
     hits_high: Mapping[str, float] = field(default_factory=_empty)
+    #: The balanced shedder's run of cycles whose only trigger is the spread rule.
+    spread_hits: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
