@@ -6,45 +6,30 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.shedding.upstream import NOW
 from trimtab.config import Config, SheddingConfig
-from trimtab.shedding import BrokerLoad, Bundle, LoadSnapshot, Plan, Shedder, plan
+from trimtab.shedding import Bundle, LoadSnapshot, Plan, Shedder, plan
 from trimtab.shedding.recommend import raises_std, recommend, upstream_strategy
+from trimtab.sim.convergence import exact_reports
 
 CAPACITY = 1e8  # bytes/s of a 1× broker
 
 
 def snapshot(brokers: list[tuple[int, list[float]]]) -> LoadSnapshot:
     """Brokers as (size multiple, bundle loads as shares of a 1× broker)."""
-    loads, bundles = [], []
-    for k, (size, shares) in enumerate(brokers):
-        name = f"b{k}"
-        cap = CAPACITY * size
-        total = sum(shares) * CAPACITY
-        level = total / cap
-        loads.append(
-            BrokerLoad(
-                broker=name,
-                bandwidth_in=level,
-                msg_throughput_in=total,
-                weighted_max=level,
-                weighted_max_ema=level,
-                msg_throughput_ema=total,
-                updated_at=NOW,
-                samples=1,
-                capacity_bytes_per_s=cap,
-            )
-        )
-        bundles += [
-            Bundle(
-                name=f"t/{name}/0x{j:08x}_0x{j + 1:08x}", broker=name, throughput_in=x * CAPACITY
-            )
-            for j, x in enumerate(shares)
-        ]
-    return LoadSnapshot.of(loads, bundles)
+    caps = np.array([CAPACITY * size for size, _ in brokers])
+    levels = np.array([sum(shares) * CAPACITY for _, shares in brokers]) / caps
+    names = [f"b{k}" for k in range(len(brokers))]
+    bundles = [
+        Bundle(name=f"t/{name}/{j}", broker=name, throughput_in=x * CAPACITY)
+        for name, (_, shares) in zip(names, brokers, strict=True)
+        for j, x in enumerate(shares)
+    ]
+    return LoadSnapshot.of(exact_reports(names, levels, NOW, caps), bundles)
 
 
 def runner(snap: LoadSnapshot) -> object:

@@ -48,16 +48,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from trimtab.shedding.base import LoadStats, Shedder, eligible
+from trimtab.config import SheddingConfig
+from trimtab.shedding.base import LoadStats, Shedder, eligible, unload
 from trimtab.shedding.decisions import (
     CycleResult,
     Decision,
-    Move,
     Reason,
     ShedderState,
     frozen_map,
     skip,
-    success,
 )
 from trimtab.shedding.gates import UsableBrokers, sole_bundle_gate
 from trimtab.shedding.load import BrokerLoad
@@ -99,75 +98,33 @@ class AvgShedder(Shedder):
         loads = usable.loads
         scores = [100.0 * b.weighted_max for b in loads]
         stats = LoadStats.of(b.weighted_max for b in loads)
-        low, high = dict(state.hits_low), dict(state.hits_high)
-        hit = [p for p in pairs_of(scores) if self._count(p, loads, low, high)]
-        ready = [p for p in hit if self._ready(p, loads, low, high)]
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in loads])
+        hits = _Hits(self.config, dict(state.hits_low), dict(state.hits_high))
+        names = [b.broker for b in loads]
+        hit = [p for p in pairs_of(scores) if hits.count((names[p.low], names[p.high]), p.gap)]
+        index = BundleIndex.build(snapshot.bundles, names)
         moves: list[Decision] = []
         notes: list[Decision] = []
-        for pair in ready:
-            for broker in (loads[pair.low].broker, loads[pair.high].broker):
-                low.pop(broker, None)
-                high.pop(broker, None)
-            self._shed(index, loads, pair, state, moves, notes)
+        for pair in hit:
+            if hits.ready((names[pair.low], names[pair.high])):
+                self._shed(index, loads, pair, state, moves, notes)
         if not hit:
-            low, high = {}, {}
-        counted = max([*low.values(), *high.values()], default=0)
+            hits = _Hits(self.config, {}, {})
         state = replace(
             state,
-            hits_low=frozen_map(low),
-            hits_high=frozen_map(high),
-            hit_count=int(counted),
+            hits_low=frozen_map(hits.low),
+            hits_high=frozen_map(hits.high),
+            hit_count=int(max([*hits.low.values(), *hits.high.values()], default=0)),
         )
         if moves:
             return CycleResult(
                 decisions=(*moves, *notes), state=state, avg=stats.avg, std=stats.std
             )
-        note = self._idle_note(hit, loads, low, high)
+        note = self._idle_note(hit, names, hits)
         return CycleResult(
             decisions=(*notes, skip(Reason.HIT_COUNT, note=note)),
             state=state,
             avg=stats.avg,
             std=stats.std,
-        )
-
-    def _count(
-        self,
-        pair: Pair,
-        loads: tuple[BrokerLoad, ...],
-        low: dict[str, float],
-        high: dict[str, float],
-    ) -> bool:
-        """Step 3 for one pair: update both brokers' counts; whether the pair is a hit."""
-        cfg = self.config
-        names = (loads[pair.low].broker, loads[pair.high].broker)
-        if pair.gap < cfg.avg_low_threshold:
-            for name in names:
-                low.pop(name, None)
-                high.pop(name, None)
-            return False
-        for name in names:
-            low[name] = low.get(name, 0) + 1
-            if pair.gap >= cfg.avg_high_threshold:
-                high[name] = high.get(name, 0) + 1
-            else:
-                high.pop(name, None)
-        return True
-
-    def _ready(
-        self,
-        pair: Pair,
-        loads: tuple[BrokerLoad, ...],
-        low: dict[str, float],
-        high: dict[str, float],
-    ) -> bool:
-        """Step 4: either broker has enough high hits or enough hits."""
-        cfg = self.config
-        names = (loads[pair.low].broker, loads[pair.high].broker)
-        return any(
-            high.get(n, 0) >= cfg.avg_hit_count_high_threshold
-            or low.get(n, 0) >= cfg.avg_hit_count_low_threshold
-            for n in names
         )
 
     def _shed(
@@ -197,14 +154,7 @@ class AvgShedder(Shedder):
                 amount -= size
         if not chosen:
             notes.append(skip(Reason.NO_BUNDLES, src.broker, "no bundle fits the amount"))
-        for i in chosen:
-            move = Move(
-                bundle=index.bundles.names[i],
-                source=src.broker,
-                destination=dst.broker,
-                throughput=float(index.throughput[i]),
-            )
-            moves.append(success(Reason.OVERLOADED, move))
+        moves.extend(unload(index, i, Reason.OVERLOADED, destination=dst.broker) for i in chosen)
 
     def _amount(
         self, index: BundleIndex, src: BrokerLoad, dst: BrokerLoad
@@ -224,21 +174,54 @@ class AvgShedder(Shedder):
             f"{cfg.min_unload_message_throughput}"
         )
 
-    def _idle_note(
-        self,
-        hit: list[Pair],
-        loads: tuple[BrokerLoad, ...],
-        low: dict[str, float],
-        high: dict[str, float],
-    ) -> str:
+    def _idle_note(self, hit: list[Pair], names: list[str], hits: _Hits) -> str:
         cfg = self.config
         if not hit:
             return f"no pair {cfg.avg_low_threshold:g} points apart: balanced"
         top = max(hit, key=lambda p: p.gap)
-        names = (loads[top.low].broker, loads[top.high].broker)
+        pair = (names[top.low], names[top.high])
         return (
-            f"widest pair {names[1]}/{names[0]} {top.gap:.1f} points apart: "
-            f"{max(low.get(n, 0) for n in names):g} of {cfg.avg_hit_count_low_threshold} hits, "
-            f"{max(high.get(n, 0) for n in names):g} of {cfg.avg_hit_count_high_threshold} "
-            "high hits"
+            f"widest pair {pair[1]}/{pair[0]} {top.gap:.1f} points apart: "
+            f"{max(hits.low.get(n, 0) for n in pair):g} of {cfg.avg_hit_count_low_threshold} "
+            f"hits, {max(hits.high.get(n, 0) for n in pair):g} of "
+            f"{cfg.avg_hit_count_high_threshold} high hits"
         )
+
+
+@dataclass(slots=True)
+class _Hits:
+    """Steps 3-4: consecutive hits and high hits per broker (cycle-local, mutable)."""
+
+    config: SheddingConfig
+    low: dict[str, float]
+    high: dict[str, float]
+
+    def count(self, pair: tuple[str, str], gap: float) -> bool:
+        """Step 3 for one pair: both brokers' counts advanced or reset; whether it is a hit."""
+        if gap < self.config.avg_low_threshold:
+            self.forget(pair)
+            return False
+        for name in pair:
+            self.low[name] = self.low.get(name, 0) + 1
+            if gap >= self.config.avg_high_threshold:
+                self.high[name] = self.high.get(name, 0) + 1
+            else:
+                self.high.pop(name, None)
+        return True
+
+    def ready(self, pair: tuple[str, str]) -> bool:
+        """Step 4: either broker has enough high hits or hits; if so both counts reset."""
+        cfg = self.config
+        due = any(
+            self.high.get(n, 0) >= cfg.avg_hit_count_high_threshold
+            or self.low.get(n, 0) >= cfg.avg_hit_count_low_threshold
+            for n in pair
+        )
+        if due:
+            self.forget(pair)
+        return due
+
+    def forget(self, pair: tuple[str, str]) -> None:
+        for name in pair:
+            self.low.pop(name, None)
+            self.high.pop(name, None)

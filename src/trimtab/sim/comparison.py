@@ -152,6 +152,20 @@ def _cycle(
     return result.moves, result.state
 
 
+def _start(
+    caps: np.ndarray,
+    shedder: Shedder,
+    rng: np.random.Generator,
+    per: int,
+    utilisation: tuple[float, float],
+) -> tuple[_Cluster, random.Random, _Reports]:
+    """A drawn cluster, the RNG that places unload-only moves, and its brokers' reports."""
+    low, high = utilisation
+    cluster = _Cluster.draw(caps, rng, per=per, low=low, high=high)
+    place = random.Random(int(rng.integers(2**31)))
+    return cluster, place, _Reports(cluster.ids, caps, shedder.config.history_resource_percentage)
+
+
 def _patience(shedder: Shedder, interval: float) -> int:
     """Idle cycles after which a run is over: longer than any strategy's own wait (hit
     counts, cooldown, and the grace period before a moved bundle may move again)."""
@@ -173,9 +187,7 @@ def convergence_trial(
     interval_seconds: float = 60.0,
 ) -> ConvergenceTrial:
     """One convergence run of ``shedder`` on a cluster of brokers of ``caps`` bytes/s."""
-    cluster = _Cluster.draw(caps, rng, per=bundles_per_broker, low=0.0, high=1.0)
-    place = random.Random(int(rng.integers(2**31)))
-    reports = _Reports(cluster.ids, caps, shedder.config.history_resource_percentage)
+    cluster, place, reports = _start(caps, shedder, rng, bundles_per_broker, (0.0, 1.0))
     state, now = ShedderState(), 0.0
     to_std: int | None = None
     to_range: int | None = None
@@ -231,9 +243,7 @@ def churn_trial(
     bundles_per_broker: int = 10,
 ) -> ChurnTrial:
     """Unloads per simulated day of ``shedder`` on a stationary, noisy cluster near 50 %."""
-    cluster = _Cluster.draw(caps, rng, per=bundles_per_broker, low=0.45, high=0.55)
-    place = random.Random(int(rng.integers(2**31)))
-    reports = _Reports(cluster.ids, caps, shedder.config.history_resource_percentage)
+    cluster, place, reports = _start(caps, shedder, rng, bundles_per_broker, (0.45, 0.55))
     state = ShedderState()
     counted = 0
     moved = 0.0
