@@ -84,6 +84,7 @@ class Strategy(Choice):
     THRESHOLD = "threshold"
     OVERLOAD = "overload"
     UNIFORM = "uniform"
+    AVG = "avg"
 
 
 class Sampling(Choice):
@@ -157,6 +158,7 @@ SHEDDERS: dict[str, Strategy] = {
     f"{_PULSAR_LB}.impl.thresholdshedder": Strategy.THRESHOLD,
     f"{_PULSAR_LB}.impl.overloadshedder": Strategy.OVERLOAD,
     f"{_PULSAR_LB}.impl.uniformloadshedder": Strategy.UNIFORM,
+    f"{_PULSAR_LB}.impl.avgshedder": Strategy.AVG,
 }
 
 SAMPLING: dict[str, Sampling] = _own(Sampling)
@@ -391,7 +393,7 @@ class SheddingConfig:
 
     strategy: Strategy = setting(
         Strategy.TRANSFER,
-        "transfer, balanced, threshold, overload or uniform (Java names accepted)",
+        "transfer, balanced, threshold, overload, uniform or avg (Java names accepted)",
         aliases=("loadBalancerLoadSheddingStrategy",),
         choices=SHEDDERS,
     )
@@ -549,6 +551,30 @@ class SheddingConfig:
         -1,
         "UniformLoadShedder: bundles per cycle; -1 = no limit",
         aliases=("maxUnloadBundleNumPerShedding",),
+    )
+    avg_low_threshold: float = setting(
+        15,
+        "AvgShedder: score gap (points) of a pair that counts as a hit",
+        aliases=("loadBalancerAvgShedderLowThreshold",),
+        check=at_least(0),
+    )
+    avg_high_threshold: float = setting(
+        40,
+        "AvgShedder: score gap (points) of a pair that counts as a high hit",
+        aliases=("loadBalancerAvgShedderHighThreshold",),
+        check=at_least(0),
+    )
+    avg_hit_count_low_threshold: int = setting(
+        8,
+        "AvgShedder: consecutive hits before a pair unloads",
+        aliases=("loadBalancerAvgShedderHitCountLowThreshold",),
+        check=at_least(1),
+    )
+    avg_hit_count_high_threshold: int = setting(
+        2,
+        "AvgShedder: consecutive high hits before a pair unloads",
+        aliases=("loadBalancerAvgShedderHitCountHighThreshold",),
+        check=at_least(1),
     )
     debug_mode_enabled: bool = setting(
         False, "log every step", aliases=("loadBalancerDebugModeEnabled",)
@@ -753,6 +779,7 @@ class LoadedConfig:
     config: Config
     ignored: tuple[IgnoredKey, ...] = ()
     warnings: tuple[str, ...] = ()  # unknown keys skipped because strict=False
+    explicit: frozenset[str] = frozenset()  # the settings the file sets ("shedding.strategy")
 
 
 def _apply(
@@ -790,7 +817,7 @@ def _apply(
         seen[spec.key] = key
         updates[spec.section][spec.name] = spec.coerce(value, key=key, source=source)
     sections = {name: section_cls(**updates[name]) for name, section_cls in _SECTIONS.items()}
-    return LoadedConfig(Config(**sections), tuple(ignored), tuple(warnings))
+    return LoadedConfig(Config(**sections), tuple(ignored), tuple(warnings), frozenset(seen))
 
 
 def _index() -> dict[str, Setting]:

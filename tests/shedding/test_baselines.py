@@ -147,11 +147,17 @@ class TestCaseTwo:
         ]
         assert result.decisions[0].reason is Reason.UNDERLOADED
 
-    @pytest.mark.parametrize("strategy", ["transfer", "balanced"])
-    def test_one_underloaded_transfer_of_half_a_broker_then_stop(self, strategy: str) -> None:
+    @pytest.mark.parametrize(
+        ("strategy", "keys"),
+        [("transfer", {}), ("balanced", {"avg_low_threshold": 100, "avg_high_threshold": 100})],
+    )
+    def test_one_underloaded_transfer_of_half_a_broker_then_stop(
+        self, strategy: str, keys: dict[str, object]
+    ) -> None:
         """std 0.186 < 0.25 but 0 < avg·0.125: after four hits, half of a 50 % broker moves to
-        the new one, giving [50, 50, 50, 50, 25, 25] (std 0.118); then nothing fires."""
-        shedder = shedder_for(Config().shedding, strategy)
+        the new one, giving [50, 50, 50, 50, 25, 25] (std 0.118); then nothing fires
+        (balanced with its spread rules off)."""
+        shedder = shedder_for(Config.of(**keys).shedding, strategy)
         result = plan(case2(), shedder, now=NOW, until_balanced=True)
         pairs = {(m.source, m.destination) for _, m, _ in result.transfers}
         assert len(pairs) == 1 and next(iter(pairs))[1] == "b6"
@@ -161,6 +167,15 @@ class TestCaseTwo:
         assert result.std_after == pytest.approx(0.118, abs=1e-3)
         first_move = next(k for k, _, _ in result.transfers)
         assert first_move == 4, "three cycles of hit count first"
+
+    def test_balanced_spread_rule_goes_on_to_a_15_point_range(self) -> None:
+        """[50, 50, 50, 50, 25, 25] is 25 points apart: balanced's spread rule goes on until
+        no broker is 15 points from another, where upstream's transfer stops."""
+        shedder = shedder_for(Config().shedding, "balanced")
+        result = plan(case2(), shedder, now=NOW, until_balanced=True)
+        after = result.loads_after.values()
+        assert max(after) - min(after) < 0.15
+        assert result.std_after < 0.118
 
     def test_uniform_sheds_a_fifth_of_the_gap_from_one_broker(self) -> None:
         """A min of 0 counts as 1, so the gap triggers: 20 % of b1's rate (99,999 msg/s), one

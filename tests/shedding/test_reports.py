@@ -350,3 +350,13 @@ def test_load_reports_honour_isolation_policies(tmp_path: Path) -> None:
     moved = [t for t in held["transfers"] if t["bundle"].startswith("tenant/ns5/")]
     assert moved and {t["destination"] for t in moved} == {"broker3:8080"}
     assert {t["destination"] for t in free["transfers"]} != {"broker3:8080"}
+
+
+def test_load_reports_carry_the_recommendation_and_upstreams_plan(tmp_path: Path) -> None:
+    """Without a strategy named, the reports' plan is balanced's, with upstream's beside it."""
+    reports = str(write_reports(tmp_path / "r", fixture_reports(NOW)))
+    doc = _shed("--load-reports", reports)
+    assert doc["strategy"] == "balanced" and doc["recommendation"]["explicit"] is False
+    assert doc["upstream"]["strategy"] == "transfer" and doc["upstream"]["transfers"]
+    named = _shed("--load-reports", reports, "--strategy", "transfer")
+    assert named["strategy"] == "transfer" and named["recommendation"]["explicit"] is True

@@ -25,6 +25,7 @@ from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
+    configured_strategy,
     err,
     load_config,
     out,
@@ -37,7 +38,7 @@ from trimtab.cli._common import (
     select_clusters,
     user_errors,
 )
-from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports, plan_snapshot
+from trimtab.cli.shed_reports import advise, check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, Strategy
 from trimtab.contract import timestamp
@@ -48,6 +49,7 @@ from trimtab.shedding import LoadModel, Plan, breakdown
 from trimtab.shedding.filters import read_policies
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
+from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built, build_snapshot
 from trimtab.tables import Parsed, RejectedRow
 
@@ -86,7 +88,8 @@ def shed(
         Path | None, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
     ] = None,
     strategy: Annotated[
-        Strategy | None, typer.Option("--strategy", help="Shedder (default: the config's).")
+        Strategy | None,
+        typer.Option("--strategy", help="Shedder (default: the config's if set, else balanced)."),
     ] = None,
     cycles: Annotated[
         int, typer.Option("--cycles", help="Cycles to run.", min=1, max=MAX_CYCLES)
@@ -175,7 +178,7 @@ def shed(
                     policies=read_policies(isolation_policies, anti_affinity),
                 )
                 return
-            result, state, built, at, refused = plan_reports(
+            advice, state, built, at, refused = plan_reports(
                 zk=zk,
                 load_reports=load_reports,
                 cfg=cfg,
@@ -186,8 +189,9 @@ def shed(
                 max_cycles=max_cycles,
                 seed=seed,
                 policies=read_policies(isolation_policies, anti_affinity),
+                explicit=strategy or configured_strategy(config),
             )
-            _print_result(result, state, built, at, cfg, fmt, as_json, refused, out_path)
+            _print_result(advice, state, built, at, cfg, fmt, as_json, refused, out_path)
             return
     assert inventory is not None and brokers is not None and bundles is not None
     with user_errors(), progress_bar(quiet=as_json or fmt is Format.JSON) as bar:
@@ -195,8 +199,7 @@ def shed(
         _check_format(fmt, as_json=as_json)
         phase = bar.add_task(f"reading the inventory {inventory}", total=None)
         cfg = load_config(config)
-        if strategy is not None:
-            cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
+        explicit = strategy or configured_strategy(config)
         policies = read_policies(isolation_policies, anti_affinity)
         inv = read_inventory(inventory)
         reference = _parse_now(now) if now is not None else None
@@ -213,14 +216,21 @@ def shed(
         if why := nothing_to_shed(built.snapshot, refused=[str(r) for r in nodes.rejected]):
             raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
-        bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
-        result = plan_snapshot(
-            built, cfg, at, (cycles, until_balanced, max_cycles), seed, policies=policies
+        bar.update(phase, description="running the shedders")
+        advice = advise(
+            built,
+            cfg,
+            at,
+            (cycles, until_balanced, max_cycles),
+            seed,
+            policies=policies,
+            explicit=explicit,
         )
+        result = advice.plan
         commands = [unload_command(m) for _, m, _ in result.transfers]
     rejected = [*nodes.rejected, *rows.rejected, *built.rejected]
     if as_json or fmt is Format.JSON:
-        doc = plan_json(result, state, built, at)
+        doc = plan_json(result, state, built, at) | advice.as_json()
         doc["rejected"] = [rejected_json(r) for r in [*inv.rejected, *rejected]]
         doc["warnings"] = [*inv.warnings, *nodes.warnings, *rows.warnings]
         print_json(doc)
@@ -230,6 +240,7 @@ def shed(
             out.print(line, highlight=False, soft_wrap=True, markup=False)
     else:
         _print_plan(result, state, built, at, cfg)
+        _print_advice(advice)
     if result.warning:  # on stderr, so --format pulsar-admin output stays runnable
         err.print(f"[yellow]warning:[/] {state.name}: {result.warning}", highlight=False)
     report_input_problems(inv)
@@ -237,7 +248,7 @@ def shed(
 
 
 def _print_result(
-    result: Plan,
+    advice: Recommendation,
     state: ClusterState,
     built: Built,
     at: float,
@@ -248,6 +259,7 @@ def _print_result(
     out_path: Path | None,
 ) -> None:
     """The reports' plan, printed as the tables' is; ``--out`` gets its commands too."""
+    result = advice.plan
     commands = [unload_command(m) for _, m, _ in result.transfers]
     if out_path is not None:
         rest = [unload_rest(m) for _, m, _ in result.transfers]
@@ -256,7 +268,7 @@ def _print_result(
         ]
         out_path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     if as_json or fmt is Format.JSON:
-        doc = plan_json(result, state, built, at)
+        doc = plan_json(result, state, built, at) | advice.as_json()
         doc["rejected"] = [rejected_json(r) for r in rejected]
         doc["warnings"] = []
         print_json(doc)
@@ -266,6 +278,7 @@ def _print_result(
             out.print(line, highlight=False, soft_wrap=True, markup=False)
     else:
         _print_plan(result, state, built, at, cfg)
+        _print_advice(advice)
     for row in rejected:
         err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
 
@@ -411,25 +424,40 @@ def _print_plan(result: Plan, state: ClusterState, built: Built, now: float, cfg
             _mbps(row["throughput_after"]),
         )
     out.print(table)
-    if result.transfers:
-        moves = Table(title=f"{plural(len(result.transfers), 'transfer')}")
-        for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
-            moves.add_column(
-                column, justify="right" if column in ("cycle", "throughput") else "left"
-            )
-        for k, m, reason in result.transfers:
-            moves.add_row(
-                str(k),
-                m.bundle,
-                m.source,
-                m.destination or "(next lookup)",
-                _mbps(m.throughput),
-                str(reason),
-            )
-        out.print(moves)
-    else:
-        out.print("no transfers", highlight=False)
+    _print_transfers(result, f"{plural(len(result.transfers), 'transfer')}")
     _print_outcomes(result)
+
+
+def _print_transfers(result: Plan, title: str) -> None:
+    if not result.transfers:
+        out.print("no transfers", highlight=False)
+        return
+    moves = Table(title=title)
+    for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
+        moves.add_column(column, justify="right" if column in ("cycle", "throughput") else "left")
+    for k, m, reason in result.transfers:
+        moves.add_row(
+            str(k),
+            m.bundle,
+            m.source,
+            m.destination or "(next lookup)",
+            _mbps(m.throughput),
+            str(reason),
+        )
+    out.print(moves)
+
+
+def _print_advice(advice: Recommendation) -> None:
+    """Upstream's plan beside the recommended one, then the sentence saying which to run."""
+    up = advice.upstream
+    if up is not advice.plan:
+        out.print(
+            f"upstream's {up.strategy} shedder on the same snapshot: std "
+            f"{_std(up.std_before)} → {_std(up.std_after)}",
+            highlight=False,
+        )
+        _print_transfers(up, f"upstream's {up.strategy}: {plural(len(up.transfers), 'transfer')}")
+    out.print(f"[bold]recommendation:[/] {advice.sentence}", highlight=False)
 
 
 def _print_outcomes(result: Plan) -> None:

@@ -39,12 +39,13 @@ from trimtab.shedding.decisions import Move, ShedderState
 from trimtab.shedding.filters import Policies
 from trimtab.shedding.follow import DirReports, Follower, Reading, Tick, ZkReports
 from trimtab.shedding.gates import usable_brokers
-from trimtab.shedding.plan import Plan, nothing_to_shed
+from trimtab.shedding.plan import nothing_to_shed
+from trimtab.shedding.recommend import Recommendation, recommend
 from trimtab.shedding.reports import LoadReport, check_report, report_cluster, report_snapshot
 from trimtab.shedding.telemetry import Built
 from trimtab.tables import RejectedRow
 
-__all__ = ["check_sources", "follow_reports", "plan_reports", "plan_snapshot", "tick_json"]
+__all__ = ["check_sources", "follow_reports", "plan_reports", "tick_json"]
 
 #: Cycles the live table shows on a terminal.
 LIVE_ROWS = 20
@@ -116,10 +117,11 @@ def plan_reports(
     max_cycles: int,
     seed: int,
     policies: Policies | None = None,
-) -> tuple[Plan, ClusterState, Built, float, list[RejectedRow]]:
-    """One snapshot of the reports, planned as the tables are: (plan, cluster state, snapshot,
-    time, refused). The time is ``now``, else the wall clock for ZooKeeper and the newest
-    ``lastUpdate`` for saved reports (as the tables' newest ``ts``)."""
+    explicit: str | None = None,
+) -> tuple[Recommendation, ClusterState, Built, float, list[RejectedRow]]:
+    """One snapshot of the reports, planned as the tables are: (recommendation, cluster
+    state, snapshot, time, refused). The time is ``now``, else the wall clock for ZooKeeper
+    and the newest ``lastUpdate`` for saved reports (as the tables' newest ``ts``)."""
     source = _source(zk, load_reports, cfg)
     try:
         reading = source.read()
@@ -143,13 +145,19 @@ def plan_reports(
     ):
         raise TrimtabError(f"cluster {name}: nothing to shed: {why}")
     at = now if now is not None else time.time() if zk is not None else built.now
-    result = plan_snapshot(
-        built, cfg, at, (cycles, until_balanced, max_cycles), seed, policies=policies
+    advice = advise(
+        built,
+        cfg,
+        at,
+        (cycles, until_balanced, max_cycles),
+        seed,
+        policies=policies,
+        explicit=explicit,
     )
-    return result, state, built, at, rejected
+    return advice, state, built, at, rejected
 
 
-def plan_snapshot(
+def advise(
     built: Built,
     cfg: Config,
     at: float,
@@ -157,20 +165,26 @@ def plan_snapshot(
     seed: int,
     *,
     policies: Policies | None = None,
-) -> Plan:
-    """:func:`~trimtab.shedding.plan` of the snapshot with the configured shedder, as
-    ``shed`` runs it: ``cycles`` is (``--cycles``, ``--until-balanced``, ``--max-cycles``),
-    ``policies`` the isolation and anti-affinity filters on destinations."""
+    explicit: str | None = None,
+) -> Recommendation:
+    """The recommended plan of the snapshot beside upstream's (:func:`recommend`), each run
+    with the same seed as ``shed`` runs it: ``cycles`` is (``--cycles``,
+    ``--until-balanced``, ``--max-cycles``), ``policies`` the isolation and anti-affinity
+    filters on destinations, ``explicit`` the strategy the operator named."""
     count, until_balanced, max_cycles = cycles
     snapshot = built.snapshot if policies is None else replace(built.snapshot, policies=policies)
-    return plan(
-        snapshot,
-        shedder_for(cfg.shedding),
-        now=at,
-        cycles=count,
-        until_balanced=until_balanced,
-        max_cycles=max_cycles,
-        rng=random.Random(seed),
+    return recommend(
+        cfg.shedding,
+        lambda shedder: plan(
+            snapshot,
+            shedder,
+            now=at,
+            cycles=count,
+            until_balanced=until_balanced,
+            max_cycles=max_cycles,
+            rng=random.Random(seed),
+        ),
+        explicit=explicit,
     )
 
 

@@ -223,6 +223,7 @@ def _plans(
         .fillna(0, subset=["transfers"])
     )
     out.write_table("plan_cycles", _small(cycles, "cluster", "cycle"))
+    _advice(plans, summary)
     for row in plans.where("kind = 'summary'").collect():
         entry = summary.clusters.setdefault(row["cluster"], {})
         if row["std_before"] is not None:  # None: nothing to do (the note says why)
@@ -248,6 +249,21 @@ def _plans(
             lines = [f"# warning: {entry['warning']}", *lines]
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
     out.fs.delete(out.path("plans_all"))
+
+
+def _advice(plans: DataFrame, summary: RunSummary) -> None:
+    """run.json per cluster: the recommendation (strategy and sentence) and upstream's plan."""
+    for row in plans.where("kind IN ('recommendation', 'upstream')").collect():
+        entry = summary.clusters.setdefault(row["cluster"], {})
+        if row["kind"] == "recommendation":
+            entry["recommended"] = None if row["label"] == "none" else row["label"]
+            entry["recommendation"] = row["note"]
+        else:
+            entry["upstream"] = {
+                "strategy": row["label"],
+                "std_after": round(row["std_after"], 6),
+                "transfers": row["cycle"],
+            }
 
 
 def _allocations(

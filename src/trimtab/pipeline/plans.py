@@ -10,7 +10,9 @@ Algorithm
     2. ``cogroup(cluster).applyInPandas`` hands these plain values to the engine:
        :func:`trimtab.shedding.telemetry.snapshot_of` builds the :class:`LoadSnapshot`, the
        same function ``trimtab shed`` builds its snapshot with, and
-       :func:`trimtab.shedding.plan` runs the chosen strategy from the newest sample time.
+       :func:`trimtab.shedding.recommend.recommend` plans ``balanced`` (or the strategy
+       named) and upstream's configured shedder from the newest sample time, and picks the
+       plan to recommend.
        Clusters are planned in parallel across executors, never in a driver loop.
     3. The result is one long table: a ``summary`` row per cluster (std before → after, and
        the plan's ``warning`` when its moves would raise the std; a cluster with no writable
@@ -21,7 +23,9 @@ Algorithm
        where the plan leaves it once the moves have settled (``load_before``,
        ``load_after``), and a ``cycle`` row per cycle the settled std before and after that
        cycle's moves, as the plan records them (:attr:`Plan.settled`), with the cycle's
-       outcome in ``label``/``reason``.
+       outcome in ``label``/``reason``. The rows are the recommended plan's; a
+       ``recommendation`` row holds the sentence and an ``upstream`` row what upstream's
+       configured shedder would do (its std after, its transfer count in ``cycle``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from trimtab.shedding import (
     snapshot_of,
 )
 from trimtab.shedding.plan import nothing_to_shed
+from trimtab.shedding.recommend import Recommendation, recommend
 
 __all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
 
@@ -80,7 +85,7 @@ def shedding_plans(
     (:attr:`CheckedTable.latest`).
     """
     model = LoadModel.of(config)
-    shedder = shedder_for(config, strategy)
+    shedder_for(config, strategy)  # an unknown strategy fails here, before Spark runs
 
     def per_cluster(broker_rows: pd.DataFrame, bundle_rows: pd.DataFrame) -> pd.DataFrame:
         if broker_rows.empty:
@@ -92,15 +97,20 @@ def shedding_plans(
             # no load to compare: one summary row saying why, no std (never NaN)
             idle = _row(cluster, "summary", note=f"nothing to do because {why}")
             return pd.DataFrame([idle], columns=PLAN_COLUMNS)
-        result = plan(
-            built.snapshot,
-            shedder,
-            now=built.now,
-            cycles=cycles,
-            until_balanced=until_balanced,
-            rng=random.Random(seed),
+        advice = recommend(
+            config,
+            lambda shedder: plan(
+                built.snapshot,
+                shedder,
+                now=built.now,
+                cycles=cycles,
+                until_balanced=until_balanced,
+                rng=random.Random(seed),
+            ),
+            explicit=strategy,
         )
-        return pd.DataFrame(_rows(cluster, result), columns=PLAN_COLUMNS)
+        rows = [*_rows(cluster, advice.plan), *_advice_rows(cluster, advice)]
+        return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
     brokers = _brokers(node_load, samples, nodes)
     return (
@@ -260,6 +270,28 @@ def _load_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
             )
         )
     return rows
+
+
+def _advice_rows(cluster: str, advice: Recommendation) -> list[dict[str, object]]:
+    """The ``recommendation`` row (label: the strategy to run, or ``none``; note: the
+    sentence) and upstream's ``upstream`` row (std before → after, transfers in ``cycle``)."""
+    up = advice.upstream
+    return [
+        _row(
+            cluster,
+            "recommendation",
+            label=advice.plan.strategy if advice.apply else "none",
+            note=advice.sentence,
+        ),
+        _row(
+            cluster,
+            "upstream",
+            label=up.strategy,
+            cycle=len(up.transfers),
+            std_before=up.std_before,
+            std_after=up.std_after,
+        ),
+    ]
 
 
 def _row(cluster: str, kind: str, **values: object) -> dict[str, object]:

@@ -19,6 +19,7 @@ unload-only strategies), :mod:`~trimtab.shedding.filters` (isolation policies, a
 groups: where a bundle may go), :mod:`~trimtab.shedding.knapsack`.
 """
 
+from trimtab.shedding.avg import AvgShedder
 from trimtab.shedding.balanced import BalancedShedder
 from trimtab.shedding.base import LoadStats, Shedder
 from trimtab.shedding.decisions import (
@@ -45,6 +46,7 @@ from trimtab.shedding.uniform import UniformLoadShedder
 
 __all__ = [
     "STRATEGIES",
+    "AvgShedder",
     "BalancedShedder",
     "BrokerLoad",
     "BrokerTelemetry",

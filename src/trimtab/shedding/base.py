@@ -178,12 +178,15 @@ def largest_first_until(
     return chosen
 
 
-def unload(index: BundleIndex, i: int, reason: Reason, note: str = "") -> Decision:
-    """A Success decision for bundle ``i`` without a destination (placed at the next lookup)."""
+def unload(
+    index: BundleIndex, i: int, reason: Reason, note: str = "", *, destination: str | None = None
+) -> Decision:
+    """A Success decision for bundle ``i``; without a ``destination`` it is placed at the
+    next lookup."""
     move = Move(
         bundle=index.bundles.names[i],
         source=index.brokers[int(index.position[i])],
-        destination=None,
+        destination=destination,
         throughput=float(index.throughput[i]),
     )
     return success(reason, move, note)
