@@ -18,7 +18,7 @@ import pytest
 
 from tests.online.helpers import wait_until
 from trimtab.bookieinfo.faults import FaultFile
-from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchErrorKind, FetchResult
+from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchResult
 from trimtab.bookieinfo.loop import LoopThread
 from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
 from trimtab.bookieinfo.proto import bookkeeper_v3_pb2 as v3
