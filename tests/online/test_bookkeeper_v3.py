@@ -158,7 +158,7 @@ def test_answering_rules_follow_upstream(
         (v3.Response(header=get_bookie_info_request(1).header, status=pb.EOK), "bad-response", ""),
         (
             v3.Response(
-                header=v3.BKPacketHeader(version=3, operation=v3.READ_LAC, txnId=1),
+                header=v3.BKPacketHeader(version=v3.VERSION_THREE, operation=v3.READ_LAC, txnId=1),
                 status=pb.EOK,
             ),
             "bad-response",
