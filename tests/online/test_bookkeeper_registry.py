@@ -20,6 +20,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.online.conftest import AgentProcess, trimtab_command
+from tests.online.helpers import pb_field
 from trimtab.cluster import NodeId
 from trimtab.membership import (
     ZkTarget,
@@ -32,36 +33,16 @@ from trimtab.membership.proto import bookie_service_info_pb2 as bsi
 # -- BookieServiceInfoFormat by hand, from upstream's field numbers ----------------------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _text(number: int, value: str | bytes) -> bytes:
-    raw = value.encode() if isinstance(value, str) else value
-    return _varint(number << 3 | 2) + _varint(len(raw)) + raw
-
-
 def _endpoint(endpoint_id: str, port: int, host: str, protocol: str) -> bytes:
     """Endpoint{id(1), port(2), host(3), protocol(4)}; auth(5) and extensions(6) empty."""
-    return (
-        _text(1, endpoint_id)
-        + _varint(2 << 3)
-        + _varint(port)
-        + _text(3, host)
-        + _text(4, protocol)
-    )
+    return pb_field(1, endpoint_id) + pb_field(2, port) + pb_field(3, host) + pb_field(4, protocol)
 
 
 def service_info(*endpoints: bytes, properties: dict[str, str] | None = None) -> bytes:
     """BookieServiceInfoFormat{endpoints(6)..., properties(7) as map entries {key(1), value(2)}}."""
-    body = b"".join(_text(6, e) for e in endpoints)
+    body = b"".join(pb_field(6, e) for e in endpoints)
     for key, value in (properties or {}).items():
-        body += _text(7, _text(1, key) + _text(2, value))
+        body += pb_field(7, pb_field(1, key) + pb_field(2, value))
     return body
 
 

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.online.helpers import wait_until
+from tests.online.helpers import RecordingSink, pb_field, wait_until
 from trimtab.bookieinfo.faults import FaultFile
 from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchResult
 from trimtab.bookieinfo.loop import LoopThread
 from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
 from trimtab.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.bookieinfo.reader import BookieInfoReader
 from trimtab.bookieinfo.routing import RoutingBookieInfoClient
 from trimtab.bookieinfo.server import BookieInfoServer
 from trimtab.bookieinfo.v3 import (
@@ -35,6 +36,7 @@ from trimtab.bookieinfo.v3 import (
 from trimtab.bookieinfo.v3client import BookieRpcClient
 from trimtab.bookieinfo.v3server import BookieRpcServer
 from trimtab.cluster import NodeId
+from trimtab.membership import Membership
 
 DISK = BookieInfo(total_disk_bytes=4_000, free_disk_bytes=1_500)
 A, B, C = NodeId("bk1:3181"), NodeId("bk2:3181"), NodeId("bk3:3181")
@@ -47,26 +49,11 @@ def _disk() -> BookieInfo:
 # -- protobuf by hand, from upstream's field numbers -------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, value: int | bytes) -> bytes:
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    return _varint(number << 3 | 2) + _varint(len(value)) + value
-
-
 def _upstream_request(txn: int, *, version: int = 3, operation: int = 8) -> bytes:
     """Request{header(1){version(1), operation(2), txnId(3)}, getBookieInfoRequest(105)
     {requested(1) = TOTAL_DISK_CAPACITY(1) | FREE_DISK_SPACE(2)}}, framed."""
-    header = _field(1, version) + _field(2, operation) + _field(3, txn)
-    body = _field(1, header) + _field(105, _field(1, 1 | 2))
+    header = pb_field(1, version) + pb_field(2, operation) + pb_field(3, txn)
+    body = pb_field(1, header) + pb_field(105, pb_field(1, 1 | 2))
     return struct.pack(">I", len(body)) + body
 
 
@@ -381,3 +368,20 @@ def test_routing_client_asks_each_node_in_its_registered_protocol(
     finally:
         client.close()
         grpc_server.stop(grace=0)
+
+
+def test_reader_weighs_bookies_asked_over_v3(server: BookieRpcServer) -> None:
+    """The reader `watch` runs, fed a membership of bookies, pushes their v3 answers and reuses
+    the connection from scan to scan."""
+    sink = RecordingSink()
+    client = RoutingBookieInfoClient()
+    reader = BookieInfoReader(sink, client, interval_seconds=0.05, timeout_seconds=2)
+    reader.on_membership(
+        Membership.of(writable=[A], addresses={A: f"bookie-rpc://{server.address}"})
+    )
+    reader.start()
+    try:
+        wait_until(lambda: sink.updates >= 3 and sink.latest() == {A: DISK}, what="three scans")
+    finally:
+        reader.close()
+    assert server.connections_accepted == 1
