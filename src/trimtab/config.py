@@ -27,7 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from trimtab._settings import Setting, at_least, between, nearest, setting, settings_of
+from trimtab._settings import Check, Setting, at_least, between, nearest, setting, settings_of
 from trimtab._upstream import defined_in, spellings, upstream_names
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
@@ -119,6 +119,17 @@ class WeightsMode(Choice):
 _C = TypeVar("_C", bound=Choice)
 
 
+def zk_hosts(url: str) -> str | None:
+    """The ZooKeeper connect string of a Pulsar metadata store URL (``zk:h1:2181,h2:2181/c``,
+    ``metadata-store:zk:…``, or bare hosts), or None for a store of another kind (``etcd:``,
+    ``rocksdb:``, ``memory:``), which trimtab cannot read."""
+    text = url.strip().removeprefix("metadata-store:").removeprefix("zk:")
+    head = text.split(",", 1)[0]
+    if not text or "://" in text or not head.rsplit(":", 1)[-1].split("/", 1)[0].isdigit():
+        return None
+    return text
+
+
 def _own(kind: type[_C]) -> dict[str, _C]:
     return {member.value: member for member in kind}
 
@@ -176,6 +187,13 @@ class TopologyConfig:
         "resolver: script, table, default, pulsar (the /bookies znode), or module:Class",
         aliases=("reppDnsResolverClass", "bkEnsemblePlacementDnsResolverClass"),
         choices=RESOLVERS,
+    )
+    metadata_store_url: str | None = setting(
+        None,
+        "Pulsar's metadata store, where the pulsar resolver reads /bookies: zk:HOST:PORT[,...]"
+        "[/chroot] or HOST:PORT[,...] (default: the BookKeeper ZooKeeper, zkServers)",
+        aliases=("metadataStoreUrl", "zookeeperServers"),
+        check=Check(lambda v: zk_hosts(v) is not None, "zk:HOST:PORT[,HOST:PORT][/chroot]"),
     )
     script_file_name: str | None = setting(
         None, "executable mapping hosts to racks", aliases=("networkTopologyScriptFileName",)
@@ -782,6 +800,38 @@ class LoadedConfig:
     explicit: frozenset[str] = frozenset()  # the settings the file sets ("shedding.strategy")
 
 
+#: broker.conf's switches for the BookKeeper client a Pulsar broker makes (upstream
+#: ``BookKeeperClientFactoryImpl.setDefaultEnsemblePlacementPolicy``): written true, the
+#: policy is region-aware (which wins) or rack-aware, and racks come from the metadata store's
+#: ``/bookies`` znode unless the file names a resolver itself (``reppDnsResolverClass``).
+PULSAR_PLACEMENT_SWITCHES: dict[str, PolicyName] = {
+    "bookkeeperClientRegionawarePolicyEnabled": PolicyName.REGIONAWARE,
+    "bookkeeperClientRackawarePolicyEnabled": PolicyName.RACKAWARE,
+}
+
+
+def _pulsar_placement(
+    switches: Mapping[str, Any], updates: dict[str, dict[str, Any]], source: str | None
+) -> None:
+    """Apply the broker.conf switches written in the file (see the table above); a policy or
+    resolver the file sets by its own key is kept."""
+    on = [
+        policy
+        for key, policy in PULSAR_PLACEMENT_SWITCHES.items()
+        if key in switches and _switch(key, switches[key], source)
+    ]
+    if not on:
+        return
+    placement, topology = updates["placement"], updates["topology"]
+    placement.setdefault("ensemble_placement_policy", on[0])
+    topology.setdefault("dns_resolver_class", RESOLVERS["pulsar"])
+
+
+def _switch(key: str, value: Any, source: str | None) -> bool:
+    spec = Setting("", key, bool, (), None, None, "")
+    return bool(spec.coerce(value, key=key, source=source))
+
+
 def _apply(
     data: Mapping[str, Any], *, source: str | None, strict: bool, blank_unset: bool = False
 ) -> LoadedConfig:
@@ -794,8 +844,14 @@ def _apply(
     seen: dict[str, str] = {}
     ignored: list[IgnoredKey] = []
     warnings: list[str] = []
+    switches: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = raw_key.strip()
+        switch = next((k for k in spellings(key) if k in PULSAR_PLACEMENT_SWITCHES), None)
+        if switch is not None:
+            if not (blank_unset and isinstance(value, str) and not value.strip()):
+                switches[switch] = value
+            continue
         spec = _lookup(key)
         if spec is None:
             upstream = defined_in(key)
@@ -816,6 +872,7 @@ def _apply(
             )
         seen[spec.key] = key
         updates[spec.section][spec.name] = spec.coerce(value, key=key, source=source)
+    _pulsar_placement(switches, updates, source)
     sections = {name: section_cls(**updates[name]) for name, section_cls in _SECTIONS.items()}
     return LoadedConfig(Config(**sections), tuple(ignored), tuple(warnings), frozenset(seen))
 

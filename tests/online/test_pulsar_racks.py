@@ -186,3 +186,28 @@ def test_watch_survives_a_zookeeper_restart(private_zookeeper: ZooKeeperServer) 
             writer.close()
     finally:
         resolver.close()
+
+
+def test_a_broker_conf_switches_the_pulsar_resolver_on(
+    zookeeper: ZooKeeperServer, zk: Any, tmp_path: Path
+) -> None:
+    """A broker.conf as Pulsar ships it (``bookkeeperClientRackawarePolicyEnabled=true``) with
+    ``metadataStoreUrl=zk:HOST:PORT/chroot``: ``make_policy`` alone reads ``/bookies`` under
+    that chroot, as the broker's BookKeeper client does."""
+    chroot = f"/t{os.getpid()}-conf"
+    zk.ensure_path(f"{chroot}{BOOKIES_PATH}")
+    zk.set(f"{chroot}{BOOKIES_PATH}", racks(bk1="/dc1/r1", bk2="/dc1/r2"))
+    conf = tmp_path / "broker.conf"
+    conf.write_text(
+        "bookkeeperClientRackawarePolicyEnabled=true\n"
+        f"metadataStoreUrl=zk:{zookeeper.hosts}{chroot}\n",
+        encoding="utf-8",
+    )
+    config = Config.read(conf).config
+    policy = make_policy(config)
+    try:
+        policy.on_cluster_changed(["bk1:3181", "bk2:3181"], [])
+        assert policy.view.remembered_rack("bk2:3181") == "/dc1/r2"
+    finally:
+        policy.close()  # ends the resolver's ZooKeeper session too
+        zk.delete(chroot, recursive=True)

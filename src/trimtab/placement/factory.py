@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable
 
-from trimtab.config import Config, PolicyName
+from trimtab.config import Config, PolicyName, zk_hosts
 from trimtab.errors import MembershipError
 from trimtab.membership.zk import zk_target
 from trimtab.placement.default import DefaultPolicy
@@ -64,6 +64,7 @@ def make_policy(
         weights = disk_weights(config) if enabled else uniform_weights
     kind = config.placement.ensemble_placement_policy
     default_rack = default_rack_for(kind)
+    owned = None
     if resolver is None and kind != PolicyName.DEFAULT:
         topo = config.topology
         resolver = make_resolver(
@@ -76,6 +77,7 @@ def make_policy(
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
             zk_servers=_zk_servers(config),
         )
+        owned = resolver
     policy = POLICIES[kind](
         config=config,
         resolver=resolver,
@@ -91,12 +93,18 @@ def make_policy(
     notifier = getattr(resolver, "add_node_listener", None)
     if callable(notifier):  # upstream RackChangeNotifier: the resolver tells the policy
         notifier(policy.on_rack_change)
+    closer = getattr(owned, "close", None)
+    if callable(closer):  # a resolver made here (a ZooKeeper client) ends with the policy
+        policy.on_close(closer)
     return policy
 
 
 def _zk_servers(config: Config) -> str | None:
-    """The ZooKeeper a ``/bookies`` rack map is read from (``metadataServiceUri`` or
-    ``zkServers``), or None when none is configured (the resolver then says so)."""
+    """The ZooKeeper a ``/bookies`` rack map is read from (broker.conf's ``metadataStoreUrl``
+    or ``zookeeperServers``, else ``metadataServiceUri`` or ``zkServers``), or None when none
+    is configured (the resolver then says so)."""
+    if config.topology.metadata_store_url is not None:
+        return zk_hosts(config.topology.metadata_store_url)
     try:
         return zk_target(config.bookie_info).hosts
     except MembershipError:

@@ -150,6 +150,7 @@ class PolicyBase(ABC):
             expiry_ms=self.placement.bookie_failure_history_expiration_ms, clock=clock
         )
         self.closed = False
+        self._on_close: list[Callable[[], object]] = []
         self._setup()
 
     def _ignores_local(self) -> bool:
@@ -164,8 +165,16 @@ class PolicyBase(ABC):
     # -- lifecycle and membership ----------------------------------------------------------
 
     def close(self) -> None:
-        """Upstream ``uninitalize``: nothing is held but memory; idempotent."""
-        self.closed = True
+        """Upstream ``uninitalize``; also ends what :meth:`on_close` was given (a resolver
+        :func:`~trimtab.placement.make_policy` made for this policy); idempotent."""
+        if not self.closed:
+            self.closed = True
+            for action in self._on_close:
+                action()
+
+    def on_close(self, action: Callable[[], object]) -> None:
+        """Run ``action`` when the policy is closed."""
+        self._on_close.append(action)
 
     def on_cluster_changed(
         self, writable: Iterable[str], readonly: Iterable[str]

@@ -104,8 +104,8 @@ class PulsarRackResolver:
         if client is None:
             if not hosts or not hosts.strip():
                 raise ResolverError(
-                    "the Pulsar rack resolver needs ZooKeeper servers (zkServers or"
-                    " metadataServiceUri), and none is configured"
+                    "the Pulsar rack resolver needs ZooKeeper servers (metadataStoreUrl,"
+                    " zkServers or metadataServiceUri), and none is configured"
                 )
             from trimtab.membership.zk import make_client
 
