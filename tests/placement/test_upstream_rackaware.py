@@ -105,11 +105,15 @@ NOT_PORTED = {
     "testSelectBookieFromNetworkLocAndExcludingRacks": "internal selectFromNetworkLocation",
     "testSelectBookieByExcludingRacksAndBookies": "internal selectFromNetworkLocation",
     "testShuffleWithMask": "tests upstream's bit-mask shuffle helper; trimtab sorts by class",
-    "testReplaceToAdherePlacementPolicy": "replaceToAdhere belongs to another change (#3744)",
-    "testReplaceToAdherePlacementPolicyWithOutOfOrder": "replaceToAdhere (#3744)",
-    "testReplaceToAdherePlacementPolicyWithNoMoreRackBookie": "replaceToAdhere (#3744)",
-    "testReplaceToAdherePlacementPolicyWithUnknowBookie": "replaceToAdhere (#3744)",
 }
+#: Upstream's replaceToAdhere tests (#3744) are ported with their names beside trimtab's own
+#: cases in ``test_adhere_upstream.py``.
+ADHERE_TESTS = (
+    "testReplaceToAdherePlacementPolicy",
+    "testReplaceToAdherePlacementPolicyWithOutOfOrder",
+    "testReplaceToAdherePlacementPolicyWithNoMoreRackBookie",
+    "testReplaceToAdherePlacementPolicyWithUnknowBookie",
+)
 
 
 def node(i: int, prefix: str = "128.0.0") -> NodeId:
@@ -701,9 +705,14 @@ def _rejoin(policy: RackAwarePolicy, where: dict[NodeId, str]) -> RackAwarePolic
 
 
 def test_every_upstream_test_is_ported_or_says_why_not() -> None:
-    """Each of upstream's tests is a method of the class above or in ``NOT_PORTED``."""
+    """Each of upstream's tests is a method of the class above, of the replace-to-adhere
+    port, or in ``NOT_PORTED``."""
+    from .test_adhere_upstream import TestRackawareEnsemblePlacementPolicy as Adhere
+
     ported = {
         name for name in vars(TestRackawareEnsemblePlacementPolicy) if name.startswith("test")
     }
+    assert set(ADHERE_TESTS) <= set(vars(Adhere))
+    ported |= set(ADHERE_TESTS)
     assert set(UPSTREAM_TESTS) == ported | set(NOT_PORTED)
     assert not ported & set(NOT_PORTED)
