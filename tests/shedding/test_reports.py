@@ -360,3 +360,12 @@ def test_load_reports_carry_the_recommendation_and_upstreams_plan(tmp_path: Path
     assert doc["upstream"]["strategy"] == "transfer" and doc["upstream"]["transfers"]
     named = _shed("--load-reports", reports, "--strategy", "transfer")
     assert named["strategy"] == "transfer" and named["recommendation"]["explicit"] is True
+
+
+def test_out_works_on_tables_too(tmp_path: Path) -> None:
+    """``--out`` is the same for tables and reports: the commands and their REST calls."""
+    out = tmp_path / "unloads.txt"
+    doc = _shed(*_tables(tmp_path), "--out", str(out))
+    lines = out.read_text().splitlines()
+    assert len(lines) == 2 * len(doc["transfers"]) > 0
+    assert lines[0].startswith("pulsar-admin namespaces unload ") and lines[1].startswith("#   PUT")

@@ -141,7 +141,8 @@ def shed(
         float | None, typer.Option("--interval", help="--follow period, s (default: config).")
     ] = None,
     out_path: Annotated[
-        Path | None, typer.Option("--out", help="Append the unload commands to this file.")
+        Path | None,
+        typer.Option("--out", help="Write the unload commands and REST calls (--follow: append)."),
     ] = None,
 ) -> None:
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
@@ -191,7 +192,9 @@ def shed(
                 policies=read_policies(isolation_policies, anti_affinity),
                 explicit=strategy or configured_strategy(config),
             )
-            _print_result(advice, state, built, at, cfg, fmt, as_json, refused, out_path)
+            if not _print_result(advice, state, built, at, cfg, fmt, as_json, refused, out_path):
+                for row in refused:
+                    err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
             return
     assert inventory is not None and brokers is not None and bundles is not None
     with user_errors(), progress_bar(quiet=as_json or fmt is Format.JSON) as bar:
@@ -226,23 +229,10 @@ def shed(
             policies=policies,
             explicit=explicit,
         )
-        result = advice.plan
-        commands = [unload_command(m) for _, m, _ in result.transfers]
-    rejected = [*nodes.rejected, *rows.rejected, *built.rejected]
-    if as_json or fmt is Format.JSON:
-        doc = plan_json(result, state, built, at) | advice.as_json()
-        doc["rejected"] = [rejected_json(r) for r in [*inv.rejected, *rejected]]
-        doc["warnings"] = [*inv.warnings, *nodes.warnings, *rows.warnings]
-        print_json(doc)
+    rejected = [*inv.rejected, *nodes.rejected, *rows.rejected, *built.rejected]
+    warnings = [*inv.warnings, *nodes.warnings, *rows.warnings]
+    if _print_result(advice, state, built, at, cfg, fmt, as_json, rejected, out_path, warnings):
         return
-    if fmt is Format.PULSAR_ADMIN:
-        for line in commands:
-            out.print(line, highlight=False, soft_wrap=True, markup=False)
-    else:
-        _print_plan(result, state, built, at, cfg)
-        _print_advice(advice)
-    if result.warning:  # on stderr, so --format pulsar-admin output stays runnable
-        err.print(f"[yellow]warning:[/] {state.name}: {result.warning}", highlight=False)
     report_input_problems(inv)
     _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
 
@@ -257,8 +247,11 @@ def _print_result(
     as_json: bool,
     rejected: list[RejectedRow],
     out_path: Path | None,
-) -> None:
-    """The reports' plan, printed as the tables' is; ``--out`` gets its commands too."""
+    warnings: list[str] | None = None,
+) -> bool:
+    """Print the recommended plan (``--json``, pulsar-admin lines or tables) and write its
+    commands to ``--out``; True when JSON was printed, which says all (the refused rows too).
+    Otherwise the plan's warning goes to stderr, so pulsar-admin output stays runnable."""
     result = advice.plan
     commands = [unload_command(m) for _, m, _ in result.transfers]
     if out_path is not None:
@@ -270,17 +263,18 @@ def _print_result(
     if as_json or fmt is Format.JSON:
         doc = plan_json(result, state, built, at) | advice.as_json()
         doc["rejected"] = [rejected_json(r) for r in rejected]
-        doc["warnings"] = []
+        doc["warnings"] = warnings or []
         print_json(doc)
-        return
+        return True
     if fmt is Format.PULSAR_ADMIN:
         for line in commands:
             out.print(line, highlight=False, soft_wrap=True, markup=False)
     else:
         _print_plan(result, state, built, at, cfg)
         _print_advice(advice)
-    for row in rejected:
-        err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
+    if result.warning:
+        err.print(f"[yellow]warning:[/] {state.name}: {result.warning}", highlight=False)
+    return False
 
 
 def _broker_snapshot(
