@@ -12,7 +12,7 @@ Prints:
 5. every strategy side by side (:mod:`trimtab.sim.comparison`): the same seeds and clusters
    (1,000 uniform brokers; a mixed cluster of 1×, 2× and 4× brokers), cycles to std 0.15 and
    to a 15-point utilisation range, bundles and bytes moved, the big brokers' utilisation gap,
-   and unloads per simulated day under stationary load with ±10 % noise per minute.
+   and unloads per simulated day under stationary load with ±10 % noise per bundle per minute.
 
 Timings depend on the machine and its load; the script prints them, it asserts nothing.
 """
@@ -172,8 +172,8 @@ def side_by_side(uniform: int, mixed: int, trials: int, churn_brokers: int, minu
                 f"{statistics.mean(r.big_gap for r in runs):>+8.3f}"
             )
     print(
-        f"   churn: {churn_brokers} brokers near 50 %, each broker's load ±10 % every minute, "
-        f"{minutes} min after a 60 min warm-up"
+        f"   churn: {churn_brokers} brokers at 35-65 %, each bundle's rate ±10 % every minute, "
+        f"{minutes} min after a 240 min warm-up"
     )
     print(f"   {'cluster':<14} {'strategy':<9} {'unloads/day':>11} {'moved/day':>11} {'std':>6}")
     for kind in ("uniform", "mixed"):

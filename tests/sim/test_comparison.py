@@ -60,13 +60,26 @@ def test_balanced_closes_the_range_on_mixed_sizes_where_avg_does_not() -> None:
     assert runs["avg"].big_gap > 0.1 > abs(runs["balanced"].big_gap)
 
 
+#: Churn is a count of rare events, a few per day per draw: summed over several draws (the
+#: same seeds for both strategies), not judged on one.
+CHURN_SEEDS = range(1, 6)
+
+
 @pytest.mark.parametrize("kind", ["uniform", "mixed"])
 def test_balanced_churns_no_more_than_avg_under_noise(kind: str) -> None:
-    caps = capacities(kind, 30)
-    per_day = {
-        name: churn_trial(
-            caps, shedder_for(CONFIG, name), static_rng(2, 30, 0), minutes=180
-        ).unloads_per_day
+    """Twelve hours of ±10 % per-bundle noise after the warm-up, on five draws: balanced
+    moves no more bundles than AvgShedder; and the model is not blind (AvgShedder, which
+    cannot settle mixed sizes, keeps moving there)."""
+    caps = capacities(kind, 60)
+    unloads = {
+        name: sum(
+            churn_trial(
+                caps, shedder_for(CONFIG, name), static_rng(seed, 60, 0), minutes=720
+            ).unloads_per_day
+            for seed in CHURN_SEEDS
+        )
         for name in ("avg", "balanced")
     }
-    assert per_day["balanced"] <= per_day["avg"]
+    assert unloads["balanced"] <= unloads["avg"]
+    if kind == "mixed":
+        assert unloads["avg"] > 0
