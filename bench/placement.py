@@ -77,18 +77,21 @@ def per_call_us(call: Callable[[], object], calls: int, repeats: int) -> tuple[S
     return Spread.of(cpu), Spread.of(wall)
 
 
-def quality(policy: Policy, count: int) -> tuple[float, float, float]:
-    """(share of MEETS_STRICT ensembles, CV of per-node inclusion, CV uniform sampling gives)."""
+def quality(
+    policy: Policy, count: int, sizes: tuple[int, int, int] = (E, W, A)
+) -> tuple[float, float, float]:
+    """(share of MEETS_STRICT ensembles, CV of per-node inclusion, CV uniform sampling gives)
+    over ``count`` ensembles of ``sizes`` = (E, W, A)."""
     strict = 0
     seen: Counter[NodeId] = Counter(dict.fromkeys(policy.view.writable, 0))
     for _ in range(count):
-        placed = policy.new_ensemble(E, W, A)
+        placed = policy.new_ensemble(*sizes)
         strict += placed.adherence is Adherence.MEETS_STRICT
         seen.update(placed.ensemble)
     counts = list(seen.values())
     mean = statistics.fmean(counts)
     cv = statistics.pstdev(counts) / mean
-    uniform = ((1 - E / len(counts)) / mean) ** 0.5  # binomial sd / mean
+    uniform = ((1 - sizes[0] / len(counts)) / mean) ** 0.5  # binomial sd / mean
     return strict / count, cv, uniform
 
 

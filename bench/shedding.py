@@ -8,7 +8,11 @@ Prints:
    brokers: PIP-220's static experiment (loads uniform in [0, 1], target 0.15), with
    upstream's 3 pairs per cycle, without and with upstream's timers (hit count, cooldown);
 3. the PIP's epochs table reproduced (one transfer per epoch);
-4. the living-cluster scenario (mixed hardware, drift, a flaky bundle, a join, a leave).
+4. the living-cluster scenario (mixed hardware, drift, a flaky bundle, a join, a leave);
+5. every strategy side by side (:mod:`trimtab.sim.comparison`): the same seeds and clusters
+   (1,000 uniform brokers; a mixed cluster of 1×, 2× and 4× brokers), cycles to std 0.15 and
+   to a 15-point utilisation range, bundles and bytes moved, the big brokers' utilisation gap,
+   and unloads per simulated day under stationary load with ±10 % noise per bundle per minute.
 
 Timings depend on the machine and its load; the script prints them, it asserts nothing.
 """
@@ -19,18 +23,21 @@ import argparse
 import math
 import statistics
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
 
 from trimtab.config import Config
 from trimtab.shedding import STRATEGIES, BundleLoads, LoadSnapshot, ShedderState, shedder_for
+from trimtab.sim.comparison import capacities, churn_trial, convergence_trial
 from trimtab.sim.convergence import (
     CAPACITY,
     PIP_EPOCHS,
     exact_reports,
     experiment_config,
     static_experiment,
+    static_rng,
 )
 from trimtab.sim.shedding_cluster import ClusterScenario, run_cluster, with_target
 
@@ -132,20 +139,83 @@ def living_cluster(hours: float) -> None:
             )
 
 
+#: The strategies compared side by side: PIP-220's, PIP-364's, PIP-122's and trimtab's.
+SIDE_BY_SIDE = ("transfer", "avg", "threshold", "balanced")
+
+
+def side_by_side(uniform: int, mixed: int, trials: int, churn_brokers: int, minutes: int) -> None:
+    # AvgShedder as its author runs it (PIP-364: maxUnloadPercentage 0.5); target std 0.15.
+    cfg = replace(Config().shedding, target_std=0.15, max_unload_percentage=0.5)
+    print(
+        "\n5. side by side, upstream defaults (hit counts, cooldowns, grace period on), "
+        f"{trials} trial(s) per cluster, same seeds for every strategy"
+    )
+    print(
+        f"   {'cluster':<14} {'strategy':<9} {'to std .15':>10} {'to range 15':>11} "
+        f"{'reached':>7} {'bundles':>8} {'moved':>11} {'range end':>9} {'big gap':>8}"
+    )
+    for kind, n in (("uniform", uniform), ("mixed", mixed)):
+        caps = capacities(kind, n)
+        for name in SIDE_BY_SIDE:
+            shedder = shedder_for(cfg, name)
+            runs = [
+                convergence_trial(caps, shedder, static_rng(20, n, t), max_cycles=1000)
+                for t in range(trials)
+            ]
+            print(
+                f"   {kind + ' ' + str(n):<14} {name:<9} {_cycles(r.cycles_to_std for r in runs)}"
+                f" {_cycles(r.cycles_to_range for r in runs):>11} "
+                f"{sum(r.cycles_to_range is not None for r in runs):>3}/{trials:<3} "
+                f"{statistics.mean(r.bundles_moved for r in runs):>8.0f} "
+                f"{statistics.mean(r.moved_bytes_per_s for r in runs) / 1e9:>6.1f} GB/s "
+                f"{statistics.mean(r.range_end for r in runs):>9.3f} "
+                f"{statistics.mean(r.big_gap for r in runs):>+8.3f}"
+            )
+    print(
+        f"   churn: {churn_brokers} brokers at 35-65 %, each bundle's rate ±10 % every minute, "
+        f"{minutes} min after a 240 min warm-up"
+    )
+    print(f"   {'cluster':<14} {'strategy':<9} {'unloads/day':>11} {'moved/day':>11} {'std':>6}")
+    for kind in ("uniform", "mixed"):
+        caps = capacities(kind, churn_brokers)
+        for name in SIDE_BY_SIDE:
+            run = churn_trial(
+                caps, shedder_for(cfg, name), static_rng(21, churn_brokers, 0), minutes=minutes
+            )
+            print(
+                f"   {kind:<14} {name:<9} {run.unloads_per_day:>11.1f} "
+                f"{run.moved_bytes_per_s_per_day / 1e9:>6.1f} GB/s {run.std_mean:>6.3f}"
+            )
+
+
+def _cycles(values: Iterable[int | None]) -> str:
+    """Mean cycles over the trials that got there, or '-' when none did."""
+    got = [v for v in values if v is not None]
+    return f"{statistics.mean(got):>10.1f}" if got else f"{'-':>10}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few trials")
+    parser.add_argument(
+        "--side-by-side", action="store_true", help="only part 5 (every strategy side by side)"
+    )
     args = parser.parse_args()
+    if args.side_by_side:
+        side_by_side(uniform=1000, mixed=99, trials=3, churn_brokers=100, minutes=1440)
+        return
     if args.quick:
         cycle_times(repeats=2)
         transfer_vs_balanced(trials=2, sizes=[100])
         epochs_table(trials=5, sizes=[10, 20, 40, 100])
         living_cluster(hours=2)
+        side_by_side(uniform=200, mixed=60, trials=1, churn_brokers=60, minutes=240)
         return
     cycle_times(repeats=7)
     transfer_vs_balanced(trials=5, sizes=[100, 1000])
     epochs_table(trials=30, sizes=sorted(PIP_EPOCHS))
     living_cluster(hours=12)
+    side_by_side(uniform=1000, mixed=99, trials=3, churn_brokers=100, minutes=1440)
 
 
 if __name__ == "__main__":

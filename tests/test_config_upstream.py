@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trimtab.cli import app
-from trimtab.config import Config, IgnoredKey
+from trimtab.config import PULSAR_PLACEMENT_SWITCHES, Config, IgnoredKey
 from trimtab.errors import ConfigValueError, UnknownConfigKeyError
 
 ROOT = Path(__file__).parents[1]
@@ -145,8 +145,9 @@ class TestRealFiles:
 
 
 def _applied() -> set[str]:
-    """Every name trimtab reads a setting under (upstream aliases and its own)."""
-    return {a for s in Config.settings() for a in s.aliases}
+    """Every name trimtab reads a setting under (upstream aliases and its own), and the
+    broker.conf switches that choose the placement policy and its resolver."""
+    return {a for s in Config.settings() for a in s.aliases} | set(PULSAR_PLACEMENT_SWITCHES)
 
 
 class TestMistakes:
@@ -174,10 +175,13 @@ class TestMistakes:
     ) -> None:
         """A Java class trimtab lacks fails clearly; the ones it has map to its own names."""
         conf = tmp_path / "bk_server.conf"
-        zone = "org.apache.bookkeeper.client.ZoneawareEnsemblePlacementPolicy"
-        conf.write_text(f"ensemblePlacementPolicy={zone}\n")
+        custom = "com.example.CustomEnsemblePlacementPolicy"
+        conf.write_text(f"ensemblePlacementPolicy={custom}\n")
         with pytest.raises(ConfigValueError, match=r"'ensemblePlacementPolicy'.*rackaware"):
             Config.read(conf)
+        zone = "org.apache.bookkeeper.client.ZoneawareEnsemblePlacementPolicy"
+        conf.write_text(f"ensemblePlacementPolicy={zone}\n")
+        assert Config.read(conf).config.placement.ensemble_placement_policy == "zoneaware"
         transfer = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
         conf.write_text(
             "ensemblePlacementPolicy=org.apache.bookkeeper.client.RackawareEnsemblePlacementPolicy\n"
@@ -272,3 +276,73 @@ class TestCommand:
         assert result.stderr.count("error:") == 1
         assert "'diskWeightBasedPlacementEnabld'" in result.stderr
         assert "did you mean 'diskWeightBasedPlacementEnabled'?" in result.stderr
+
+
+class TestPulsarPlacementSwitches:
+    """broker.conf's ``bookkeeperClientRackawarePolicyEnabled`` / ``…RegionawarePolicyEnabled``
+    choose the policy and Pulsar's ``/bookies`` resolver, as upstream's
+    ``BookKeeperClientFactoryImpl.setDefaultEnsemblePlacementPolicy`` does."""
+
+    def _load(self, tmp_path: Path, text: str) -> Config:
+        conf = tmp_path / "broker.conf"
+        conf.write_text(text, encoding="utf-8")
+        return Config.read(conf).config
+
+    def test_upstreams_default_broker_conf_is_rack_aware_on_the_bookies_znode(self) -> None:
+        config = Config.read(BROKER).config
+        assert config.placement.ensemble_placement_policy == "rackaware"
+        assert config.topology.dns_resolver_class == "pulsar"
+
+    def test_region_aware_wins_over_rack_aware(self, tmp_path: Path) -> None:
+        config = self._load(
+            tmp_path,
+            "bookkeeperClientRackawarePolicyEnabled=true\n"
+            "bookkeeperClientRegionawarePolicyEnabled=true\n",
+        )
+        assert config.placement.ensemble_placement_policy == "regionaware"
+        assert config.topology.dns_resolver_class == "pulsar"
+
+    def test_both_off_leave_trimtabs_defaults(self, tmp_path: Path) -> None:
+        config = self._load(
+            tmp_path,
+            "bookkeeperClientRackawarePolicyEnabled=false\n"
+            "bookkeeperClientRegionawarePolicyEnabled=false\n",
+        )
+        assert config.topology.dns_resolver_class == Config().topology.dns_resolver_class
+
+    def test_a_resolver_named_in_the_file_is_kept(self, tmp_path: Path) -> None:
+        """Upstream reads ``reppDnsResolverClass`` from the broker's properties first."""
+        config = self._load(
+            tmp_path, "bookkeeperClientRackawarePolicyEnabled=true\nreppDnsResolverClass=table\n"
+        )
+        assert config.topology.dns_resolver_class == "table"
+
+    @pytest.mark.parametrize(
+        ("line", "hosts"),
+        [
+            ("metadataStoreUrl=zk:zk1:2181,zk2:2181/pulsar", "zk1:2181,zk2:2181/pulsar"),
+            ("zookeeperServers=zk1:2181", "zk1:2181"),
+        ],
+    )
+    def test_the_metadata_store_is_where_the_rack_map_is_read(
+        self, tmp_path: Path, line: str, hosts: str
+    ) -> None:
+        from trimtab.placement.factory import _zk_servers
+
+        config = self._load(tmp_path, f"bookkeeperClientRackawarePolicyEnabled=true\n{line}\n")
+        assert _zk_servers(config) == hosts
+
+    def test_a_bad_switch_or_store_is_one_error_line(self, tmp_path: Path) -> None:
+        for text, key in [
+            (
+                "bookkeeperClientRackawarePolicyEnabled=maybe\n",
+                "bookkeeperClientRackawarePolicyEnabled",
+            ),
+            ("metadataStoreUrl=etcd:http://e1:2379\n", "metadataStoreUrl"),
+        ]:
+            conf = tmp_path / "broker.conf"
+            conf.write_text(text, encoding="utf-8")
+            result = runner.invoke(app, ["config", "-c", str(conf)])
+            assert result.exit_code == 2
+            lines = [x for x in result.output.splitlines() if x.strip()]
+            assert len(lines) == 1 and lines[0].startswith("error:") and key in lines[0]

@@ -27,7 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from trimtab._settings import Setting, at_least, between, nearest, setting, settings_of
+from trimtab._settings import Check, Setting, at_least, between, nearest, setting, settings_of
 from trimtab._upstream import defined_in, spellings, upstream_names
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
@@ -74,6 +74,7 @@ class PolicyName(Choice):
     DEFAULT = "default"
     RACKAWARE = "rackaware"
     REGIONAWARE = "regionaware"
+    ZONEAWARE = "zoneaware"
 
 
 class Strategy(Choice):
@@ -85,6 +86,7 @@ class Strategy(Choice):
     THRESHOLD = "threshold"
     OVERLOAD = "overload"
     UNIFORM = "uniform"
+    AVG = "avg"
 
 
 class Sampling(Choice):
@@ -119,6 +121,17 @@ class WeightsMode(Choice):
 _C = TypeVar("_C", bound=Choice)
 
 
+def zk_hosts(url: str) -> str | None:
+    """The ZooKeeper connect string of a Pulsar metadata store URL (``zk:h1:2181,h2:2181/c``,
+    ``metadata-store:zk:…``, or bare hosts), or None for a store of another kind (``etcd:``,
+    ``rocksdb:``, ``memory:``), which trimtab cannot read."""
+    text = url.strip().removeprefix("metadata-store:").removeprefix("zk:")
+    head = text.split(",", 1)[0]
+    if not text or "://" in text or not head.rsplit(":", 1)[-1].split("/", 1)[0].isdigit():
+        return None
+    return text
+
+
 def _own(kind: type[_C]) -> dict[str, _C]:
     return {member.value: member for member in kind}
 
@@ -133,9 +146,11 @@ PLACEMENT_POLICIES: dict[str, PolicyName] = {
     **_own(PolicyName),
     "rack-aware": PolicyName.RACKAWARE,
     "region-aware": PolicyName.REGIONAWARE,
+    "zone-aware": PolicyName.ZONEAWARE,
     f"{_BK}.client.defaultensembleplacementpolicy": PolicyName.DEFAULT,
     f"{_BK}.client.rackawareensembleplacementpolicy": PolicyName.RACKAWARE,
     f"{_BK}.client.regionawareensembleplacementpolicy": PolicyName.REGIONAWARE,
+    f"{_BK}.client.zoneawareensembleplacementpolicy": PolicyName.ZONEAWARE,
 }
 
 RESOLVERS = {
@@ -144,6 +159,9 @@ RESOLVERS = {
     "default": "default",
     f"{_BK}.net.scriptbasedmapping": "script",
     f"{_BK}.client.rackawareensembleplacementpolicyimpl$defaultresolver": "default",
+    "pulsar": "pulsar",
+    "org.apache.pulsar.bookie.rackawareness.bookierackaffinitymapping": "pulsar",
+    "org.apache.pulsar.zookeeper.zkbookierackaffinitymapping": "pulsar",
     "import": "<import path>",
 }
 
@@ -153,6 +171,7 @@ SHEDDERS: dict[str, Strategy] = {
     f"{_PULSAR_LB}.impl.thresholdshedder": Strategy.THRESHOLD,
     f"{_PULSAR_LB}.impl.overloadshedder": Strategy.OVERLOAD,
     f"{_PULSAR_LB}.impl.uniformloadshedder": Strategy.UNIFORM,
+    f"{_PULSAR_LB}.impl.avgshedder": Strategy.AVG,
 }
 
 SAMPLING: dict[str, Sampling] = _own(Sampling)
@@ -167,9 +186,16 @@ class TopologyConfig:
 
     dns_resolver_class: str = setting(
         "script",
-        "resolver: script, table, default, or an import path module:Class",
+        "resolver: script, table, default, pulsar (the /bookies znode), or module:Class",
         aliases=("reppDnsResolverClass", "bkEnsemblePlacementDnsResolverClass"),
         choices=RESOLVERS,
+    )
+    metadata_store_url: str | None = setting(
+        None,
+        "Pulsar's metadata store, where the pulsar resolver reads /bookies: zk:HOST:PORT[,...]"
+        "[/chroot] or HOST:PORT[,...] (default: the BookKeeper ZooKeeper, zkServers)",
+        aliases=("metadataStoreUrl", "zookeeperServers"),
+        check=Check(lambda v: zk_hosts(v) is not None, "zk:HOST:PORT[,HOST:PORT][/chroot]"),
     )
     script_file_name: str | None = setting(
         None, "executable mapping hosts to racks", aliases=("networkTopologyScriptFileName",)
@@ -198,7 +224,7 @@ class PlacementConfig:
 
     ensemble_placement_policy: PolicyName = setting(
         PolicyName.RACKAWARE,
-        "default, rackaware or regionaware (Java class names accepted)",
+        "default, rackaware, regionaware or zoneaware (Java class names accepted)",
         aliases=("ensemblePlacementPolicy",),
         choices=PLACEMENT_POLICIES,
     )
@@ -277,6 +303,23 @@ class PlacementConfig:
         "repp_disable_durability_enforcement",
         "feature switch that, on, turns region durability enforcement off",
         aliases=("reppDisableDurabilityFeatureName",),
+    )
+    min_num_zones_per_write_quorum: int = setting(
+        2,
+        "zones each write quorum must span (zone-aware)",
+        aliases=("minNumZonesPerWriteQuorum",),
+        check=at_least(0),
+    )
+    desired_num_zones_per_write_quorum: int = setting(
+        3,
+        "zones each write quorum should span (zone-aware)",
+        aliases=("desiredNumZonesPerWriteQuorum",),
+        check=at_least(1),
+    )
+    enforce_strict_zoneaware_placement: bool = setting(
+        True,
+        "zone-aware: refuse E % W != 0 and W <= min zones; never the default zone",
+        aliases=("enforceStrictZoneawarePlacement",),
     )
     disk_weight_based_placement_enabled: bool = setting(
         False,
@@ -370,7 +413,7 @@ class SheddingConfig:
 
     strategy: Strategy = setting(
         Strategy.TRANSFER,
-        "transfer, balanced, threshold, overload or uniform (Java names accepted)",
+        "transfer, balanced, threshold, overload, uniform or avg (Java names accepted)",
         aliases=("loadBalancerLoadSheddingStrategy",),
         choices=SHEDDERS,
     )
@@ -502,9 +545,9 @@ class SheddingConfig:
     )
     throughput_multiplier_threshold: float = setting(
         4,
-        "UniformLoadShedder: throughput ratio",
+        "UniformLoadShedder: throughput ratio (0 turns it off)",
         aliases=("loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold",),
-        check=at_least(1),
+        check=at_least(0),
     )
     max_unload_percentage: float = setting(
         0.2,
@@ -528,6 +571,30 @@ class SheddingConfig:
         -1,
         "UniformLoadShedder: bundles per cycle; -1 = no limit",
         aliases=("maxUnloadBundleNumPerShedding",),
+    )
+    avg_low_threshold: float = setting(
+        15,
+        "AvgShedder: score gap (points) of a pair that counts as a hit",
+        aliases=("loadBalancerAvgShedderLowThreshold",),
+        check=at_least(0),
+    )
+    avg_high_threshold: float = setting(
+        40,
+        "AvgShedder: score gap (points) of a pair that counts as a high hit",
+        aliases=("loadBalancerAvgShedderHighThreshold",),
+        check=at_least(0),
+    )
+    avg_hit_count_low_threshold: int = setting(
+        8,
+        "AvgShedder: consecutive hits before a pair unloads",
+        aliases=("loadBalancerAvgShedderHitCountLowThreshold",),
+        check=at_least(1),
+    )
+    avg_hit_count_high_threshold: int = setting(
+        2,
+        "AvgShedder: consecutive high hits before a pair unloads",
+        aliases=("loadBalancerAvgShedderHitCountHighThreshold",),
+        check=at_least(1),
     )
     debug_mode_enabled: bool = setting(
         False, "log every step", aliases=("loadBalancerDebugModeEnabled",)
@@ -774,6 +841,39 @@ class LoadedConfig:
     config: Config
     ignored: tuple[IgnoredKey, ...] = ()
     warnings: tuple[str, ...] = ()  # unknown keys skipped because strict=False
+    explicit: frozenset[str] = frozenset()  # the settings the file sets ("shedding.strategy")
+
+
+#: broker.conf's switches for the BookKeeper client a Pulsar broker makes (upstream
+#: ``BookKeeperClientFactoryImpl.setDefaultEnsemblePlacementPolicy``): written true, the
+#: policy is region-aware (which wins) or rack-aware, and racks come from the metadata store's
+#: ``/bookies`` znode unless the file names a resolver itself (``reppDnsResolverClass``).
+PULSAR_PLACEMENT_SWITCHES: dict[str, PolicyName] = {
+    "bookkeeperClientRegionawarePolicyEnabled": PolicyName.REGIONAWARE,
+    "bookkeeperClientRackawarePolicyEnabled": PolicyName.RACKAWARE,
+}
+
+
+def _pulsar_placement(
+    switches: Mapping[str, Any], updates: dict[str, dict[str, Any]], source: str | None
+) -> None:
+    """Apply the broker.conf switches written in the file (see the table above); a policy or
+    resolver the file sets by its own key is kept."""
+    on = [
+        policy
+        for key, policy in PULSAR_PLACEMENT_SWITCHES.items()
+        if key in switches and _switch(key, switches[key], source)
+    ]
+    if not on:
+        return
+    placement, topology = updates["placement"], updates["topology"]
+    placement.setdefault("ensemble_placement_policy", on[0])
+    topology.setdefault("dns_resolver_class", RESOLVERS["pulsar"])
+
+
+def _switch(key: str, value: Any, source: str | None) -> bool:
+    spec = Setting("", key, bool, (), None, None, "")
+    return bool(spec.coerce(value, key=key, source=source))
 
 
 def _apply(
@@ -788,8 +888,14 @@ def _apply(
     seen: dict[str, str] = {}
     ignored: list[IgnoredKey] = []
     warnings: list[str] = []
+    switches: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = raw_key.strip()
+        switch = next((k for k in spellings(key) if k in PULSAR_PLACEMENT_SWITCHES), None)
+        if switch is not None:
+            if not (blank_unset and isinstance(value, str) and not value.strip()):
+                switches[switch] = value
+            continue
         spec = _lookup(key)
         if spec is None:
             upstream = defined_in(key)
@@ -810,8 +916,9 @@ def _apply(
             )
         seen[spec.key] = key
         updates[spec.section][spec.name] = spec.coerce(value, key=key, source=source)
+    _pulsar_placement(switches, updates, source)
     sections = {name: section_cls(**updates[name]) for name, section_cls in _SECTIONS.items()}
-    return LoadedConfig(Config(**sections), tuple(ignored), tuple(warnings))
+    return LoadedConfig(Config(**sections), tuple(ignored), tuple(warnings), frozenset(seen))
 
 
 def _index() -> dict[str, Setting]:

@@ -7,6 +7,7 @@
      │    ├── UnknownConfigKeyError        a key no setting answers to; carries a suggestion
      │    └── ConfigValueError             a known key with a value outside what it allows
      ├── InputError                       an input table that cannot be used at all
+     │    └── ReportError                  a Pulsar load report refused, with its file or znode
      ├── InvalidTopologyError             (also a ValueError) mixed depths, bad rack names
      ├── ResolverError                    a DNS-to-switch resolver that cannot start
      ├── MembershipError                  ZooKeeper or a registry file that cannot be used
@@ -35,6 +36,7 @@ __all__ = [
     "InvalidTopologyError",
     "MembershipError",
     "NotEnoughNodesError",
+    "ReportError",
     "ResolverError",
     "TrimtabError",
     "UnknownConfigKeyError",
@@ -75,6 +77,16 @@ class ConfigValueError(ConfigError):
 
 class InputError(TrimtabError):
     """An input table that cannot be read at all (missing file, missing column, no rows)."""
+
+
+class ReportError(InputError):
+    """A Pulsar load report (``LocalBrokerData`` JSON) refused: ``source`` names the file or
+    znode, the message says why."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+        super().__init__(f"{source}: {reason}")
 
 
 class InvalidTopologyError(TrimtabError, ValueError):

@@ -110,3 +110,21 @@ class FakeClient:
 
 def info(free: int, total: int = 1000) -> BookieInfo:
     return BookieInfo(total, free)
+
+
+def pb_varint(value: int) -> bytes:
+    """A protobuf varint, written by hand so tests check field numbers without our .proto."""
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def pb_field(number: int, value: int | str | bytes) -> bytes:
+    """One protobuf field: an int as a varint, text or bytes length-delimited."""
+    if isinstance(value, int):
+        return pb_varint(number << 3) + pb_varint(value)
+    raw = value.encode() if isinstance(value, str) else value
+    return pb_varint(number << 3 | 2) + pb_varint(len(raw)) + raw

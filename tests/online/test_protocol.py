@@ -93,15 +93,25 @@ def test_unusable_answers_become_errors(
     assert isinstance(result, FetchError) and result.kind is kind
 
 
-def test_generated_code_matches_the_proto(tmp_path: Path) -> None:
-    """The committed _pb2 files are what `make proto` generates from bookieinfo.proto."""
+SRC = PROTO_DIR.parents[2]
+#: each committed .proto, and the generated files `make proto` derives from it
+GENERATED = {
+    "trimtab/bookieinfo/proto/bookieinfo.proto": ("bookieinfo_pb2.py", "bookieinfo_pb2_grpc.py"),
+    "trimtab/bookieinfo/proto/bookkeeper_v3.proto": ("bookkeeper_v3_pb2.py",),
+    "trimtab/membership/proto/bookie_service_info.proto": ("bookie_service_info_pb2.py",),
+}
+
+
+@pytest.mark.parametrize("proto", sorted(GENERATED))
+def test_generated_code_matches_the_proto(tmp_path: Path, proto: str) -> None:
+    """The committed _pb2 files are what `make proto` generates from each .proto."""
     if importlib.util.find_spec("grpc_tools") is None:
         pytest.fail("grpcio-tools (a dev dependency) is needed: pip install -e '.[dev]'")
     src = tmp_path / "src"
-    (src / "trimtab/bookieinfo/proto").mkdir(parents=True)
-    (src / "trimtab/bookieinfo/proto/bookieinfo.proto").write_bytes(
-        (PROTO_DIR / "bookieinfo.proto").read_bytes()
-    )
+    for name in GENERATED:  # a .proto may import another
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes((SRC / name).read_bytes())
+    grpc_out = [f"--grpc_python_out={src}"] if proto.endswith("bookieinfo.proto") else []
     subprocess.run(
         [
             sys.executable,
@@ -110,23 +120,23 @@ def test_generated_code_matches_the_proto(tmp_path: Path) -> None:
             f"-I{src}",
             f"--python_out={src}",
             f"--pyi_out={src}",
-            f"--grpc_python_out={src}",
-            str(src / "trimtab/bookieinfo/proto/bookieinfo.proto"),
+            *grpc_out,
+            str(src / proto),
         ],
         check=True,
     )
-    generated = src / "trimtab/bookieinfo/proto"
+    generated = (src / proto).parent
+    committed_dir = (SRC / proto).parent
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
-    for name in ("bookieinfo_pb2.py", "bookieinfo_pb2_grpc.py"):
+    for name in GENERATED[proto]:
         # `make proto` appends an __all__ line; take it from the committed file's tail.
-        committed = (PROTO_DIR / name).read_text()
+        committed = (committed_dir / name).read_text()
         body, sep, tail = committed.rpartition("\n__all__ = ")
         assert sep, f"{name} lacks the __all__ line `make proto` appends"
         assert "__all__ = " + tail.strip() in makefile, f"{name}: __all__ differs from `make proto`"
         assert (generated / name).read_text() == body, f"{name} is stale: run `make proto`"
-    assert filecmp.cmp(
-        generated / "bookieinfo_pb2.pyi", PROTO_DIR / "bookieinfo_pb2.pyi", shallow=False
-    )
+    stub = Path(proto).with_suffix("").name + "_pb2.pyi"
+    assert filecmp.cmp(generated / stub, committed_dir / stub, shallow=False)
 
 
 @pytest.fixture

@@ -21,14 +21,15 @@ from trimtab.pipeline.job import JobOptions, run_job
 # Samples come once a minute: a 2-minute window holds two.
 @pytest.mark.parametrize(
     ("strategy", "seed", "window"),
-    [("balanced", 3, "1m"), ("transfer", 1, "1m"), ("balanced", 3, "2m")],
+    [("balanced", 3, "1m"), ("transfer", 1, "1m"), ("balanced", 3, "2m"), (None, 1, "1m")],
 )
 def test_pipeline_transfers_equal_the_shed_command(
-    spark: SparkSession, tmp_path: Path, strategy: str, seed: int, window: str
+    spark: SparkSession, tmp_path: Path, strategy: str | None, seed: int, window: str
 ) -> None:
     """Whatever the samples per window: the pipeline plans exactly what the engine, run by
     `trimtab shed` on the brokers' rows, plans, with the same warning when the plan raises
-    the std; the pulsar-admin export matches and carries the warning as a comment."""
+    the std; the pulsar-admin export matches and carries the warning as a comment. With no
+    strategy named, both recommend balanced, with upstream's transfer plan beside it."""
     fleet = generate_fleet(
         FleetSpec(clusters=1, brokers=5, bookies=2, bundles=24, minutes=10, seed=seed),
         tmp_path / "in",
@@ -66,8 +67,7 @@ def test_pipeline_transfers_equal_the_shed_command(
             str(tmp_path / "broker_metrics.parquet"),
             "--bundles",
             str(fleet.out / "bundle_metrics"),
-            "--strategy",
-            strategy,
+            *(["--strategy", strategy] if strategy else []),
             "--until-balanced",
             "--seed",
             str(seed),
@@ -96,6 +96,15 @@ def test_pipeline_transfers_equal_the_shed_command(
     warning = summary.clusters[cluster].get("warning")
     assert warning == doc["warning"]
     assert (warning is not None) == (strategy == "transfer")
+    info = summary.clusters[cluster]
+    assert info["recommendation"] == doc["recommendation"]["sentence"]
+    assert info["recommended"] == doc["recommendation"]["strategy"]
+    assert info["upstream"]["std_after"] == pytest.approx(doc["upstream"]["std_after"], abs=1e-6)
+    assert info["upstream"]["transfers"] == len(doc["upstream"]["transfers"])
+    if strategy is None:  # transfer raises this fleet's std; balanced is recommended instead
+        assert info["recommended"] == "balanced" and info["std_after"] < info["std_before"]
+        assert info["upstream"]["strategy"] == "transfer"
+        assert info["upstream"]["std_after"] > info["std_before"]
     script = (out / "exports" / "pulsar-admin" / f"{cluster}.sh").read_text().splitlines()
     if warning:
         assert script.pop(0) == f"# warning: {warning}"

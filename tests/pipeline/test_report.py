@@ -133,11 +133,19 @@ def test_plan_tables_agree_with_run_json(demo: Path) -> None:
         assert steps["std_after"].iloc[-1] == pytest.approx(info["std_after"], abs=1e-6)
         assert steps["transfers"].sum() == info["transfers"]
         assert (transfers["cluster"] == cluster).sum() == info["transfers"]
-    # As the README says: the demo's default (PIP-220) plan raises one cluster's std, and
-    # run.json warns about exactly the clusters whose plan does.
-    warned = {c for c, info in doc["clusters"].items() if "warning" in info}
-    raised = {c for c, info in doc["clusters"].items() if info["std_after"] > info["std_before"]}
-    assert warned == raised and len(warned) == 1
+    # As the README says: upstream's PIP-220 plan raises one demo cluster's std; the
+    # recommended plan (balanced) raises none, and run.json carries both.
+    raised = {
+        c
+        for c, info in doc["clusters"].items()
+        if info["upstream"]["std_after"] > info["std_before"]
+    }
+    assert len(raised) == 1
+    for info in doc["clusters"].values():
+        assert "warning" not in info and info["recommended"] == "balanced"
+        assert info["std_after"] <= info["std_before"] + 1e-6
+        assert info["recommendation"].startswith("Run the balanced plan")
+        assert f"settle it at {info['upstream']['std_after']:.3f}" in info["recommendation"]
     decisions = pq.read_table(demo / "decisions").to_pandas()
     assert decisions["label"].notna().all()
     inventory = pq.read_table(demo / "inventory")
@@ -221,6 +229,12 @@ def test_demo_report_renders_offline_in_chromium(
                 })""",
             )
             headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
+            advice = page.eval_on_selector_all(
+                "section p.advice",
+                """els => els.map(e => ({section: e.closest('section').id,
+                                         text: e.innerText,
+                                         shown: e.getBoundingClientRect().height > 0}))""",
+            )
             screenshot = tmp_path / "report.png"
             page.screenshot(path=str(screenshot), full_page=True)
         finally:
@@ -229,6 +243,11 @@ def test_demo_report_renders_offline_in_chromium(
     foreign = [u for u in requests if u != page_url and not u.startswith("data:")]
     assert foreign == []
     clusters = run_json(demo)["clusters"]
+    # each cluster's section says in one sentence which plan to run and why
+    assert {a["section"]: a["text"] for a in advice} == {
+        f"cluster-{name}": info["recommendation"] for name, info in clusters.items()
+    }
+    assert all(a["shown"] for a in advice)
     assert headings[:2] == ["Fleet overview", "Quarantined input rows"]
     assert len(headings) == 2 + len(clusters)
     # overview + quarantine + per cluster: 2 broker loads, std per cycle, transfers per cycle,

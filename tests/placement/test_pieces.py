@@ -189,6 +189,32 @@ class TestLocations:
         assert loc.locate(["a:1", "b:1"]) == {NodeId("a:1"): "/r1", NodeId("b:1"): "/r2"}
         assert loc.remembered("a:1") == "/r1" and loc.remembered("zz:1") is None
 
+    def test_a_failed_lookup_is_asked_again_and_never_kept(self) -> None:
+        """A node the source cannot place gets the default rack now and is asked about again
+        at the next lookup, so an answer that arrives later is used."""
+        table: dict[str, str] = {}
+        loc = Locator(table, default_rack="/default-rack")
+        assert loc.locate(["a:1"]) == {NodeId("a:1"): "/default-rack"}
+        assert loc.remembered("a:1") == "/default-rack"
+        table["a"] = "/r1"
+        assert loc.locate(["a:1"]) == {NodeId("a:1"): "/r1"}
+
+    def test_refresh_asks_again_even_for_a_known_node(self) -> None:
+        """Every join resolves again: a rack changed while the node was away is picked up."""
+        table = {"a": "/r1"}
+        loc = Locator(table, default_rack="/default-rack")
+        loc.locate(["a:1"])
+        table["a"] = "/r2"
+        assert loc.locate(["a:1"]) == {NodeId("a:1"): "/r1"}  # remembered between joins
+        assert loc.refresh(["a:1"]) == {NodeId("a:1"): "/r2"}
+
+    def test_where_places_the_clients_own_host_without_remembering_it(self) -> None:
+        """The client's host is looked up, not added as a node; unknown gives None."""
+        loc = Locator({"client.example": "/dc1/r1"}, default_rack="/default-rack")
+        assert loc.where("client.example") == "/dc1/r1"
+        assert loc.where("elsewhere") is None
+        assert loc.remembered("client.example") is None
+
 
 class TestFactory:
     @pytest.mark.parametrize(

@@ -80,12 +80,47 @@ class TestPairs:
         assert len(brokers) == len(set(brokers))
 
     def test_stops_pairing_once_the_std_is_at_target(self) -> None:
-        """Largest gaps first; no further pair once the predicted std is at target."""
+        """Largest gaps first; with the spread rule off (a 100-point threshold), no further
+        pair once the predicted std is at target."""
         levels = {f"b{i}": 0.1 * i for i in range(10)}
-        result = shedder(target_std=0.21).cycle(cluster(levels), ShedderState(), now=NOW)
+        off = shedder(target_std=0.21, loadBalancerAvgShedderLowThreshold=100)
+        result = off.cycle(cluster(levels), ShedderState(), now=NOW)
         pairs = {(m.source, m.destination) for m in result.moves}
         assert pairs == {("b9", "b0")}
         assert result.std_after <= 0.21 < result.std
+
+    def test_the_spread_rule_goes_on_while_a_pair_is_15_points_apart(self) -> None:
+        """With the std at target and no broker under- or overloaded, pairs at least
+        loadBalancerAvgShedderLowThreshold (15) points apart still move: 54, 42, 30 and 18
+        points apart; the middle pair, 6 apart, stays."""
+        levels = {f"b{i}": 0.2 + 0.06 * i for i in range(10)}
+        counted = ShedderState(spread_hits=1)  # 54 points: wide, so the second hit acts
+        result = shedder(target_std=0.21).cycle(cluster(levels), counted, now=NOW)
+        pairs = {(m.source, m.destination) for m in result.moves}
+        assert pairs == {("b9", "b0"), ("b8", "b1"), ("b7", "b2"), ("b6", "b3")}
+
+    def test_the_spread_rule_waits_for_eight_hits_in_a_row(self) -> None:
+        """The hysteresis gate: a 20-point spread with the std at target acts on the eighth
+        cycle in a row (loadBalancerAvgShedderHitCountLowThreshold); one cycle under 15
+        points starts the count again."""
+        apart = cluster({"a": 0.3, "b": 0.4, "c": 0.5})
+        close = cluster({"a": 0.35, "b": 0.4, "c": 0.45})
+        balanced, state = shedder(target_std=0.21), ShedderState()
+        for snap in [apart] * 7 + [close] + [apart] * 7:
+            result = balanced.cycle(snap, state, now=NOW)
+            assert result.moves == ()
+            state = result.state
+        assert state.spread_hits == 7
+        assert balanced.cycle(apart, state, now=NOW).moves
+
+    def test_a_wide_spread_acts_after_two_hits_instead_of_four(self) -> None:
+        """Upstream's hit count is 3 (acting on the 4th); a spread of 40 points or more acts
+        after loadBalancerAvgShedderHitCountHighThreshold (2) hits."""
+        snap = cluster({"a": 0.9, "b": 0.8, "c": 0.1, "d": 0.0})
+        balanced = BalancedShedder(Config.of(target_std=0.05).shedding)
+        first = balanced.cycle(snap, ShedderState(), now=NOW)
+        assert first.moves == ()
+        assert balanced.cycle(snap, first.state, now=NOW).moves
 
     def test_hit_count_is_kept_after_its_own_moves(self) -> None:
         """Upstream resets the count after an unload; balanced keeps acting while it is real."""

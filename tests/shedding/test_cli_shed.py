@@ -31,11 +31,39 @@ def shed(*extra: str) -> str:
     return result.output
 
 
-def test_one_cycle_of_the_default_transfer_shedder_waits_for_the_hit_count() -> None:
+def test_one_cycle_of_the_transfer_shedder_waits_for_the_hit_count() -> None:
     """The first cycle only counts a hit (upstream needs four in a row)."""
-    out = shed()
+    out = shed("--strategy", "transfer")
     assert "transfer shedder, 1 cycle" in out
     assert "HitCount" in out and "no transfers" in out
+    assert "recommendation: Nothing to run: the transfer plan (the strategy named" in out
+
+
+def test_balanced_is_recommended_beside_upstreams_plan() -> None:
+    """No --strategy and no configured one: the plan is balanced's, and upstream's configured
+    shedder (transfer) runs beside it on the same snapshot; --json carries both."""
+    out = shed("--until-balanced")
+    assert "balanced shedder" in out and "upstream's transfer shedder on the same snapshot" in out
+    assert "recommendation: Run the balanced plan: its " in out
+    doc = json.loads(shed("--until-balanced", "--json"))
+    assert doc["strategy"] == "balanced"
+    assert doc["recommendation"]["strategy"] == "balanced"
+    assert doc["recommendation"]["explicit"] is False
+    upstream = doc["upstream"]
+    assert upstream["strategy"] == "transfer" and upstream["transfers"]
+    assert upstream["std_before"] == pytest.approx(doc["std_before"])
+    assert f"settle it at {upstream['std_after']:.3f}" in doc["recommendation"]["sentence"]
+
+
+def test_a_configured_strategy_is_recommended_as_named(tmp_path: Path) -> None:
+    """loadBalancerLoadSheddingStrategy written in the config is an explicit choice."""
+    conf = tmp_path / "broker.conf"
+    conf.write_text(
+        "loadBalancerLoadSheddingStrategy=org.apache.pulsar.broker.loadbalance.impl.AvgShedder\n"
+    )
+    doc = json.loads(shed("--until-balanced", "--json", "--config", str(conf)))
+    assert doc["strategy"] == "avg" and doc["upstream"]["strategy"] == "avg"
+    assert doc["recommendation"]["explicit"] is True
 
 
 def test_json_has_the_documented_fields() -> None:
@@ -47,7 +75,8 @@ def test_json_has_the_documented_fields() -> None:
     assert {"label", "reason", "broker"} <= set(doc["decisions"][0])
     transfer = doc["transfers"][0]
     assert set(transfer) == {"cycle", "bundle", "source", "destination", "throughput", "reason"}
-    assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 4
+    # balanced (recommended): a spread of 40+ points acts after two hits, not four
+    assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 2
     assert transfer["destination"] == "broker6.example.net:8080"
     assert doc["rejected"] == []
     assert doc["warning"] is None  # the plan lowers the std
@@ -60,7 +89,7 @@ def test_progress_shows_the_phases_on_stderr_only(terminal_stderr: io.StringIO) 
     people = runner.invoke(app, [*ARGS, "--until-balanced"], env={"COLUMNS": "200"})
     assert people.exit_code == 0, people.output
     drawn = terminal_stderr.getvalue()
-    assert "reading the inventory" in drawn and "running the transfer shedder" in drawn
+    assert "reading the inventory" in drawn and "running the shedders" in drawn
     assert "reading the" not in people.stdout and "\x1b[" not in people.stdout
     assert "brokers (load = smoothed weighted max" in people.stdout
     for machines in (["--json"], ["--format", "json"]):
@@ -77,7 +106,8 @@ def test_balanced_strategy_and_pulsar_admin_lines() -> None:
     out = shed("--strategy", "balanced", "--until-balanced", "--format", "pulsar-admin")
     lines = out.strip().splitlines()
     assert lines and all(line.startswith("pulsar-admin namespaces unload ") for line in lines)
-    assert all("--destinationBroker broker6.example.net:8080" in line for line in lines)
+    assert all("--destinationBroker " in line for line in lines)
+    assert "--destinationBroker broker6.example.net:8080" in lines[0]  # the empty broker first
 
 
 def test_unload_only_strategies_get_placed_destinations() -> None:

@@ -86,6 +86,30 @@ class TestWeightedMax:
         assert load.weighted_max_within_limit(ResourceWeights()) == pytest.approx(0.4)
         assert BrokerLoad(broker="b", cpu=0.4).weighted_max_within_limit(ResourceWeights()) == 0.4
 
+    def test_within_limit_drops_weighted_values_not_raw_usages(self) -> None:
+        """Upstream LocalBrokerDataTest.testMaxResourceUsage (all weights 0.5, memory 400 %):
+        the weighted max is 2.0, within the limit 0.02. The rule looks at *weighted* values:
+        a raw 150 % weighted 0.5 (75 %) is kept, a raw 90 % weighted 2 (180 %) is dropped."""
+        half = ResourceWeights(
+            cpu=0.5, memory=0.5, direct_memory=0.5, bandwidth_in=0.5, bandwidth_out=0.5
+        )
+        load = BrokerLoad(
+            broker="b",
+            cpu=0.01,
+            memory=4.0,
+            direct_memory=0.02,
+            bandwidth_in=0.03,
+            bandwidth_out=0.04,
+        )
+        assert load.weighted_max_within_limit(half) == pytest.approx(0.02)
+        assert BrokerLoad(broker="b", cpu=1.5, memory=4.0).weighted_max_within_limit(
+            half
+        ) == pytest.approx(0.75)
+        heavy = ResourceWeights(cpu=2.0)
+        assert BrokerLoad(broker="b", cpu=0.9, bandwidth_in=0.3).weighted_max_within_limit(
+            heavy
+        ) == pytest.approx(0.3)
+
     def test_max_usage_leaves_memory_out(self) -> None:
         """maxResourceUsage (OverloadShedder) is max(cpu, direct memory, bandwidth)."""
         assert BrokerLoad(broker="b", cpu=0.3, memory=0.99, bandwidth_out=0.5).max_usage == 0.5

@@ -12,7 +12,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from trimtab.config import Config, SheddingConfig
-from trimtab.shedding import BrokerLoad, Bundle, LoadSnapshot
+from trimtab.shedding import (
+    BrokerLoad,
+    Bundle,
+    CycleResult,
+    Label,
+    LoadSnapshot,
+    Reason,
+    ShedderState,
+    TransferShedder,
+)
 
 NOW = 1_700_000_000.0
 
@@ -98,3 +107,19 @@ def with_load(snap: LoadSnapshot, broker: str, **changes: object) -> LoadSnapsho
     loads = dict(snap.loads)
     loads[broker] = replace(loads[broker], **changes)  # type: ignore[arg-type]
     return LoadSnapshot.of(loads.values(), snap.bundles, available=snap.available)
+
+
+def run(snap: LoadSnapshot, state: ShedderState | None = None, **keys: object) -> CycleResult:
+    """One TransferShedder cycle at :data:`NOW` with :func:`config` (plus ``keys``)."""
+    return TransferShedder(config(**keys)).cycle(snap, state or ShedderState(), now=NOW)
+
+
+def moves(result: CycleResult) -> set[tuple[str | None, str, str | None, Reason]]:
+    """``(source, bundle, destination, reason)`` of each move, as upstream's decision set."""
+    return {
+        (d.broker, d.move.bundle, d.move.destination, d.reason) for d in result.decisions if d.move
+    }
+
+
+def outcome(result: CycleResult) -> tuple[Label, Reason]:
+    return result.outcome.label, result.outcome.reason

@@ -110,11 +110,23 @@ class TestFailingLookups:
         message = warnings_seen.records[0].getMessage()
         assert "exit status 3" in message and "ldap down" in message
 
-    def test_a_wrong_answer_count_gives_the_whole_batch_the_default(self, tmp_path, warnings_seen):
-        """One token for two hosts cannot be matched up, so neither host trusts it."""
+    def test_a_wrong_answer_count_asks_again_host_by_host(self, tmp_path, warnings_seen):
+        """One token for two hosts cannot be matched up; each host asked alone gets its own."""
         script = write_script(tmp_path, ONLY_WITH_HOSTS + "echo /r1\n")
-        assert ScriptResolver(script).resolve(["h1", "h2"]) == ["/default-rack"] * 2
+        assert ScriptResolver(script).resolve(["h1", "h2"]) == ["/r1"] * 2
         assert "expected 2 answers, got 1" in warnings_seen.records[0].getMessage()
+
+    def test_one_host_that_breaks_the_script_sends_only_itself_to_the_default(
+        self, tmp_path, warnings_seen
+    ):
+        """A batch that fails as a whole is retried one host at a time (upstream's rule)."""
+        body = ONLY_WITH_HOSTS + (
+            'for host in "$@"; do [ "$host" = bad ] && exit 1; done\n'
+            'for host in "$@"; do echo "/rack-$host"; done\n'
+        )
+        resolver = ScriptResolver(write_script(tmp_path, body))
+        assert resolver.resolve(["h1", "bad", "h2"]) == ["/rack-h1", "/default-rack", "/rack-h2"]
+        assert len(warnings_seen.records) == 2  # the batch, then "bad" alone
 
     def test_an_answer_that_is_not_a_location_affects_only_its_host(self, tmp_path, warnings_seen):
         """A token without a leading slash is replaced by the default; the others are kept."""

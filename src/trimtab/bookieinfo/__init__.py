@@ -2,9 +2,13 @@
 
 The live half of BOOKKEEPER-950 (``bookkeeper.md`` §3):
 
-* :mod:`~trimtab.bookieinfo.proto` — the wire protocol (``bookieinfo.proto`` and its generated
-  code), payloads field-for-field as upstream, served over gRPC;
-* :class:`Agent` — the server on each storage node, registered in ZooKeeper;
+* :mod:`~trimtab.bookieinfo.proto` — the wire protocols (``bookieinfo.proto``, payloads
+  field-for-field as upstream, served over gRPC; ``bookkeeper_v3.proto``, BookKeeper's own v3
+  frame, :mod:`~trimtab.bookieinfo.v3`);
+* :class:`Agent` — the server on each storage node, registered in ZooKeeper, answering over
+  gRPC and, as a bookie, over v3 (:class:`BookieRpcServer`);
+* :class:`RoutingBookieInfoClient` — asks each node in the protocol it registered (gRPC:
+  :class:`GrpcBookieInfoClient`, v3 at a bookie port: :class:`BookieRpcClient`);
 * :class:`BookieInfoReader` — the client-side poller that feeds a :class:`BookieInfoSink`
   (a placement policy) with :class:`BookieInfo` values;
 * :func:`survey` — the one-shot query behind ``trimtab bookieinfo``.
@@ -24,7 +28,10 @@ from trimtab.bookieinfo.info import (
     Requested,
 )
 from trimtab.bookieinfo.reader import BookieInfoReader, ReaderSnapshot, ReaderStats, ScanKind
+from trimtab.bookieinfo.routing import RoutingBookieInfoClient
 from trimtab.bookieinfo.server import BookieInfoServer
+from trimtab.bookieinfo.v3client import BookieRpcClient
+from trimtab.bookieinfo.v3server import BookieRpcServer
 
 __all__ = [
     "Agent",
@@ -35,6 +42,8 @@ __all__ = [
     "BookieInfoReader",
     "BookieInfoServer",
     "BookieInfoSink",
+    "BookieRpcClient",
+    "BookieRpcServer",
     "DiskUsage",
     "FetchError",
     "FetchErrorKind",
@@ -44,6 +53,7 @@ __all__ = [
     "ReaderSnapshot",
     "ReaderStats",
     "Requested",
+    "RoutingBookieInfoClient",
     "ScanKind",
     "SurveyRow",
     "measure_disks",

@@ -1,9 +1,11 @@
 """The agent on each storage node: answer GetBookieInfo, stay registered, turn read-only when full.
 
-One :class:`Agent` owns three things and their threads:
+One :class:`Agent` owns four things and their threads:
 
 * the gRPC :class:`~trimtab.bookieinfo.server.BookieInfoServer`, which measures the ledger
   directories on every request (as upstream, no cache: the answer is as fresh as the call);
+* a :class:`~trimtab.bookieinfo.v3server.BookieRpcServer` answering GET_BOOKIE_INFO in
+  BookKeeper's own v3 protocol on a second port, so the agent can stand in for a bookie;
 * a :class:`~trimtab.membership.registrar.ZooKeeperRegistrar`, when ZooKeeper is given, which
   keeps the node's ephemeral znode (writable or read-only) alive across session expiry;
 * a disk monitor thread that measures every ``diskCheckInterval`` and applies the read-only
@@ -28,6 +30,7 @@ from trimtab.bookieinfo.disk import DiskUsage, FilesystemUsage, measure_disks, n
 from trimtab.bookieinfo.faults import FaultFile
 from trimtab.bookieinfo.info import BookieInfo
 from trimtab.bookieinfo.server import BookieInfoServer
+from trimtab.bookieinfo.v3server import BookieRpcServer
 from trimtab.cluster import NodeId
 from trimtab.errors import AgentError
 from trimtab.membership.registrar import ZooKeeperRegistrar
@@ -47,6 +50,8 @@ class AgentOptions:
     ledger_dirs: tuple[Path, ...]
     listen: str = "127.0.0.1:0"
     advertise: str | None = None
+    #: where the v3 (bookie-rpc) port listens; ``None``: the gRPC host, a free port
+    bookie_listen: str | None = None
     zk: ZkTarget | None = None
     force_readonly: bool = False
     disk_usage_threshold: float = 0.95
@@ -62,6 +67,7 @@ class AgentStatus:
 
     node_id: NodeId
     address: str
+    bookie_address: str
     readonly: bool
     usage: DiskUsage | None
     disk_error: str | None
@@ -101,6 +107,17 @@ class Agent:
         listen_host = options.listen.rsplit(":", 1)[0]
         self.address = advertised_address(
             listen_host, self._server.port, options.node_id, options.advertise
+        )
+        bookie_listen = options.bookie_listen or f"{listen_host}:0"
+        try:
+            self._bookie_server = BookieRpcServer(
+                self.measure, listen=bookie_listen, faults=options.faults
+            )
+        except AgentError:
+            self._server.stop(grace=0)
+            raise
+        self.bookie_address = advertised_address(
+            bookie_listen.rsplit(":", 1)[0], self._bookie_server.port, options.node_id, None
         )
         self._registrar: ZooKeeperRegistrar | None = None
         self._monitor: threading.Thread | None = None
@@ -156,9 +173,12 @@ class Agent:
         try:
             self.usage()
         except OSError as exc:
+            self._server.stop(grace=0)
+            self._bookie_server.stop(grace=0)
             raise AgentError(f"cannot measure the ledger directories: {exc}") from None
         self.check_disks()
         self._server.start()
+        self._bookie_server.start()
         if self.options.zk is not None:
             registrar = ZooKeeperRegistrar(
                 self.options.zk,
@@ -172,6 +192,7 @@ class Agent:
             except AgentError:
                 registrar.stop()
                 self._server.stop(grace=0)
+                self._bookie_server.stop(grace=0)
                 raise
             self._registrar = registrar
         self._monitor = threading.Thread(target=self._run, name="agent-disk-check", daemon=True)
@@ -191,18 +212,23 @@ class Agent:
             self._registrar.stop()
             self._registrar = None
         self._server.stop(grace)
+        self._bookie_server.stop(grace)
 
     def status(self) -> AgentStatus:
         registrar = self._registrar
         registered = None if registrar is None else registrar.registered  # asks ZooKeeper
+        answers = self._server.answer_counts()
+        for name, count in self._bookie_server.answer_counts().items():
+            answers[name] = answers.get(name, 0) + count
         with self._lock:
             return AgentStatus(
                 node_id=self.options.node_id,
                 address=self.address,
+                bookie_address=self.bookie_address,
                 readonly=self._readonly,
                 usage=self._usage,
                 disk_error=self._disk_error,
-                answers=MappingProxyType(self._server.answer_counts()),
+                answers=MappingProxyType(answers),
                 registered=registered,
                 registrations=0 if registrar is None else registrar.registrations,
                 sessions_lost=0 if registrar is None else registrar.sessions_lost,

@@ -9,7 +9,10 @@ change an agent's behaviour while it runs by rewriting the file. Keys, all optio
   (bounded: at most :data:`MAX_HANG_SECONDS`, and the sleep ends when the caller gives up);
 * ``io_error`` (bool): answer ``EIO``, as a bookie whose disk check throws ``IOException``;
 * ``free_bytes`` (int): report this much free space (and decide read-only on it) instead of
-  the real figure, as if the disk had filled up.
+  the real figure, as if the disk had filled up;
+* ``status`` (a StatusCode name such as ``"EUA"``): on the BookKeeper v3 port, answer every
+  request with only this status, as a bookie that wants authentication answers ``EUA``;
+* ``close_connection`` (bool): on the v3 port, close the connection on each request unanswered.
 
 A missing or unreadable file means no faults. Never set this in production.
 """
@@ -34,6 +37,8 @@ class Faults:
     hang_seconds: float = 0.0
     io_error: bool = False
     free_bytes: int | None = None
+    status: str | None = None
+    close_connection: bool = False
 
 
 class FaultFile:
@@ -59,10 +64,13 @@ class FaultFile:
             return Faults()
         hang = doc.get("hang_seconds", 0.0)
         free = doc.get("free_bytes")
+        status = doc.get("status")
         return Faults(
             hang_seconds=min(float(hang), MAX_HANG_SECONDS)
             if isinstance(hang, int | float)
             else 0.0,
             io_error=doc.get("io_error") is True,
             free_bytes=int(free) if isinstance(free, int) and free >= 0 else None,
+            status=status if isinstance(status, str) and status else None,
+            close_connection=doc.get("close_connection") is True,
         )

@@ -196,6 +196,15 @@ def load_config(path: Path | None) -> Config:
     return config
 
 
+def configured_strategy(path: Path | None) -> str | None:
+    """The shedder a config file names (``loadBalancerLoadSheddingStrategy``), else None: the
+    shedding commands then recommend ``balanced``."""
+    if path is None:
+        return None
+    loaded = Config.read(path)
+    return str(loaded.config.shedding.strategy) if "shedding.strategy" in loaded.explicit else None
+
+
 def print_json(doc: Any) -> None:
     """``doc`` as JSON on stdout; a value JSON has no type for (a Parquet row's datetime in a
     rejected row) is written as its text."""

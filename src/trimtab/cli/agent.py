@@ -58,6 +58,7 @@ def _ready_doc(status: AgentStatus, zk: str | None, metrics_port: int | None) ->
         "event": "ready",
         "id": status.node_id,
         "address": status.address,
+        "bookie_address": status.bookie_address,
         "readonly": status.readonly,
         "zk": zk,
         "metrics_port": metrics_port,
@@ -69,7 +70,10 @@ def _ready_doc(status: AgentStatus, zk: str | None, metrics_port: int | None) ->
 def _ready_text(
     status: AgentStatus, zk: str | None, target: ZkTarget | None, metrics_port: int | None
 ) -> str:
-    parts = [f"agent {status.node_id} answers GetBookieInfo on {status.address}"]
+    parts = [
+        f"agent {status.node_id} answers GetBookieInfo on {status.address} (gRPC)"
+        f" and {status.bookie_address} (BookKeeper v3)"
+    ]
     if target is not None:
         parts.append(f"registered in ZooKeeper {zk} under {target.available}")
     else:
@@ -99,12 +103,23 @@ def agent(
         str | None,
         typer.Option("--advertise", help="Address published in ZooKeeper (default: bound one)."),
     ] = None,
+    bookie_listen: Annotated[
+        str | None,
+        typer.Option(
+            "--bookie-listen",
+            help="Address of the BookKeeper v3 (bookie-rpc) port; default: --listen's host, "
+            "a free port.",
+        ),
+    ] = None,
     zk: Annotated[
         str | None,
         typer.Option("--zk", help="ZooKeeper HOST:PORT[,HOST:PORT]; none: do not register."),
     ] = None,
     zk_root: Annotated[
-        str | None, typer.Option("--zk-root", help="Registry root (zkLedgersRootPath).")
+        str | None,
+        typer.Option(
+            "--ledgers-root", "--zk-root", help="Registry root (zkLedgersRootPath, /ledgers)."
+        ),
     ] = None,
     readonly: Annotated[
         bool, typer.Option("--readonly", help="Register read-only whatever the disks say.")
@@ -135,6 +150,9 @@ def agent(
 ) -> None:
     """Answer GetBookieInfo with the real space of the ledger directories and stay registered.
 
+    Answers over gRPC on --listen and, as a bookie does, in BookKeeper's v3 protocol on
+    --bookie-listen, so `trimtab bookieinfo` (or a BookKeeper client) can ask it as a bookie.
+
     Registers an ephemeral znode /ledgers/available/ID (or .../readonly/ID) holding the gRPC
     address, re-registers after a ZooKeeper session expiry, and turns read-only by itself when
     every ledger filesystem is used above diskUsageThreshold. Stops cleanly on SIGTERM/SIGINT.
@@ -148,6 +166,7 @@ def agent(
             ledger_dirs=tuple(Path(d.strip()) for d in ledger_dirs.split(",") if d.strip()),
             listen=listen,
             advertise=advertise,
+            bookie_listen=bookie_listen,
             zk=target,
             force_readonly=readonly,
             disk_usage_threshold=cfg.disk_usage_threshold,

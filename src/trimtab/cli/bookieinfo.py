@@ -12,11 +12,12 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import human_bytes, plural
-from trimtab.bookieinfo.client import GrpcBookieInfoClient, SurveyRow, survey
+from trimtab.bookieinfo.client import SurveyRow, survey
 from trimtab.bookieinfo.feed import PlacementWeightsCollector, PolicyFeed
 from trimtab.bookieinfo.info import BookieInfo, FetchError
 from trimtab.bookieinfo.metrics import MetricsServer, ReaderCollector, registry_of
 from trimtab.bookieinfo.reader import BookieInfoReader
+from trimtab.bookieinfo.routing import RoutingBookieInfoClient
 from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
@@ -32,11 +33,13 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cli.agent import print_event, until_signalled, wait_for
+from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import MembershipError
 from trimtab.membership import (
     Membership,
     StaticRegistry,
+    WireProtocol,
     ZooKeeperWatcher,
     read_membership,
     read_registry,
@@ -50,7 +53,17 @@ ZkOption = Annotated[
     str | None, typer.Option("--zk", help="ZooKeeper HOST:PORT[,HOST:PORT] (zkServers).")
 ]
 ZkRootOption = Annotated[
-    str | None, typer.Option("--zk-root", help="Registry root (zkLedgersRootPath).")
+    str | None,
+    typer.Option(
+        "--ledgers-root", "--zk-root", help="Registry root (zkLedgersRootPath, /ledgers)."
+    ),
+]
+BookiesOption = Annotated[
+    str | None,
+    typer.Option(
+        "--bookies",
+        help="Bookies to ask directly, HOST:PORT[,HOST:PORT] (their bookie port, v3 protocol).",
+    ),
 ]
 RegistryOption = Annotated[
     Path | None,
@@ -63,10 +76,19 @@ TimeoutOption = Annotated[
 
 
 def _membership(
-    cfg: BookieInfoConfig, zk: str | None, zk_root: str | None, registry: Path | None
+    cfg: BookieInfoConfig,
+    zk: str | None,
+    zk_root: str | None,
+    registry: Path | None,
+    bookies: str | None = None,
 ) -> Membership:
-    if registry is not None and zk is not None:
-        raise MembershipError("give either --zk or --registry, not both")
+    sources = (("--zk", zk), ("--registry", registry), ("--bookies", bookies))
+    given = [name for name, value in sources if value is not None]
+    if len(given) > 1:
+        both = " and ".join(given)
+        raise MembershipError(f"give one of --zk, --registry or --bookies, not {both}")
+    if bookies is not None:
+        return _bookie_list(bookies)
     if registry is not None:
         file = read_registry(registry)
         for row in file.rejected:
@@ -75,6 +97,22 @@ def _membership(
         return file.membership
     _require_zk(cfg, zk)
     return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
+
+
+def _bookie_list(text: str) -> Membership:
+    """``--bookies a:3181,b:3181``: writable bookies asked at those ports in the v3 protocol."""
+    nodes: list[NodeId] = []
+    for item in (part.strip() for part in text.split(",")):
+        try:
+            node = NodeId(item)
+        except ValueError as exc:
+            raise MembershipError(f"--bookies: {exc}") from None
+        if node.port is None:
+            raise MembershipError(f"--bookies: {item!r} has no port: give HOST:PORT, e.g. bk1:3181")
+        nodes.append(node)
+    return Membership.of(
+        writable=nodes, addresses={n: WireProtocol.BOOKIE_RPC.address(n) for n in nodes}
+    )
 
 
 #: The longest wait or period an option may give, in seconds (a day).
@@ -90,7 +128,9 @@ def _check_seconds(**options: float | None) -> None:
 
 def _require_zk(cfg: BookieInfoConfig, zk: str | None) -> None:
     if zk is None and not (cfg.zk_servers or cfg.metadata_service_uri):
-        raise MembershipError("say where the nodes are: --zk HOST:PORT or --registry FILE")
+        raise MembershipError(
+            "say where the nodes are: --zk HOST:PORT, --bookies HOST:PORT[,...] or --registry FILE"
+        )
 
 
 def survey_json(rows: list[SurveyRow]) -> dict[str, Any]:
@@ -119,6 +159,7 @@ def survey_json(rows: list[SurveyRow]) -> dict[str, Any]:
 def bookieinfo(
     zk: ZkOption = None,
     zk_root: ZkRootOption = None,
+    bookies: BookiesOption = None,
     registry: RegistryOption = None,
     timeout: TimeoutOption = None,
     config: ConfigOption = None,
@@ -126,19 +167,22 @@ def bookieinfo(
 ) -> None:
     """Ask every writable and read-only node for its disk space and print it with the totals.
 
-    Sizes in base-1000 units (as `bookkeeper shell bookieinfo`); nodes that do not answer are
-    listed with the reason. Totals count the nodes that answered.
+    Nodes come from BookKeeper's registry in ZooKeeper (--zk), a list of bookies (--bookies)
+    or a registry file (--registry). Each is asked in the protocol it registered: BookKeeper's
+    v3 GET_BOOKIE_INFO at a bookie's port, gRPC for a trimtab agent. Sizes in base-1000 units
+    (as `bookkeeper shell bookieinfo`); nodes that do not answer are listed with the reason.
+    Totals count the nodes that answered.
     """
     with user_errors(), progress_bar(quiet=as_json) as bar:
         # nodes that do not answer hold the command up to the timeout (5 s by default)
         phase = bar.add_task("reading the membership", total=None)
         _check_seconds(timeout=timeout)
         cfg = load_config(config).bookie_info
-        membership = _membership(cfg, zk, zk_root, registry)
+        membership = _membership(cfg, zk, zk_root, registry, bookies)
         wait = timeout or cfg.timeout_seconds
         asked = len(membership.writable | membership.readonly)
         bar.update(phase, description=f"asking {plural(asked, 'node')} (timeout {wait:g} s)")
-        client = GrpcBookieInfoClient()
+        client = RoutingBookieInfoClient()
         try:
             rows = survey(membership, client, timeout=wait)
         finally:
@@ -214,7 +258,7 @@ def watch(
         feed = PolicyFeed(make_policy(full, rng=random.Random(seed)), full.placement)
         reader = BookieInfoReader(
             feed,
-            GrpcBookieInfoClient(),
+            RoutingBookieInfoClient(),
             interval_seconds=interval or cfg.interval_seconds,
             retry_interval_seconds=retry_interval or cfg.retry_interval_seconds,
             timeout_seconds=timeout or cfg.timeout_seconds,

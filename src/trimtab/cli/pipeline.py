@@ -16,6 +16,7 @@ from trimtab.cli._common import (
     JsonFlag,
     MasterOption,
     app,
+    configured_strategy,
     figures_table,
     load_config,
     out,
@@ -114,7 +115,8 @@ def run_cmd(
     strategy: Annotated[
         str | None,
         typer.Option(
-            help="Shedder: transfer, balanced, threshold, overload, uniform (default: config)."
+            help="Shedder: transfer, balanced, threshold, overload, uniform, avg "
+            "(default: the config's if set, else balanced)."
         ),
     ] = None,
     cycles: Annotated[
@@ -162,6 +164,8 @@ def run_cmd(
     out.print(_tables_table(summary))
     out.print(_clusters_table(summary))
     for name, info in summary.clusters.items():
+        if info.get("recommendation"):
+            out.print(f"[bold]{name}:[/] {info['recommendation']}", highlight=False)
         if info.get("warning"):
             out.print(f"[yellow]warning:[/] {name}: {info['warning']}", highlight=False)
     nodes = sum(c["nodes"] for c in summary.clusters.values())
@@ -213,7 +217,7 @@ def _job_options(
         now=reference,
         window=window,
         config=load_config(config),
-        strategy=strategy,
+        strategy=strategy or configured_strategy(config),
         cycles=cycles,
         until_balanced=until_balanced,
     )

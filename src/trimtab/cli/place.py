@@ -5,6 +5,10 @@ nodes are known to the policy but never chosen; down nodes are left out). Each r
 ``--count`` ensembles of ``-E/-W/-A`` with the policy named by ``--policy`` (or the config),
 with a seeded RNG, and prints per node how often it was included and how often it came first
 (the first member takes the first write of every round), plus the adherence counts.
+
+``--weights disk`` (default: ``diskWeightBasedPlacementEnabled`` of the config) hands the
+policy each writable node's ``disk_total_bytes``/``disk_free_bytes`` as its disk info, so nodes
+are picked in proportion to their (capped) free space; ``off`` places uniformly.
 """
 
 from __future__ import annotations
@@ -35,13 +39,13 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cluster import ClusterState, NodeId, NodeState, Role
-from trimtab.config import PLACEMENT_POLICIES, Config
+from trimtab.config import PLACEMENT_POLICIES, WEIGHTS_MODES, Config, WeightsMode, spelled
 from trimtab.errors import TrimtabError
 from trimtab.inventory import read_inventory
-from trimtab.placement import Adherence, EnsemblePlacement, make_policy
+from trimtab.placement import Adherence, BookieInfo, EnsemblePlacement, make_policy
 from trimtab.topology import topology_of
 
-__all__ = ["PlacementRun", "place", "run_placements"]
+__all__ = ["PlacementRun", "disk_info", "place", "run_placements"]
 
 #: Above this many ensembles a progress bar is shown (people's view only).
 _PROGRESS_FROM = 20_000
@@ -52,11 +56,21 @@ MAX_COUNT = 10_000_000
 class PlacementRun:
     """The ensembles placed on one cluster and the counts the command prints."""
 
-    __slots__ = ("adherence", "cluster", "ensembles", "first", "inclusion", "notes", "policy")
+    __slots__ = (
+        "adherence",
+        "cluster",
+        "ensembles",
+        "first",
+        "inclusion",
+        "notes",
+        "policy",
+        "weights",
+    )
 
-    def __init__(self, cluster: ClusterState, policy: str) -> None:
+    def __init__(self, cluster: ClusterState, policy: str, weights: WeightsMode) -> None:
         self.cluster = cluster
         self.policy = policy
+        self.weights = weights
         writable = sorted(cluster.writable)
         self.ensembles: list[tuple[NodeId, ...]] = []
         self.inclusion: Counter[NodeId] = Counter(dict.fromkeys(writable, 0))
@@ -75,6 +89,7 @@ class PlacementRun:
         return {
             "cluster": self.cluster.name,
             "policy": self.policy,
+            "weights": self.weights.value,
             "ensembles": [list(e) for e in self.ensembles],
             "inclusion": dict(sorted(self.inclusion.items())),
             "first": dict(sorted(self.first.items())),
@@ -100,13 +115,28 @@ def run_placements(
     locations = {str(n): loc for n in topology.nodes() if (loc := topology.location_of(n))}
     policy = make_policy(config, resolver=locations, rng=random.Random(seed))
     policy.on_cluster_changed(cluster.writable, cluster.readonly)
-    run = PlacementRun(cluster, config.placement.ensemble_placement_policy)
+    disk = config.placement.disk_weight_based_placement_enabled
+    if disk:
+        policy.update_bookie_info(disk_info(cluster))
+    weights = WeightsMode.DISK if disk else WeightsMode.OFF
+    run = PlacementRun(cluster, config.placement.ensemble_placement_policy, weights)
     task = progress.add_task("placing", total=count) if progress is not None else None
     for i in range(count):
         run.record(policy.new_ensemble(ensemble_size, write_quorum, ack_quorum, exclude))
         if progress is not None and task is not None and i % 1000 == 999:
             progress.update(task, completed=i + 1)
     return run
+
+
+def disk_info(cluster: ClusterState) -> dict[NodeId, BookieInfo]:
+    """``node -> (total, free)`` of the writable nodes whose free space the inventory knows
+    (the others get the smallest weight, as a node with no GET_BOOKIE_INFO answer does)."""
+    info: dict[NodeId, BookieInfo] = {}
+    for node_id in sorted(cluster.writable):
+        capacity = cluster.node(node_id).capacity
+        if capacity.disk_free_bytes is not None:
+            info[node_id] = BookieInfo(capacity.disk_total_bytes, capacity.disk_free_bytes)
+    return info
 
 
 @app.command()
@@ -117,13 +147,23 @@ def place(
     ack_quorum: Annotated[int, typer.Option("-A", "--ack-quorum", help="Ack quorum.")],
     policy: Annotated[
         str | None,
-        typer.Option("--policy", help="default, rackaware or regionaware (default: the config's)."),
+        typer.Option(
+            "--policy", help="default, rackaware, regionaware or zoneaware (default: the config's)."
+        ),
     ] = None,
     count: Annotated[int, typer.Option("--count", "-n", help="Ensembles to place.")] = 1000,
     exclude: Annotated[
         str | None, typer.Option("--exclude", help="Node ids never to use, comma-separated.")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same run).")] = 0,
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            "--weights",
+            help="off or disk: pick by the inventory's free disk (default: the config's "
+            "diskWeightBasedPlacementEnabled).",
+        ),
+    ] = None,
     cluster: ClusterOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
@@ -133,6 +173,8 @@ def place(
         cfg = load_config(config)
         if policy is not None:
             cfg = _with_policy(cfg, policy)
+        if weights is not None:
+            cfg = _with_weights(cfg, weights)
         if not 1 <= count <= MAX_COUNT:
             raise TrimtabError(f"--count must be from 1 to {MAX_COUNT:,}, got {count}")
         inv = read_inventory(inventory)
@@ -176,6 +218,16 @@ def _with_policy(cfg: Config, policy: str) -> Config:
     return replace(cfg, placement=replace(cfg.placement, ensemble_placement_policy=canonical))
 
 
+def _with_weights(cfg: Config, text: str) -> Config:
+    mode = spelled(WEIGHTS_MODES, text)
+    if mode not in (WeightsMode.OFF, WeightsMode.DISK):
+        raise TrimtabError(f"--weights {text!r}: choose off or disk")
+    enabled = mode is WeightsMode.DISK
+    return replace(
+        cfg, placement=replace(cfg.placement, disk_weight_based_placement_enabled=enabled)
+    )
+
+
 def _parse_exclude(text: str | None) -> tuple[NodeId, ...]:
     if not text:
         return ()
@@ -202,7 +254,8 @@ def _table(run: PlacementRun, size: int, wq: int, aq: int) -> Table:
     state = run.cluster
     title = (
         f"{state.name}: {plural(total, 'ensemble')} of E={size} W={wq} A={aq}, "
-        f"{run.policy} policy, {plural(len(run.inclusion), 'writable node')}"
+        f"{run.policy} policy, weights {run.weights.value}, "
+        f"{plural(len(run.inclusion), 'writable node')}"
     )
     columns = ("node", "location", "included", "share", "first", "first share")
     table = figures_table(columns, text=("node", "location"), title=title)

@@ -10,7 +10,6 @@ settled load after (see :mod:`trimtab.shedding.plan`); ``--json`` for machines,
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
     app,
+    configured_strategy,
     err,
     load_config,
     out,
@@ -38,15 +38,18 @@ from trimtab.cli._common import (
     select_clusters,
     user_errors,
 )
+from trimtab.cli.shed_reports import advise, check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, Strategy
 from trimtab.contract import timestamp
 from trimtab.errors import InputError, TrimtabError
-from trimtab.export.pulsar_admin import unload_command
+from trimtab.export.pulsar_admin import unload_command, unload_rest
 from trimtab.inventory import read_inventory
-from trimtab.shedding import LoadModel, Plan, breakdown, plan, shedder_for
+from trimtab.shedding import LoadModel, Plan, breakdown
+from trimtab.shedding.filters import read_policies
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
+from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built, build_snapshot
 from trimtab.tables import Parsed, RejectedRow
 
@@ -75,16 +78,18 @@ def _check_format(fmt: Format, *, as_json: bool) -> None:
 @app.command()
 def shed(
     inventory: Annotated[
-        Path, typer.Option("--inventory", "-i", help="Inventory file or directory.")
-    ],
+        Path | None, typer.Option("--inventory", "-i", help="Inventory file or directory.")
+    ] = None,
     brokers: Annotated[
-        Path, typer.Option("--brokers", help="node_metrics rows: each broker's usage history.")
-    ],
+        Path | None,
+        typer.Option("--brokers", help="node_metrics rows: each broker's usage history."),
+    ] = None,
     bundles: Annotated[
-        Path, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
-    ],
+        Path | None, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
+    ] = None,
     strategy: Annotated[
-        Strategy | None, typer.Option("--strategy", help="Shedder (default: the config's).")
+        Strategy | None,
+        typer.Option("--strategy", help="Shedder (default: the config's if set, else balanced)."),
     ] = None,
     cycles: Annotated[
         int, typer.Option("--cycles", help="Cycles to run.", min=1, max=MAX_CYCLES)
@@ -104,20 +109,101 @@ def shed(
         typer.Option("--now", help="Snapshot time (ISO 8601 or epoch s; default: latest ts)."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for placing unload-only moves.")] = 0,
+    isolation_policies: Annotated[
+        Path | None,
+        typer.Option(
+            "--isolation-policies", help="pulsar-admin ns-isolation-policy list CLUSTER JSON."
+        ),
+    ] = None,
+    anti_affinity: Annotated[
+        Path | None,
+        typer.Option(
+            "--anti-affinity", help="Anti-affinity groups: {group: [namespace]} JSON or CSV."
+        ),
+    ] = None,
     fmt: Annotated[
         Format, typer.Option("--format", help="table, json or pulsar-admin.")
     ] = Format.TABLE,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    zk: Annotated[
+        str | None,
+        typer.Option("--zk", help="ZooKeeper HOST:PORT[/chroot]: /loadbalance/brokers reports."),
+    ] = None,
+    load_reports: Annotated[
+        Path | None,
+        typer.Option("--load-reports", help="LocalBrokerData JSON files, one per broker."),
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Run one cycle per interval until stopped.")
+    ] = False,
+    interval: Annotated[
+        float | None, typer.Option("--interval", help="--follow period, s (default: config).")
+    ] = None,
+    out_path: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the unload commands and REST calls (--follow: append)."),
+    ] = None,
 ) -> None:
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
+    tables = {"--inventory": inventory, "--brokers": brokers, "--bundles": bundles}
+    with user_errors():
+        given = {
+            "--now": now is not None,
+            "--cycles": cycles != 1,
+            "--until-balanced": until_balanced,
+            "--format pulsar-admin": fmt is Format.PULSAR_ADMIN,
+        }
+        if check_sources(
+            zk=zk,
+            load_reports=load_reports,
+            tables=tables,
+            follow=follow,
+            interval=interval,
+            one_shot=[option for option, yes in given.items() if yes],
+        ):
+            _check_format(fmt, as_json=as_json)
+            cfg = load_config(config)
+            if strategy is not None:
+                cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
+            if follow:
+                follow_reports(
+                    zk=zk,
+                    load_reports=load_reports,
+                    cfg=cfg,
+                    cluster=cluster,
+                    interval=interval,
+                    out_path=out_path,
+                    seed=seed,
+                    as_json=as_json or fmt is Format.JSON,
+                    policies=read_policies(isolation_policies, anti_affinity),
+                )
+                return
+            advice, state, built, at, refused = plan_reports(
+                zk=zk,
+                load_reports=load_reports,
+                cfg=cfg,
+                cluster=cluster,
+                now=_parse_now(now) if now is not None else None,
+                cycles=cycles,
+                until_balanced=until_balanced,
+                max_cycles=max_cycles,
+                seed=seed,
+                policies=read_policies(isolation_policies, anti_affinity),
+                explicit=strategy or configured_strategy(config),
+            )
+            if not _print_result(advice, state, built, at, cfg, fmt, as_json, refused, out_path):
+                for row in refused:
+                    err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
+            return
+    assert inventory is not None and brokers is not None and bundles is not None
     with user_errors(), progress_bar(quiet=as_json or fmt is Format.JSON) as bar:
         # reading a day of bundle_metrics takes a while (1.2 million rows: about 20 s)
         _check_format(fmt, as_json=as_json)
         phase = bar.add_task(f"reading the inventory {inventory}", total=None)
         cfg = load_config(config)
-        if strategy is not None:
-            cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
+        explicit = strategy or configured_strategy(config)
+        policies = read_policies(isolation_policies, anti_affinity)
         inv = read_inventory(inventory)
         reference = _parse_now(now) if now is not None else None
         # Samples after the reference (or the wall clock) are refused, as the pipeline does.
@@ -133,33 +219,62 @@ def shed(
         if why := nothing_to_shed(built.snapshot, refused=[str(r) for r in nodes.rejected]):
             raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
-        bar.update(phase, description=f"running the {cfg.shedding.strategy} shedder")
-        result = plan(
-            built.snapshot,
-            shedder_for(cfg.shedding),
-            now=at,
-            cycles=cycles,
-            until_balanced=until_balanced,
-            max_cycles=max_cycles,
-            rng=random.Random(seed),
+        bar.update(phase, description="running the shedders")
+        advice = advise(
+            built,
+            cfg,
+            at,
+            (cycles, until_balanced, max_cycles),
+            seed,
+            policies=policies,
+            explicit=explicit,
         )
-        commands = [unload_command(m) for _, m, _ in result.transfers]
-    rejected = [*nodes.rejected, *rows.rejected, *built.rejected]
-    if as_json or fmt is Format.JSON:
-        doc = plan_json(result, state, built, at)
-        doc["rejected"] = [rejected_json(r) for r in [*inv.rejected, *rejected]]
-        doc["warnings"] = [*inv.warnings, *nodes.warnings, *rows.warnings]
-        print_json(doc)
+    rejected = [*inv.rejected, *nodes.rejected, *rows.rejected, *built.rejected]
+    warnings = [*inv.warnings, *nodes.warnings, *rows.warnings]
+    if _print_result(advice, state, built, at, cfg, fmt, as_json, rejected, out_path, warnings):
         return
+    report_input_problems(inv)
+    _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
+
+
+def _print_result(
+    advice: Recommendation,
+    state: ClusterState,
+    built: Built,
+    at: float,
+    cfg: Config,
+    fmt: Format,
+    as_json: bool,
+    rejected: list[RejectedRow],
+    out_path: Path | None,
+    warnings: list[str] | None = None,
+) -> bool:
+    """Print the recommended plan (``--json``, pulsar-admin lines or tables) and write its
+    commands to ``--out``; True when JSON was printed, which says all (the refused rows too).
+    Otherwise the plan's warning goes to stderr, so pulsar-admin output stays runnable."""
+    result = advice.plan
+    commands = [unload_command(m) for _, m, _ in result.transfers]
+    if out_path is not None:
+        rest = [unload_rest(m) for _, m, _ in result.transfers]
+        lines = [
+            x for pair in zip(commands, rest, strict=True) for x in (pair[0], f"#   {pair[1]}")
+        ]
+        out_path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    if as_json or fmt is Format.JSON:
+        doc = plan_json(result, state, built, at) | advice.as_json()
+        doc["rejected"] = [rejected_json(r) for r in rejected]
+        doc["warnings"] = warnings or []
+        print_json(doc)
+        return True
     if fmt is Format.PULSAR_ADMIN:
         for line in commands:
             out.print(line, highlight=False, soft_wrap=True, markup=False)
     else:
         _print_plan(result, state, built, at, cfg)
-    if result.warning:  # on stderr, so --format pulsar-admin output stays runnable
+        _print_advice(advice)
+    if result.warning:
         err.print(f"[yellow]warning:[/] {state.name}: {result.warning}", highlight=False)
-    report_input_problems(inv)
-    _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
+    return False
 
 
 def _broker_snapshot(
@@ -303,25 +418,40 @@ def _print_plan(result: Plan, state: ClusterState, built: Built, now: float, cfg
             _mbps(row["throughput_after"]),
         )
     out.print(table)
-    if result.transfers:
-        moves = Table(title=f"{plural(len(result.transfers), 'transfer')}")
-        for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
-            moves.add_column(
-                column, justify="right" if column in ("cycle", "throughput") else "left"
-            )
-        for k, m, reason in result.transfers:
-            moves.add_row(
-                str(k),
-                m.bundle,
-                m.source,
-                m.destination or "(next lookup)",
-                _mbps(m.throughput),
-                str(reason),
-            )
-        out.print(moves)
-    else:
-        out.print("no transfers", highlight=False)
+    _print_transfers(result, f"{plural(len(result.transfers), 'transfer')}")
     _print_outcomes(result)
+
+
+def _print_transfers(result: Plan, title: str) -> None:
+    if not result.transfers:
+        out.print("no transfers", highlight=False)
+        return
+    moves = Table(title=title)
+    for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
+        moves.add_column(column, justify="right" if column in ("cycle", "throughput") else "left")
+    for k, m, reason in result.transfers:
+        moves.add_row(
+            str(k),
+            m.bundle,
+            m.source,
+            m.destination or "(next lookup)",
+            _mbps(m.throughput),
+            str(reason),
+        )
+    out.print(moves)
+
+
+def _print_advice(advice: Recommendation) -> None:
+    """Upstream's plan beside the recommended one, then the sentence saying which to run."""
+    up = advice.upstream
+    if up is not advice.plan:
+        out.print(
+            f"upstream's {up.strategy} shedder on the same snapshot: std "
+            f"{_std(up.std_before)} → {_std(up.std_after)}",
+            highlight=False,
+        )
+        _print_transfers(up, f"upstream's {up.strategy}: {plural(len(up.transfers), 'transfer')}")
+    out.print(f"[bold]recommendation:[/] {advice.sentence}", highlight=False)
 
 
 def _print_outcomes(result: Plan) -> None:

@@ -338,7 +338,7 @@ def diskfill(
         str | None, typer.Option("--cluster", help="Cluster of the inventory to use.")
     ] = None,
     policy: Annotated[
-        str | None, typer.Option("--policy", help="default, rackaware or regionaware.")
+        str | None, typer.Option("--policy", help="default, rackaware, regionaware or zoneaware.")
     ] = None,
     weights: Annotated[
         str, typer.Option("--weights", help="off, disk or disk+load.")
@@ -417,7 +417,7 @@ def diskfill_base(
         if not nodes:
             raise TrimtabError("the inventory cluster has no writable node")
     if policy is not None:
-        allowed = "default, rackaware or regionaware"
+        allowed = "default, rackaware, regionaware or zoneaware"
         default_policy = _choose("--policy", policy, PLACEMENT_POLICIES, allowed)
     return DiskFillRun(nodes=nodes, workload=workload, policy=default_policy, sample_every=100)
 

@@ -26,6 +26,8 @@ from trimtab.cluster import ClusterState, Node, NodeId, NodeState
 from trimtab.inventory import read_inventory
 from trimtab.topology import (
     NetworkTopology,
+    PulsarRackResolver,
+    Resolver,
     ScriptResolver,
     default_rack_for,
     locations_for,
@@ -48,6 +50,14 @@ def topology(
             help="Executable mapping hosts to /region/rack (networkTopologyScriptFileName).",
         ),
     ] = None,
+    pulsar_racks: Annotated[
+        str | None,
+        typer.Option(
+            "--pulsar-racks",
+            metavar="HOST:PORT",
+            help="ZooKeeper holding Pulsar's /bookies rack map (BookieRackAffinityMapping).",
+        ),
+    ] = None,
     cluster: Annotated[
         str | None, typer.Option("--cluster", help="Show only this cluster.")
     ] = None,
@@ -57,7 +67,8 @@ def topology(
     """Print the network topology: regions, racks and nodes with their state and disk.
 
     Locations come from the inventory's region and rack columns, or from a DNS-to-switch
-    script when one is given (hosts it cannot place go to the default rack).
+    script or Pulsar's rack map when one is given (hosts they cannot place go to the default
+    rack).
     """
     with user_errors():
         cfg = load_config(config)
@@ -67,7 +78,7 @@ def topology(
             Path(cfg.topology.script_file_name) if cfg.topology.script_file_name else None
         )
         default_rack = default_rack_for(cfg.placement.ensemble_placement_policy)
-        resolver = (
+        resolver: Resolver | None = (
             ScriptResolver(
                 script,
                 number_args=cfg.topology.script_number_args,
@@ -77,6 +88,12 @@ def topology(
             if script
             else None
         )
+        if pulsar_racks is not None:
+            resolver = PulsarRackResolver(
+                pulsar_racks,
+                default_rack=default_rack,
+                timeout_s=cfg.topology.script_timeout_seconds,
+            )
         views = []
         for state in clusters:
             locations = (
@@ -85,6 +102,8 @@ def topology(
                 else None
             )
             views.append((state, topology_of(state, locations)))
+        if isinstance(resolver, PulsarRackResolver):
+            resolver.close()
     if as_json:
         print_json(
             {

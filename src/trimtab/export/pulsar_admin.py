@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
+from urllib.parse import quote
 
 from trimtab.contract import split_bundle
 from trimtab.shedding.decisions import Move
 
-__all__ = ["unload_command", "unload_commands"]
+__all__ = ["unload_command", "unload_commands", "unload_rest"]
 
 
 def unload_command(move: Move, *, admin: str = "pulsar-admin") -> str:
@@ -39,3 +40,12 @@ def unload_command(move: Move, *, admin: str = "pulsar-admin") -> str:
 def unload_commands(moves: Iterable[Move], *, admin: str = "pulsar-admin") -> list[str]:
     """One line per move, in the order the moves are to run."""
     return [unload_command(m, admin=admin) for m in moves]
+
+
+def unload_rest(move: Move) -> str:
+    """The REST call ``move``'s command stands for (what ``pulsar-admin`` sends the broker)."""
+    namespace, hash_range = split_bundle(move.bundle)
+    call = f"PUT /admin/v2/namespaces/{namespace}/{hash_range}/unload"
+    if move.destination is not None:
+        call += f"?destinationBroker={quote(move.destination, safe=':')}"
+    return call

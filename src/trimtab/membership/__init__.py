@@ -8,8 +8,19 @@
 
 from __future__ import annotations
 
-from trimtab.membership.model import EMPTY, Membership, MembershipListener
+from trimtab.membership.model import (
+    EMPTY,
+    Membership,
+    MembershipListener,
+    WireProtocol,
+    split_address,
+)
 from trimtab.membership.registrar import ZooKeeperRegistrar
+from trimtab.membership.service_info import (
+    bookie_rpc_endpoint,
+    encode_bookie_service_info,
+    registration_address,
+)
 from trimtab.membership.static import REGISTRY_TABLE, RegistryFile, StaticRegistry, read_registry
 from trimtab.membership.watcher import WatcherStats, ZooKeeperWatcher, read_membership
 from trimtab.membership.zk import ZkTarget, decode_node_data, encode_node_data, zk_target
@@ -22,12 +33,17 @@ __all__ = [
     "RegistryFile",
     "StaticRegistry",
     "WatcherStats",
+    "WireProtocol",
     "ZkTarget",
     "ZooKeeperRegistrar",
     "ZooKeeperWatcher",
+    "bookie_rpc_endpoint",
     "decode_node_data",
+    "encode_bookie_service_info",
     "encode_node_data",
     "read_membership",
     "read_registry",
+    "registration_address",
+    "split_address",
     "zk_target",
 ]

@@ -4,6 +4,10 @@ Every membership source (the ZooKeeper watcher, the static file registry, a test
 its listeners a new frozen :class:`Membership` on each change and never mutates one, so a
 consumer may keep a snapshot as long as it likes.
 
+A node's address says which protocol to ask it in (:class:`WireProtocol`): a bare
+``host:port`` is trimtab's gRPC service (what trimtab agents register), ``bookie-rpc://host:port``
+is BookKeeper's own v3 protocol at a bookie's port (what a bookie's registration gives).
+
 A node registered both writable and read-only counts as read-only. That happens for a moment
 while an agent switches mode (it registers the new mode before removing the old one, as
 BookKeeper's ``ZKRegistrationManager`` does), and the cautious reading is that it takes no new
@@ -14,11 +18,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 
 from trimtab.cluster import NodeId, NodeState
 
-__all__ = ["EMPTY", "Membership", "MembershipListener"]
+__all__ = ["EMPTY", "Membership", "MembershipListener", "WireProtocol", "split_address"]
+
+
+class WireProtocol(StrEnum):
+    """How a node is asked for its disk space; the value is the address scheme."""
+
+    GRPC = "grpc"  # trimtab's GetBookieInfo gRPC service (trimtab agents)
+    BOOKIE_RPC = "bookie-rpc"  # BookKeeper's v3 protocol at the bookie port (upstream's name)
+
+    def address(self, host_port: str) -> str:
+        """``host_port`` as an address of this protocol (gRPC stays bare, as registered)."""
+        return host_port if self is WireProtocol.GRPC else f"{self.value}://{host_port}"
+
+
+def split_address(address: str) -> tuple[WireProtocol, str]:
+    """``bookie-rpc://h:p`` -> (BOOKIE_RPC, ``h:p``); ``grpc://h:p`` or bare ``h:p`` -> GRPC.
+
+    >>> split_address("bookie-rpc://10.0.0.1:3181")
+    (<WireProtocol.BOOKIE_RPC: 'bookie-rpc'>, '10.0.0.1:3181')
+    """
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        return WireProtocol.GRPC, address
+    try:
+        return WireProtocol(scheme), rest
+    except ValueError:
+        allowed = ", ".join(f"{p.value}://" for p in WireProtocol)
+        raise ValueError(f"bad node address {address!r}: the scheme is one of {allowed}") from None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

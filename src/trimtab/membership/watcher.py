@@ -6,12 +6,19 @@ ZooKeeper restart or a lost session, and the listener never runs on kazoo's even
 Algorithm: one thread of ours does all the reading. ZooKeeper watches, kazoo's connection
 events and a periodic resync (a safety net, ``resync_seconds``) only *wake* that thread; it then
 lists ``available`` and ``available/readonly`` with fresh one-shot watches, reads the data of
-znodes it has not seen (their GetBookieInfo address, cached until the znode changes or the
-session is lost), and delivers a new :class:`~trimtab.membership.model.Membership` if it
+znodes it has not seen (where to ask the node, in whichever format it registered:
+:func:`~trimtab.membership.service_info.registration_address`; cached until the znode changes
+or the session is lost), and delivers a new :class:`~trimtab.membership.model.Membership` if it
 differs from the last one delivered. While ZooKeeper is unreachable the last membership stays in
 force, as BookKeeper's ``BookieWatcher`` keeps its last view; kazoo reconnects by itself and
 the first successful read after that delivers whatever changed meanwhile. The watcher only
 reads: a missing registry path is an empty set, watched until it appears.
+
+Which children are nodes: every bookie (and every trimtab agent) registers an *ephemeral*
+znode named by its id, so the ``readonly`` child, children whose name is no node id, and
+persistent children (a copied cookie, a tool's marker) are skipped, with a warning for the
+last two. Upstream's ``ZKRegistrationClient`` skips only ``readonly``; the others would break
+its id parsing or be taken for bookies that never leave.
 """
 
 from __future__ import annotations
@@ -27,13 +34,8 @@ from kazoo.handlers.threading import KazooTimeoutError
 from trimtab.cluster import NodeId
 from trimtab.errors import MembershipError
 from trimtab.membership.model import EMPTY, Membership, MembershipListener
-from trimtab.membership.zk import (
-    READONLY,
-    ZkTarget,
-    decode_node_data,
-    end_session,
-    make_client,
-)
+from trimtab.membership.service_info import registration_address
+from trimtab.membership.zk import READONLY, ZkTarget, end_session, make_client
 
 __all__ = ["WatcherStats", "ZooKeeperWatcher", "read_membership"]
 
@@ -70,7 +72,8 @@ class ZooKeeperWatcher:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._cache: dict[str, str | None] = {}
+        # child path -> (is a node: an ephemeral znode, its address); None: not read yet
+        self._cache: dict[str, tuple[bool, str | None]] = {}
         self._current = EMPTY
         self._thread: threading.Thread | None = None
         self._reads = self._failed = self._deliveries = self._lost = 0
@@ -191,19 +194,25 @@ class ZooKeeperWatcher:
                 continue
             child_path = f"{path}/{child}"
             with self._lock:
-                if child_path in self._cache:
-                    found[node] = self._cache[child_path]
-                    continue
+                cached = self._cache.get(child_path)
+            if cached is not None:
+                if cached[0]:
+                    found[node] = cached[1]
+                continue
             pending[node] = (child_path, self._client.get_async(child_path, watch=self._on_watch))
         for node, (child_path, result) in pending.items():
             try:
-                data, _stat = result.get(timeout=10.0)
+                data, stat = result.get(timeout=10.0)
             except NoNodeError:
                 continue  # gone between listing and reading: the children watch fires again
-            address = decode_node_data(data)
+            is_node = stat.ephemeralOwner != 0
+            if not is_node:
+                _log.warning("ignoring registry entry %s: persistent, no registration", child_path)
+            address = registration_address(node, data) if is_node else None
             with self._lock:
-                self._cache[child_path] = address
-            found[node] = address
+                self._cache[child_path] = (is_node, address)
+            if is_node:
+                found[node] = address
         return found
 
 

@@ -6,11 +6,12 @@ Layout (BookKeeper's ``ZKRegistrationManager``, root ``zkLedgersRootPath``, defa
     /ledgers/available/readonly                persistent
     /ledgers/available/readonly/<host:port>    ephemeral, one per read-only node
 
-An ephemeral znode lives as long as its owner's ZooKeeper session, so a node that dies leaves
-the registry within the session time-out with nobody cleaning up. trimtab agents put their
-GetBookieInfo address in the znode's data as a small JSON document, ``{"bookieinfo":
-"127.0.0.1:3182"}``; a znode without it (a real bookie, which stores other data) is still a
-member, just one the reader cannot ask.
+A bookie id is ``host:port`` or, since BookKeeper 4.12, any name. An ephemeral znode lives as
+long as its owner's ZooKeeper session, so a node that dies leaves the registry within the
+session time-out with nobody cleaning up. trimtab agents put their gRPC GetBookieInfo address
+in the znode's data as a small JSON document, ``{"bookieinfo": "127.0.0.1:3182"}``; a bookie
+puts its ``BookieServiceInfoFormat`` there, or nothing (before 4.12); how each is read is
+:mod:`trimtab.membership.service_info`.
 
 ZooKeeper is named either by ``zkServers`` plus ``zkLedgersRootPath`` or by a
 ``metadataServiceUri`` such as ``zk+hierarchical://zk1:2181;zk2:2181/ledgers`` (which wins).

@@ -39,7 +39,7 @@ Algorithm
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -78,8 +78,9 @@ _FORMATS |= {".jsonl": "json", ".ndjson": "json"}
 _CORRUPT = "_corrupt_record"
 _TELEMETRY = ("node_metrics", "bundle_metrics")
 # Tables whose newest accepted sample per key is summarised while checking: the plans need
-# only each bundle's newest rates, while node loads need every sample anyway.
-_LATEST = ("bundle_metrics",)
+# only each bundle's newest rates and each broker's newest sample (node loads read every
+# sample anyway, but the plans then need not read them again).
+_LATEST = ("node_metrics", "bundle_metrics")
 _INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_candidate")
 
 
@@ -90,8 +91,8 @@ class CheckedTable:
     ``rows``: every row read, with ``_rule`` null where no row-local or membership rule
     refused it and ``_candidate`` true where its key repeats. ``flagged``: the refused rows
     and the candidates, with exact copies refused as ``duplicate`` (small; the job stores
-    it). ``latest``: per key without its time, the newest accepted sample (``bundle_metrics``
-    only, else None). ``rows_read``: how many rows the table's files hold.
+    it). ``latest``: per key without its time, the newest accepted sample (the telemetry
+    tables of ``_LATEST``, else None). ``rows_read``: how many rows the table's files hold.
     """
 
     name: str
@@ -163,6 +164,7 @@ def ingest(
     now: datetime,
     future_tolerance_s: float = 300.0,
     materialize: Materialize | None = None,
+    extra: Mapping[str, Sequence[str]] | None = None,
 ) -> Ingested:
     """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
 
@@ -178,7 +180,13 @@ def ingest(
     def checked(name: str, nodes: DataFrame | None, clusters: Sequence[str]) -> CheckedTable:
         table = INPUT_TABLES[name]
         read, count = read_table(
-            spark, fs, input_dir, table, now=now, future_tolerance_s=future_tolerance_s
+            spark,
+            fs,
+            input_dir,
+            table,
+            now=now,
+            future_tolerance_s=future_tolerance_s,
+            extra=(extra or {}).get(name, ()),
         )
         # Only telemetry is big enough to be worth storing its small derived frames.
         store = materialize if materialize is not None and name in _TELEMETRY else None
@@ -249,6 +257,7 @@ def read_table(
     *,
     now: datetime,
     future_tolerance_s: float,
+    extra: Sequence[str] = (),
 ) -> tuple[DataFrame, int]:
     """All files of one table as canonical typed columns plus ``_source_file``, ``_pos`` and
     ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows;
@@ -257,9 +266,10 @@ def read_table(
     fix = f"put {table.name} files (.parquet, .csv or .jsonl) with columns " + ", ".join(
         table.required
     )
-    if not fs.exists(path):
+    if not fs.exists(path) and not extra:
         raise InputError(f"table {table.name}: {path} does not exist; {fix} there")
-    files = fs.list_files(path)
+    # ``extra``: files staged from other inputs (pipeline/load_reports.py)
+    files = [*(fs.list_files(path) if fs.exists(path) else []), *extra]
     groups: dict[tuple[str, str], list[str]] = {}
     for file in files:
         suffix = "." + file.rsplit(".", 1)[-1].lower() if "." in file.rsplit("/", 1)[-1] else ""

@@ -27,6 +27,7 @@ from trimtab.export.kafka import broker_ids, reassignment
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.allocations import allocation_plans
 from trimtab.pipeline.ingest import Ingested, ingest
+from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import shedding_plans
@@ -51,6 +52,7 @@ STAGES = (
 ProgressHook = Callable[[str], None]
 # The small checked frames (inventory, summaries, flagged rows), kept until publication.
 _CHECKED = "_checked"
+_REPORTS = "_load_reports"  # load_reports/ staged as node_metrics and bundle_metrics rows
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,16 +124,21 @@ def run_job(
 
     try:
         with stage("read and validate"):
+            reports = stage_load_reports(spark, options.input, out.path(_REPORTS))
             ingested = ingest(
                 spark,
                 options.input,
                 now=now,
                 future_tolerance_s=options.future_tolerance_s,
                 materialize=materialize,
+                extra=reports.files if reports else None,
             )
-            _count(ingested, summary)
+            _count(ingested, summary, reports)
         with stage("write quarantine"):
-            quarantine = ingested.quarantine().orderBy("table", "source_file", "rule", "row")
+            quarantine = ingested.quarantine()
+            if reports is not None:
+                quarantine = reports.quarantine(spark, quarantine)
+            quarantine = quarantine.orderBy("table", "source_file", "rule", "row")
             out.write_table("quarantine", quarantine)
         with stage("loads"):
             # Already in (cluster, node, window_start) order within each file: see node_loads.
@@ -160,6 +167,7 @@ def run_job(
                 "inventory", _small(inventory(ingested.accepted("nodes")), "cluster", "node")
             )
             out.fs.delete(out.path(_CHECKED))
+            out.fs.delete(out.path(_REPORTS))
             run = summary.as_json(options, started)
             out.write_json("run.json", run)
             write_staged_report(spark, out, run)
@@ -188,7 +196,7 @@ def _plans(
         ingested.latest("bundle_metrics"),
         ingested.accepted("nodes"),
         options.config.shedding,
-        node_metrics=ingested.accepted("node_metrics"),
+        samples=ingested.latest("node_metrics"),
         strategy=options.strategy,
         cycles=options.cycles,
         until_balanced=options.until_balanced,
@@ -215,6 +223,7 @@ def _plans(
         .fillna(0, subset=["transfers"])
     )
     out.write_table("plan_cycles", _small(cycles, "cluster", "cycle"))
+    _advice(plans, summary)
     for row in plans.where("kind = 'summary'").collect():
         entry = summary.clusters.setdefault(row["cluster"], {})
         if row["std_before"] is not None:  # None: nothing to do (the note says why)
@@ -240,6 +249,21 @@ def _plans(
             lines = [f"# warning: {entry['warning']}", *lines]
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
     out.fs.delete(out.path("plans_all"))
+
+
+def _advice(plans: DataFrame, summary: RunSummary) -> None:
+    """run.json per cluster: the recommendation (strategy and sentence) and upstream's plan."""
+    for row in plans.where("kind IN ('recommendation', 'upstream')").collect():
+        entry = summary.clusters.setdefault(row["cluster"], {})
+        if row["kind"] == "recommendation":
+            entry["recommended"] = None if row["label"] == "none" else row["label"]
+            entry["recommendation"] = row["note"]
+        else:
+            entry["upstream"] = {
+                "strategy": row["label"],
+                "std_after": round(row["std_after"], 6),
+                "transfers": row["cycle"],
+            }
 
 
 def _allocations(
@@ -299,7 +323,7 @@ def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
         entry["load_std"] = round(row["std"], 6)
 
 
-def _count(ingested: Ingested, summary: RunSummary) -> None:
+def _count(ingested: Ingested, summary: RunSummary, reports: StagedReports | None) -> None:
     """Rows read, accepted and quarantined per table, and quarantined rows per rule.
 
     Rows read are counted on the files themselves (no rule runs for that); the quarantined
@@ -315,6 +339,14 @@ def _count(ingested: Ingested, summary: RunSummary) -> None:
             "quarantined": quarantined,
         }
         summary.quarantine_by_rule[name] = dict(sorted(by_rule.items()))
+    if reports is not None:  # documents read; their rows are counted in their tables
+        bad = len(reports.refused)
+        summary.tables["load_reports"] = {
+            "read": reports.read,
+            "accepted": reports.read - bad,
+            "quarantined": bad,
+        }
+        summary.quarantine_by_rule["load_reports"] = {"bad_report": bad} if bad else {}
     nodes = ingested.accepted("nodes")
     for row in (
         nodes.groupBy("cluster").agg(F.count("*").alias("nodes")).orderBy("cluster").collect()

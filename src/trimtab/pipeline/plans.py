@@ -4,13 +4,15 @@ Algorithm
     1. Brokers are the nodes whose ``role`` is ``broker`` or empty. Each one's newest
        ``node_load`` window already holds the engine's moving averages through its last sample
        (:mod:`trimtab.pipeline.loads`); Spark adds its sample count, its inventory limits and
-       state, and that last sample itself (the accepted ``node_metrics`` row at the window's
-       ``last_sample_ts``, found by a broadcast join). Each bundle's newest accepted sample
-       goes to the other side of a cogroup.
+       state, and that last sample itself: the newest accepted ``node_metrics`` row, which
+       ingest summarised per node while checking, so no telemetry is read again here. Each
+       bundle's newest accepted sample goes to the other side of a cogroup.
     2. ``cogroup(cluster).applyInPandas`` hands these plain values to the engine:
        :func:`trimtab.shedding.telemetry.snapshot_of` builds the :class:`LoadSnapshot`, the
        same function ``trimtab shed`` builds its snapshot with, and
-       :func:`trimtab.shedding.plan` runs the chosen strategy from the newest sample time.
+       :func:`trimtab.shedding.recommend.recommend` plans ``balanced`` (or the strategy
+       named) and upstream's configured shedder from the newest sample time, and picks the
+       plan to recommend.
        Clusters are planned in parallel across executors, never in a driver loop.
     3. The result is one long table: a ``summary`` row per cluster (std before → after, and
        the plan's ``warning`` when its moves would raise the std; a cluster with no writable
@@ -21,7 +23,9 @@ Algorithm
        where the plan leaves it once the moves have settled (``load_before``,
        ``load_after``), and a ``cycle`` row per cycle the settled std before and after that
        cycle's moves, as the plan records them (:attr:`Plan.settled`), with the cycle's
-       outcome in ``label``/``reason``.
+       outcome in ``label``/``reason``. The rows are the recommended plan's; a
+       ``recommendation`` row holds the sentence and an ``upstream`` row what upstream's
+       configured shedder would do (its std after, its transfer count in ``cycle``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from trimtab.shedding import (
     snapshot_of,
 )
 from trimtab.shedding.plan import nothing_to_shed
+from trimtab.shedding.recommend import Recommendation, recommend
 
 __all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
 
@@ -67,7 +72,7 @@ def shedding_plans(
     nodes: DataFrame,
     config: SheddingConfig,
     *,
-    node_metrics: DataFrame,
+    samples: DataFrame,
     strategy: str | None = None,
     cycles: int = 1,
     until_balanced: bool = False,
@@ -75,11 +80,12 @@ def shedding_plans(
 ) -> DataFrame:
     """The plan of every cluster as rows of :data:`PLAN_SCHEMA` (see the module docstring).
 
-    ``bundles`` holds the newest accepted sample per (cluster, bundle, broker), as ingest
-    summarises it (:attr:`CheckedTable.latest`); ``node_metrics`` the accepted samples.
+    ``bundles`` holds the newest accepted sample per (cluster, bundle, broker) and ``samples``
+    the newest accepted ``node_metrics`` row per (cluster, node), as ingest summarises them
+    (:attr:`CheckedTable.latest`).
     """
     model = LoadModel.of(config)
-    shedder = shedder_for(config, strategy)
+    shedder_for(config, strategy)  # an unknown strategy fails here, before Spark runs
 
     def per_cluster(broker_rows: pd.DataFrame, bundle_rows: pd.DataFrame) -> pd.DataFrame:
         if broker_rows.empty:
@@ -91,17 +97,22 @@ def shedding_plans(
             # no load to compare: one summary row saying why, no std (never NaN)
             idle = _row(cluster, "summary", note=f"nothing to do because {why}")
             return pd.DataFrame([idle], columns=PLAN_COLUMNS)
-        result = plan(
-            built.snapshot,
-            shedder,
-            now=built.now,
-            cycles=cycles,
-            until_balanced=until_balanced,
-            rng=random.Random(seed),
+        advice = recommend(
+            config,
+            lambda shedder: plan(
+                built.snapshot,
+                shedder,
+                now=built.now,
+                cycles=cycles,
+                until_balanced=until_balanced,
+                rng=random.Random(seed),
+            ),
+            explicit=strategy,
         )
-        return pd.DataFrame(_rows(cluster, result), columns=PLAN_COLUMNS)
+        rows = [*_rows(cluster, advice.plan), *_advice_rows(cluster, advice)]
+        return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
-    brokers = _brokers(node_load, node_metrics, nodes)
+    brokers = _brokers(node_load, samples, nodes)
     return (
         brokers.groupBy("cluster")
         .cogroup(_newest_bundles(bundles).groupBy("cluster"))
@@ -109,10 +120,10 @@ def shedding_plans(
     )
 
 
-def _brokers(node_load: DataFrame, node_metrics: DataFrame, nodes: DataFrame) -> DataFrame:
+def _brokers(node_load: DataFrame, samples: DataFrame, nodes: DataFrame) -> DataFrame:
     """Per broker with samples: limits, state, sample count, the moving averages through its
     last sample (its newest ``node_load`` window) and that sample's values (``ts`` and
-    :data:`SAMPLE_FIELDS`)."""
+    :data:`SAMPLE_FIELDS`, from ``samples``: the newest accepted row per node)."""
     brokers = nodes.where(serves(Role.BROKER)).select(
         "cluster",
         "node",
@@ -125,19 +136,15 @@ def _brokers(node_load: DataFrame, node_metrics: DataFrame, nodes: DataFrame) ->
     newest = node_load.where("latest").select(
         "cluster", "node", F.col("last_sample_ts").alias("ts"), "load", "msg_throughput_ema"
     )
-    newest = newest.join(counts, ["cluster", "node"]).join(brokers, ["cluster", "node"])
-    keys = ["cluster", "node", "ts"]
-    # Should a node have two accepted samples at that time, the larger by value is kept:
-    # a stable choice.
-    last = (
-        node_metrics.join(F.broadcast(newest.select(*keys)), keys)
-        .groupBy(*keys)
-        .agg(
-            F.max(F.struct(*(F.col(f).cast("double").alias(f) for f in SAMPLE_FIELDS))).alias("_s")
-        )
-        .select(*keys, "_s.*")
+    last = samples.select(
+        "cluster", "node", "ts", *(F.col(f).cast("double").alias(f) for f in SAMPLE_FIELDS)
     )
-    return newest.join(last, keys)
+    # The newest window's last sample is the node's newest accepted sample: same time.
+    return (
+        newest.join(counts, ["cluster", "node"])
+        .join(brokers, ["cluster", "node"])
+        .join(last, ["cluster", "node", "ts"])
+    )
 
 
 def _newest_bundles(bundles: DataFrame) -> DataFrame:
@@ -263,6 +270,28 @@ def _load_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
             )
         )
     return rows
+
+
+def _advice_rows(cluster: str, advice: Recommendation) -> list[dict[str, object]]:
+    """The ``recommendation`` row (label: the strategy to run, or ``none``; note: the
+    sentence) and upstream's ``upstream`` row (std before → after, transfers in ``cycle``)."""
+    up = advice.upstream
+    return [
+        _row(
+            cluster,
+            "recommendation",
+            label=advice.plan.strategy if advice.apply else "none",
+            note=advice.sentence,
+        ),
+        _row(
+            cluster,
+            "upstream",
+            label=up.strategy,
+            cycle=len(up.transfers),
+            std_before=up.std_before,
+            std_after=up.std_after,
+        ),
+    ]
 
 
 def _row(cluster: str, kind: str, **values: object) -> dict[str, object]:

@@ -12,6 +12,12 @@ The Python workers must run this interpreter, or they fail to import pyarrow and
 (few shuffle partitions, Arrow on, no UI in tests) are applied only where the user has not set
 the key: ``--conf key=value`` always wins. Local masters bind to loopback (``SPARK_LOCAL_IP``)
 and get a 4 GiB driver heap (:data:`LOCAL_CONF`).
+
+The JVMs run with ``-XX:-DontCompileHugeMethods`` (:data:`JIT_OPTION`), added to any
+``extraJavaOptions`` the user gives rather than replacing them: the row rules compile into
+one generated method of about 10 KB of bytecode for ``node_metrics``, past the 8,000 bytes
+HotSpot otherwise refuses to compile, and an interpreted rule pass was five times slower
+(the whole job at 10 M rows: 77 s against 50 s).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_CONF", "LOCAL_CONF", "MASTER_ENV", "parse_conf", "spark_session"]
+__all__ = ["DEFAULT_CONF", "JIT_OPTION", "LOCAL_CONF", "MASTER_ENV", "parse_conf", "spark_session"]
 
 MASTER_ENV = "TRIMTAB_SPARK_MASTER"
 
@@ -42,6 +48,10 @@ DEFAULT_CONF: Mapping[str, str] = {
     # checked rows, far more than those filters ever save here.
     "spark.sql.constraintPropagation.enabled": "false",
 }
+
+#: Lets HotSpot compile the row rules' large generated method (see the module docstring).
+JIT_OPTION = "-XX:-DontCompileHugeMethods"
+_JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 
 #: Local runs only: the driver is the executor, and Spark's 1 GiB default heap makes a
 #: fleet's aggregations spill long before the machine runs out of memory.
@@ -93,6 +103,10 @@ def spark_session(
             builder = builder.config(key, value)
     for key, value in user.items():
         builder = builder.config(key, value)
+    for key in _JAVA_OPTIONS:
+        given = user.get(key) or base.get(key) or ""
+        if JIT_OPTION not in given:
+            builder = builder.config(key, f"{given} {JIT_OPTION}".strip())
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session

@@ -4,7 +4,9 @@ Rack-aware (upstream ``isEnsembleAdheringToPlacementPolicy``, reference §2.6)
     FAIL if the ensemble is empty, if any write quorum spans fewer than
     ``min(W, minNumRacksPerWriteQuorum)`` racks (members of unknown location are not counted),
     or, with ``enforceMinNumRacksPerWriteQuorum``, if a member sits on the default rack;
-    MEETS_STRICT otherwise. trimtab also fails an ensemble that names a node twice.
+    MEETS_STRICT otherwise. trimtab also fails an ensemble that names a node twice. With
+    ``W > E`` the write quorums wrap round the ensemble as upstream's do (``(i + j) % E``):
+    each holds every member, and needs ``min(W, minRacks)`` racks among them.
 
 Region-aware (upstream always answers MEETS_STRICT, #1898; this is the real check)
     FAIL        a member twice, no member, region durability broken in some write quorum (some
@@ -37,10 +39,16 @@ def _region(rack: str) -> str:
     return rack[1:].split("/", 1)[0]
 
 
+def _wrapped(size: int, write_quorum: int) -> tuple[tuple[int, ...], ...]:
+    """The write quorums, wrapped as upstream does when ``W > E``: quorum ``i`` is members
+    ``i, i+1, … i+W-1 mod E``, so each then holds every member (its distinct set is all E)."""
+    return windows_of(size, min(write_quorum, size))
+
+
 def _racks_ok(ensemble: Sequence[str], write_quorum: int, rack_of: Locate, min_racks: int) -> bool:
     need = min(write_quorum, min_racks)
     racks = [rack_of(n) for n in ensemble]
-    for window in windows_of(len(ensemble), write_quorum):
+    for window in _wrapped(len(ensemble), write_quorum):
         if len({racks[p] for p in window if racks[p] is not None}) < need:
             return False
     return True
@@ -55,7 +63,7 @@ def rack_adherence(
     forbidden_rack: str | None = None,
 ) -> Adherence:
     """Rack-aware adherence; ``forbidden_rack`` is the default rack when enforcement is on."""
-    if not ensemble or len(set(ensemble)) != len(ensemble) or write_quorum > len(ensemble):
+    if not ensemble or len(set(ensemble)) != len(ensemble):
         return Adherence.FAIL
     if forbidden_rack is not None and any(rack_of(n) == forbidden_rack for n in ensemble):
         return Adherence.FAIL
@@ -71,7 +79,7 @@ def durable(
     if min_regions < 2:
         return True
     racks = [rack_of(n) for n in ensemble]
-    for window in windows_of(len(ensemble), write_quorum):
+    for window in _wrapped(len(ensemble), write_quorum):
         counts = Counter(_region(r) for p in window if (r := racks[p]) is not None)
         worst = sum(sorted(counts.values(), reverse=True)[: min_regions - 1])
         if worst > ack_quorum - 1:
@@ -91,7 +99,7 @@ def region_adherence(
     forbidden_rack: str | None = None,
 ) -> Adherence:
     """Region-aware adherence as the module docstring defines it."""
-    if not ensemble or len(set(ensemble)) != len(ensemble) or write_quorum > len(ensemble):
+    if not ensemble or len(set(ensemble)) != len(ensemble):
         return Adherence.FAIL
     racks = [r for r in map(rack_of, ensemble) if r is not None]
     regions = {_region(r) for r in racks}

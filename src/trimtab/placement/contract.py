@@ -141,6 +141,18 @@ class PlacementPolicy(Protocol):
         """How well ``ensemble`` keeps the policy's rules on the current topology."""
         ...
 
+    def replace_to_adhere(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        current_ensemble: Sequence[str],
+        exclude: Iterable[str] = (),
+    ) -> EnsemblePlacement:
+        """Upstream ``replaceToAdherePlacementPolicy``: ``current_ensemble`` if it adheres,
+        else an adhering ensemble with the fewest members replaced, else ``((), FAIL)``."""
+        ...
+
     def are_acked_bookies_adhering(
         self, acked: Iterable[str], write_quorum: int, ack_quorum: int
     ) -> bool:

@@ -12,27 +12,29 @@ import random
 import time
 from collections.abc import Callable
 
-from trimtab.config import Config, PolicyName
+from trimtab.config import Config, PolicyName, zk_hosts
+from trimtab.errors import MembershipError
+from trimtab.membership.zk import zk_target
 from trimtab.placement.default import DefaultPolicy
-from trimtab.placement.locations import LocationSource
+from trimtab.placement.locations import LocationSource, local_host
 from trimtab.placement.policy import WeightsFactory, uniform_weights
 from trimtab.placement.rackaware import RackAwarePolicy
 from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
 from trimtab.placement.weights import disk_weights
+from trimtab.placement.zoneaware import ZoneAwarePolicy
 from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
 
-#: Any of the three policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
-Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy
+#: Any of the four policies (each satisfies :class:`~trimtab.placement.contract.PlacementPolicy`).
+Policy = DefaultPolicy | RackAwarePolicy | RegionAwarePolicy | ZoneAwarePolicy
 
-POLICIES: dict[
-    PolicyName, type[DefaultPolicy] | type[RackAwarePolicy] | type[RegionAwarePolicy]
-] = {
+POLICIES: dict[PolicyName, type[Policy]] = {
     PolicyName.DEFAULT: DefaultPolicy,
     PolicyName.RACKAWARE: RackAwarePolicy,
     PolicyName.REGIONAWARE: RegionAwarePolicy,
+    PolicyName.ZONEAWARE: ZoneAwarePolicy,
 }
 
 
@@ -46,17 +48,23 @@ def make_policy(
     stats: Stats | None = None,
     local_location: str | None = None,
     weights: WeightsFactory | None = None,
+    host: str | None = None,
 ) -> Policy:
     """The policy ``config.placement.ensemble_placement_policy`` names, ready for
     ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``; without
     ``weights``, disk weights (:mod:`~trimtab.placement.weights`) when
-    ``diskWeightBasedPlacementEnabled``, else uniform."""
+    ``diskWeightBasedPlacementEnabled``, else uniform. Without ``local_location`` the client's
+    own location is what the resolver says of ``host`` (default: this machine, by name or
+    address per ``useHostnameResolveLocalNodePlacementPolicy``), unless
+    ``ignoreLocalNodeInPlacementPolicy``. A resolver that reports moved nodes
+    (``add_node_listener``, as the Pulsar rack resolver does) is wired to ``on_rack_change``."""
     config = config if config is not None else Config()
     if weights is None:
         enabled = config.placement.disk_weight_based_placement_enabled
         weights = disk_weights(config) if enabled else uniform_weights
     kind = config.placement.ensemble_placement_policy
     default_rack = default_rack_for(kind)
+    owned = None
     if resolver is None and kind != PolicyName.DEFAULT:
         topo = config.topology
         resolver = make_resolver(
@@ -67,8 +75,10 @@ def make_policy(
             table=topo.table_file,
             default_rack=default_rack,
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
+            zk_servers=_zk_servers(config),
         )
-    return POLICIES[kind](
+        owned = resolver
+    policy = POLICIES[kind](
         config=config,
         resolver=resolver,
         rng=rng,
@@ -76,6 +86,35 @@ def make_policy(
         features=features,
         stats=stats,
         local_location=local_location,
+        local_host=_local_host(config, local_location, host),
         weights=weights,
         default_rack=default_rack,
     )
+    notifier = getattr(resolver, "add_node_listener", None)
+    if callable(notifier):  # upstream RackChangeNotifier: the resolver tells the policy
+        notifier(policy.on_rack_change)
+    closer = getattr(owned, "close", None)
+    if callable(closer):  # a resolver made here (a ZooKeeper client) ends with the policy
+        policy.on_close(closer)
+    return policy
+
+
+def _zk_servers(config: Config) -> str | None:
+    """The ZooKeeper a ``/bookies`` rack map is read from (broker.conf's ``metadataStoreUrl``
+    or ``zookeeperServers``, else ``metadataServiceUri`` or ``zkServers``), or None when none
+    is configured (the resolver then says so)."""
+    if config.topology.metadata_store_url is not None:
+        return zk_hosts(config.topology.metadata_store_url)
+    try:
+        return zk_target(config.bookie_info).hosts
+    except MembershipError:
+        return None
+
+
+def _local_host(config: Config, local_location: str | None, host: str | None) -> str | None:
+    placement = config.placement
+    if local_location is not None or placement.ignore_local_node_in_placement_policy:
+        return None
+    if host is not None:
+        return host
+    return local_host(use_hostname=placement.use_hostname_resolve_local_node_placement_policy)

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
 from trimtab.config import Config
@@ -49,6 +49,9 @@ from trimtab.placement.services import (
 )
 from trimtab.placement.solver import DEFAULT_BUDGET
 from trimtab.placement.view import ClusterView
+
+if TYPE_CHECKING:
+    from trimtab.placement.adhere import Gap
 
 __all__ = ["PolicyBase", "Vacancy", "WeightsFactory", "uniform_weights"]
 
@@ -102,6 +105,7 @@ class PolicyBase(ABC):
         features: FeatureSwitches | None = None,
         stats: Stats | None = None,
         local_location: str | None = None,
+        local_host: str | None = None,
         weights: WeightsFactory = uniform_weights,
         default_rack: str | None = None,
         search_budget: int = DEFAULT_BUDGET,
@@ -111,7 +115,8 @@ class PolicyBase(ABC):
         ``resolver`` places nodes (a resolver, a node/host -> location mapping, or a shared
         :class:`Locator`); ``default_rack`` is where unplaceable nodes go (default: the class's
         ``DEFAULT_LOCATION``, lifted to the depth real locations have); ``local_location`` is
-        the client's own location; ``weights`` builds the weights from disk info.
+        the client's own location, else where the resolver puts ``local_host``; ``weights``
+        builds the weights from disk info.
         """
         self.config = config if config is not None else Config()
         self.placement = self.config.placement
@@ -119,9 +124,7 @@ class PolicyBase(ABC):
         self.clock = clock
         self.features: FeatureSwitches = features if features is not None else NoFeatures()
         self.stats: Stats = stats if stats is not None else NullStats()
-        self.local_location = (
-            None if self.placement.ignore_local_node_in_placement_policy else local_location
-        )
+        self.local_location = None if self._ignores_local() else local_location
         self.search_budget = search_budget
         self._weights_factory = weights
         self._bookie_info: Mapping[NodeId, BookieInfo] = MappingProxyType({})
@@ -134,6 +137,8 @@ class PolicyBase(ABC):
                 stats=self.stats,
             )
         )
+        if self.local_location is None and local_host and not self._ignores_local():
+            self.local_location = locator.where(local_host)
         self.view = ClusterView(
             locator=locator,
             weights=weights(self._bookie_info),
@@ -145,7 +150,11 @@ class PolicyBase(ABC):
             expiry_ms=self.placement.bookie_failure_history_expiration_ms, clock=clock
         )
         self.closed = False
+        self._on_close: list[Callable[[], object]] = []
         self._setup()
+
+    def _ignores_local(self) -> bool:
+        return self.placement.ignore_local_node_in_placement_policy
 
     def _setup(self) -> None:  # noqa: B027 (an optional hook, empty on purpose)
         """Per-policy state set up after the shared parts (a hook, empty here)."""
@@ -156,8 +165,16 @@ class PolicyBase(ABC):
     # -- lifecycle and membership ----------------------------------------------------------
 
     def close(self) -> None:
-        """Upstream ``uninitalize``: nothing is held but memory; idempotent."""
-        self.closed = True
+        """Upstream ``uninitalize``; also ends what :meth:`on_close` was given (a resolver
+        :func:`~trimtab.placement.make_policy` made for this policy); idempotent."""
+        if not self.closed:
+            self.closed = True
+            for action in self._on_close:
+                action()
+
+    def on_close(self, action: Callable[[], object]) -> None:
+        """Run ``action`` when the policy is closed."""
+        self._on_close.append(action)
 
     def on_cluster_changed(
         self, writable: Iterable[str], readonly: Iterable[str]
@@ -348,6 +365,31 @@ class PolicyBase(ABC):
                 return None
             coverage.add(position, rack, region)
         return Draft(index, coverage, vacancy.excluded, position=current.index(target))
+
+    # -- replace to adhere (upstream replaceToAdherePlacementPolicy) -------------------------
+
+    def replace_to_adhere(
+        self,
+        ensemble_size: int,
+        write_quorum: int,
+        ack_quorum: int,
+        current_ensemble: Sequence[str],
+        exclude: Iterable[str] = (),
+    ) -> EnsemblePlacement:
+        """The ensemble itself if it adheres, else one adhering with the fewest members
+        replaced, else an empty FAIL result (:mod:`~trimtab.placement.adhere`)."""
+        from trimtab.placement.adhere import replace_to_adhere  # the module builds on policies
+
+        return replace_to_adhere(
+            self, ensemble_size, write_quorum, ack_quorum, current_ensemble, exclude
+        )
+
+    def _refill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
+        """Fill ``gap`` under this policy's slot rules (a hook of :meth:`replace_to_adhere`;
+        the zone-aware policy has its own)."""
+        from trimtab.placement.adhere import coverage_refill
+
+        return coverage_refill(self, index, gap)
 
     # -- adherence and acknowledgements ----------------------------------------------------
 

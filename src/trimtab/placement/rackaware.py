@@ -24,7 +24,10 @@ Algorithm (``new_ensemble``)
        distinct, not excluded, every write quorum at the slot still coverable.
     b. *Exact*: if some slot has no acceptable node, search rack sequences
        (:mod:`~trimtab.placement.solver`); upstream would fall back to a random node here.
-    c. *No covering ensemble exists*: enforced -> error; otherwise any E candidates, FAIL.
+    c. *No covering ensemble exists*: enforced -> error; otherwise step a again without the
+       coverage rule: racks still rotate slot by slot (each write quorum spans as many racks as
+       there are) and the weights' plan still drives the draws, so inclusion stays
+       proportional to weight even on a single rack; graded by the full check (FAIL).
 
 Disk weights (:mod:`~trimtab.placement.weights`)
     Rack choice is unchanged; each pick is weighted inside its scope. With inclusion-
@@ -47,6 +50,7 @@ import random
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 from trimtab.cluster import NodeId
+from trimtab.constraints import Constraints
 from trimtab.errors import NotEnoughNodesError
 from trimtab.placement.adherence import acked_span_ok, rack_adherence
 from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, check_quorums
@@ -113,8 +117,12 @@ class RackAwarePolicy(PolicyBase):
                         f"no ensemble puts every write quorum of {wq} on"
                         f" {coverage.min_racks} racks ({len(index.by_rack)} racks usable)",
                     )
-                found = random_fill(index, excluded, size, self.rng, self._not_enough)
-                notes.append("no covering ensemble exists: random fill")
+                found = Draft(index, None, excluded)
+                if not self._greedy(found, size, _REPLACE):
+                    raise self._not_enough(
+                        index, size, excluded, f"only {len(found.chosen)} candidates"
+                    )
+                notes.append("no covering ensemble exists: spread over as many racks as possible")
             draft = found
         ensemble = tuple(draft.chosen)
         if draft.coverage is not None and not stabilized:
@@ -126,13 +134,17 @@ class RackAwarePolicy(PolicyBase):
             adherence = self.is_ensemble_adhering(ensemble, wq, aq)
         return EnsemblePlacement(ensemble, adherence, tuple(notes))
 
-    def _greedy(self, draft: Draft, size: int) -> bool:
-        """Fill every slot upstream's way; False at the first slot with no acceptable node."""
+    def _greedy(self, draft: Draft, size: int, rules: Constraints[Draft] = _ENSEMBLE) -> bool:
+        """Fill every slot upstream's way; False at the first slot with no acceptable node.
+
+        With ``rules`` that drop the coverage rule this is the fill used when no covering
+        ensemble exists: racks still rotate slot by slot, so each write quorum spans as many
+        racks as the candidates allow, and weights still plan the draws."""
         index = draft.index
         everywhere = index.pool()
         local = self._local_rack(index)
         used: set[str] = set()
-        checks = draft.checks(_ENSEMBLE)
+        checks = draft.checks(rules)
         plan = plan_for(
             index.weights, everywhere.nodes, draft.excluded, size, self.rng, index.rack_of
         )
@@ -203,7 +215,7 @@ class RackAwarePolicy(PolicyBase):
         checks = draft.checks(_REPLACE)
         everywhere = index.pool()
         notes: list[str] = []
-        home = self.view.remembered_rack(target)
+        home: str | None = self.view.home_rack(target)
         node = pick(index.pool(home), checks, self.rng) if home is not None else None
         if node is None:
             others = {

@@ -147,6 +147,11 @@ class RegionAwarePolicy(PolicyBase):
         for sub in self.regions.values():
             sub.update_bookie_info(self.bookie_info)
 
+    def _local_rack(self, index: CandidateIndex) -> str | None:
+        """The client's rack when it has candidates (else no preference)."""
+        local = self.local_location
+        return local if local is not None and local in index.by_rack else None
+
     def _local_region(self) -> str | None:
         local = self.local_location
         if local is None or local == self.view.default_rack():
@@ -170,6 +175,16 @@ class RegionAwarePolicy(PolicyBase):
         name = self.placement.disallow_placement_in_region_feature_name
         return [r for r in index.by_region if not (name and self.features.is_on(name, r))]
 
+    def _closed_nodes(self, index: CandidateIndex, in_play: Iterable[str]) -> frozenset[NodeId]:
+        """The candidates of regions a feature switch closes (none when no region is closed)."""
+        open_regions = set(in_play)
+        return frozenset(
+            node
+            for region, nodes in index.by_region.items()
+            if region not in open_regions
+            for node in nodes
+        )
+
     # -- new ensembles ---------------------------------------------------------------------
 
     def new_ensemble(
@@ -192,12 +207,15 @@ class RegionAwarePolicy(PolicyBase):
         stabilized: bool,
     ) -> EnsemblePlacement:
         index = self.view.index(stabilized=stabilized, skip_default_rack=self.enforce)
-        self._require(index, size, excluded)
         regions = self.regions_in_play(index)
+        # Nodes of closed regions are excluded outright, so no fallback (exact search, random
+        # fill) can reach them: upstream never places in a disallowed region.
+        excluded = excluded | self._closed_nodes(index, regions)
+        self._require(index, size, excluded)
         min_racks = self.placement.min_num_racks_per_write_quorum
         coverage = QuorumCoverage(size, wq, aq, min_racks=min_racks, min_regions=min_regions)
         notes: list[str] = []
-        if not regions:
+        if not regions:  # unreachable with closed regions: _require raised above
             draft = random_fill(index, excluded, size, self.rng, self._not_enough)
             notes.append("no region in play: random fill")
         else:
@@ -260,11 +278,22 @@ class RegionAwarePolicy(PolicyBase):
             r: self._sub(r).plan_slots(draft.excluded, plan.count(r), stabilized=stabilized)
             for r in set(plan)
         }
+        local = self._local_rack(index)
         for region in plan:
             sub = self._sub(region)
-            node = sub.select_one(
-                draft, checks, avoid_racks=used[region], stabilized=stabilized, plan=plans[region]
-            )
+            node = None
+            if local is not None and region == region_of_rack(local):
+                # The local region's first member comes from the client's own rack (upstream).
+                node = pick(index.pool(local), checks, self.rng, plan=plans[region])
+                local = None
+            if node is None:
+                node = sub.select_one(
+                    draft,
+                    checks,
+                    avoid_racks=used[region],
+                    stabilized=stabilized,
+                    plan=plans[region],
+                )
             if node is None:
                 node = pick(index.pool(), checks, self.rng)
             if node is None:
@@ -313,7 +342,7 @@ class RegionAwarePolicy(PolicyBase):
         allowed = set(self.regions_in_play(index))
         plain = Draft(index, None, excluded)
         checks = plain.checks(_REPLACE)
-        home = self.view.remembered_rack(target)
+        home: str | None = self.view.home_rack(target)
         home_region = region_of_rack(home) if home is not None else None
         notes: list[str] = []
         node = None

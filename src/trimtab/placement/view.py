@@ -96,7 +96,7 @@ class ClusterView:
             self.topology.remove(node)
             if self.stable is not None:
                 self.stable.remove(node)
-        self._add(joined)
+        self._add(joined, fresh=True)
         self.writable = frozenset(self.topology.nodes())
         self.readonly = ro
         if left:
@@ -108,9 +108,9 @@ class ClusterView:
 
     def relocate(self, nodes: Iterable[str]) -> None:
         """Ask the resolver again about ``nodes`` (their rack changed) and move them."""
-        moved = [NodeId(n) for n in nodes if NodeId(n) in self.writable]
-        self.locator.forget(moved)
-        self._add(moved)
+        named = [NodeId(n) for n in nodes]
+        self.locator.forget(named)  # an away node is located anew when it returns
+        self._add([n for n in named if n in self.writable])
         self.writable = frozenset(self.topology.nodes())
         self._changed()
 
@@ -119,8 +119,9 @@ class ClusterView:
         self.weights = weights
         self._changed()
 
-    def _add(self, nodes: Iterable[NodeId]) -> None:
-        for node, location in self.locator.locate(nodes).items():
+    def _add(self, nodes: Iterable[NodeId], *, fresh: bool = False) -> None:
+        located = self.locator.refresh(nodes) if fresh else self.locator.locate(nodes)
+        for node, location in located.items():
             try:
                 self.topology.add(node, location)
                 if self.stable is not None:
@@ -155,6 +156,12 @@ class ClusterView:
     def remembered_rack(self, node: str) -> str | None:
         """The rack of any node ever located, departed ones included (#2642)."""
         return self.topology.rack_of(node) or self.locator.remembered(node)
+
+    def home_rack(self, node: str) -> str:
+        """The rack of ``node`` for replacing it: where it is or was, else (never seen) what
+        the resolver says now, the default rack when it cannot say (upstream ``resolveNetwork
+        Location`` in ``replaceBookie``)."""
+        return self.remembered_rack(node) or self.locator.locate([node])[NodeId(node)]
 
     def index(self, *, stabilized: bool = False, skip_default_rack: bool = False) -> CandidateIndex:
         """Candidate pools of the writable nodes (or, ``stabilized``, of those plus the nodes

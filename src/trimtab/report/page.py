@@ -29,6 +29,7 @@ from trimtab.report.charts import Html, escape
 __all__ = [
     "CSP",
     "STYLE",
+    "advice",
     "details",
     "figure",
     "grid",
@@ -80,6 +81,7 @@ table.data td.empty, table.data td.more { color: var(--muted); font-style: itali
 .figures b { display: block; font-size: 20px; }
 .figures span { color: var(--muted); font-size: 13px; }
 p.empty, p.note { background: var(--bg); border-left: 3px solid var(--line); padding: 6px 10px; }
+p.advice { border-left: 3px solid #1a7f37; padding: 6px 10px; font-weight: 600; }
 details { margin: 8px 0 16px; }
 summary { cursor: pointer; color: var(--muted); }
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; }
@@ -144,6 +146,11 @@ def key_figures(items: Sequence[tuple[str, str]]) -> Html:
 
 def paragraph(text: str) -> Html:
     return Html(f"<p>{escape(text)}</p>")
+
+
+def advice(text: str) -> Html:
+    """The one sentence saying what to do (which plan to run, and why)."""
+    return Html(f'<p class="advice">{escape(text)}</p>')
 
 
 def note(text: str) -> Html:

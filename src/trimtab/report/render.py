@@ -34,6 +34,7 @@ from trimtab.report.charts import (
 )
 from trimtab.report.data import QUARANTINE_ROWS, ReportData, read_output
 from trimtab.report.page import (
+    advice,
     details,
     figure,
     grid,
@@ -336,9 +337,13 @@ def _cluster(data: ReportData, cluster: str) -> Html:
     figures.append((f"{info.get('transfers', 0)}", "bundle transfers planned"))
     if "partitions_allocated" in info:
         figures.append((f"{info['partitions_allocated']}", "partitions allocated"))
+    if isinstance(up := info.get("upstream"), dict):
+        figures.append((f"{up['std_after']:.3f}", f"std with upstream's {up['strategy']} plan"))
     warning = [note(f"Warning: {info['warning']}.")] if info.get("warning") else []
+    sentence = info.get("recommendation")
     parts = [
         key_figures(figures),
+        *([advice(str(sentence))] if sentence else []),
         *warning,
         _broker_loads(data, cluster),
         _cycles(data, cluster),

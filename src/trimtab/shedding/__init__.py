@@ -15,9 +15,11 @@ Modules: :mod:`~trimtab.shedding.load` (usage, weighted max, moving averages),
 reasons, state), :mod:`~trimtab.shedding.base` (the contract), :mod:`~trimtab.shedding.gates`
 (the gates every shedder passes), one module per strategy, :mod:`~trimtab.shedding.predict`
 (load per byte, projection), :mod:`~trimtab.shedding.destinations` (destinations for
-unload-only strategies), :mod:`~trimtab.shedding.knapsack`.
+unload-only strategies), :mod:`~trimtab.shedding.filters` (isolation policies, anti-affinity
+groups: where a bundle may go), :mod:`~trimtab.shedding.knapsack`.
 """
 
+from trimtab.shedding.avg import AvgShedder
 from trimtab.shedding.balanced import BalancedShedder
 from trimtab.shedding.base import LoadStats, Shedder
 from trimtab.shedding.decisions import (
@@ -44,6 +46,7 @@ from trimtab.shedding.uniform import UniformLoadShedder
 
 __all__ = [
     "STRATEGIES",
+    "AvgShedder",
     "BalancedShedder",
     "BrokerLoad",
     "BrokerTelemetry",

@@ -25,7 +25,13 @@ Algorithm
        a real imbalance is acted on every cycle until it is gone.
     3. **Pairs.** Brokers above the mean, most loaded first, are matched with brokers below
        it, least loaded first: all disjoint pairs, not three. A pair is skipped when the
-       std is already at target and neither rule fires (as upstream).
+       std is already at target and neither rule fires (as upstream), except for the
+       *spread rule*: in a cycle upstream's trigger leaves alone, pairs at least
+       ``loadBalancerAvgShedderLowThreshold`` (15) points apart still move, so the
+       utilisation range closes too (AvgShedder's criterion, on smoothed loads: noise that
+       the moving average absorbs does not trigger it). Step 2 counts the extreme pair's
+       spread as a hit, and a spread of ``…HighThreshold`` (40) points acts after
+       ``…HitCountHighThreshold`` (2) hits when that is sooner than upstream's count.
     4. **Amount, capacity-aware.** ``x* = (L_s − L_d) / (r_s + r_d)`` bytes/s equalises the
        pair, where ``r`` is each broker's load per byte/s (:func:`load_per_byte`): a small
        broker gains more load per byte than a big one.
@@ -47,7 +53,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trimtab.shedding.base import LoadStats, Shedder, eligible
+from trimtab.shedding.base import LoadStats, Shedder, eligible, reportable, transferable
 from trimtab.shedding.decisions import (
     CycleResult,
     Decision,
@@ -191,10 +197,15 @@ class BalancedShedder(Shedder):
         )
         levels = Levels.predicted(usable.loads, todo)  # step 1
         avg, std = levels.stats.avg, levels.stats.std
-        state = replace(self._gate(levels, state), predictions=kept)  # step 2
-        if (held := hit_count_gate(state, self.config, avg=avg, std=std, notes=notes)) is not None:
-            return held
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
+        state, count, needed = self._gate(levels, state)  # step 2
+        state = replace(state, predictions=kept)
+        gate = replace(self.config, hit_count_threshold=needed - 1)
+        counted = replace(state, hit_count=count)
+        if (held := hit_count_gate(counted, gate, avg=avg, std=std, notes=notes)) is not None:
+            return replace(held, state=state)
+        index = BundleIndex.build(
+            snapshot.bundles, [b.broker for b in usable.loads], snapshot.policies
+        )
         matching = self._match(levels, index, state, avg, notes, now=now)  # steps 3-5
         if not matching.moves:
             return self._nothing_moved(matching, state, avg, std, levels.stats.std)
@@ -206,14 +217,36 @@ class BalancedShedder(Shedder):
             std_after=levels.stats.std,
         )
 
-    def _gate(self, levels: Levels, state: ShedderState) -> ShedderState:
-        """Step 2: upstream's trigger on the extreme brokers, counted; our moves never reset it."""
+    def _gate(self, levels: Levels, state: ShedderState) -> tuple[ShedderState, int, int]:
+        """Step 2: the state with both runs of hits advanced (our moves never reset them), the
+        run that decides, and the hits it needs.
+
+        Upstream's trigger on the extreme brokers counts in ``hit_count`` and acts after
+        upstream's count (or after ``…HitCountHighThreshold`` hits when the spread is wide).
+        The spread rule alone counts in ``spread_hits`` and, like AvgShedder, waits for
+        ``…HitCountLowThreshold`` (8) hits in a row, or ``…HitCountHighThreshold`` (2) when
+        wide: a hysteresis gate, so a spread that comes and goes never moves a bundle.
+        ``hit_count`` runs while either fires, so a plan knows the condition is still on.
+        """
+        cfg = self.config
         order = np.argsort(levels.level, kind="stable")
         bottom, top = levels.at(int(order[0])), levels.at(int(order[-1]))
         stats = levels.stats
-        return count_hits(
-            state, pair_reason(stats.std, stats.avg, bottom, top, self.config) is not None
+        spread = top.load - bottom.load
+        upstream = pair_reason(stats.std, stats.avg, bottom, top, cfg) is not None
+        spreads = spread >= cfg.avg_low_threshold / 100.0
+        wide = spread >= cfg.avg_high_threshold / 100.0
+        state = replace(
+            count_hits(state, upstream or spreads),
+            spread_hits=state.spread_hits + 1 if spreads else 0,
         )
+        if upstream:
+            needed = cfg.hit_count_threshold + 1
+            if wide:  # a wide spread shortens the wait, never lengthens it
+                needed = min(needed, cfg.avg_hit_count_high_threshold)
+            return state, state.hit_count, needed
+        needed = cfg.avg_hit_count_high_threshold if wide else cfg.avg_hit_count_low_threshold
+        return state, state.spread_hits, needed
 
     def _match(
         self,
@@ -231,6 +264,10 @@ class BalancedShedder(Shedder):
         above = [int(i) for i in order[::-1] if levels.level[i] > avg]
         below = [int(i) for i in order if levels.level[i] < avg]
         ratio = load_per_byte(levels.loads)
+        # The spread rule drives only cycles that upstream's trigger leaves alone: the std
+        # target is reached first at upstream's cost in traffic, the range closed after.
+        bottom, top = levels.at(int(order[0])), levels.at(int(order[-1]))
+        spread = pair_reason(levels.stats.std, avg, bottom, top, self.config) is None
         matching = _Matching([], list(notes), [])
         d = 0
         for s in above:
@@ -238,12 +275,15 @@ class BalancedShedder(Shedder):
                 break
             t = below[d]
             reason = pair_reason(levels.stats.std, avg, levels.at(t), levels.at(s), self.config)
+            if reason is None and spread and self._spread(levels, s, t):
+                reason = Reason.OVERLOADED
             if reason is None:
                 break
             amount = _amount(levels, s, t, ratio)  # step 4
             if amount is None:
                 continue
-            chosen = self._bundles(index, s, amount, state)  # step 5
+            destination = levels.loads[t].broker
+            chosen = self._bundles(index, s, amount, state, destination)  # step 5
             if not chosen:
                 source = levels.loads[s].broker
                 matching.notes.append(
@@ -254,18 +294,32 @@ class BalancedShedder(Shedder):
             d += 1
         return matching
 
+    def _spread(self, levels: Levels, s: int, t: int) -> bool:
+        """The spread rule: the pair is ``loadBalancerAvgShedderLowThreshold`` points apart."""
+        return bool(levels.level[s] - levels.level[t] >= self.config.avg_low_threshold / 100.0)
+
     def _bundles(
-        self, index: BundleIndex, broker: int, amount: float, state: ShedderState
+        self,
+        index: BundleIndex,
+        broker: int,
+        amount: float,
+        state: ShedderState,
+        destination: str,
     ) -> list[int]:
-        """Step 5: knapsack over the broker's eligible top-K bundles; the broker keeps one."""
+        """Step 5: knapsack over the broker's eligible top-K bundles that the broker filters
+        let go to ``destination``; the broker keeps one."""
         cfg = self.config
         count = index.count(broker)
         if count <= 1:
             return []
         candidates = [
             i
-            for i in index.top_k(broker, cfg.max_bundles_in_load_report).tolist()
-            if index.throughput[i] > 0 and eligible(index, i, state, cfg)
+            for i in index.top_k(
+                broker, cfg.max_bundles_in_load_report, reportable(index, cfg)
+            ).tolist()
+            if index.throughput[i] > 0
+            and eligible(index, i, state, cfg)
+            and transferable(index, i, cfg, destination=destination)
         ]
         if not candidates:
             return []

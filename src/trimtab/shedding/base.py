@@ -13,7 +13,8 @@ Shared pieces
     * :class:`LoadStats`: population mean and std with upstream's incremental update after an
       offload (the mean is kept, only the sum of squares changes).
     * :func:`eligible`: whether a bundle may be shed at all (grace period, policies, PIP-380
-      excluded namespaces).
+      excluded namespaces); :func:`transferable`: whether the broker filters let it go to a
+      destination (or anywhere else); :func:`reportable`: which bundles a top-K report holds.
     * :func:`largest_first_until`, :func:`unload`: the modular shedders' pick and decision.
 
 The gates every shedder passes (fresh brokers, the trigger and its hit count, a broker's sole
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from trimtab.config import SheddingConfig
@@ -38,6 +39,7 @@ from trimtab.shedding.decisions import (
     frozen_map,
     success,
 )
+from trimtab.shedding.filters import is_system_namespace
 from trimtab.shedding.gates import UsableBrokers, no_broker_gate, usable_brokers
 from trimtab.shedding.snapshot import BundleIndex, LoadSnapshot, namespace_of
 
@@ -46,6 +48,8 @@ __all__ = [
     "Shedder",
     "eligible",
     "largest_first_until",
+    "reportable",
+    "transferable",
     "unload",
 ]
 
@@ -107,9 +111,46 @@ def eligible(index: BundleIndex, i: int, state: ShedderState, config: SheddingCo
     name = index.bundles.names[i]
     if name in state.recently_unloaded_bundles:
         return False
-    if index.bundles.pinned[i] and not config.shed_bundles_with_policies:
+    if _has_policies(index, i) and not config.shed_bundles_with_policies:
         return False
     return not (config.excluded_namespaces and namespace_of(name) in config.excluded_namespaces)
+
+
+def _has_policies(index: BundleIndex, i: int) -> bool:
+    view = index.policies
+    return bool(index.bundles.pinned[i]) or (
+        view is not None and view.has_policies(index.bundles.names[i])
+    )
+
+
+def transferable(
+    index: BundleIndex, i: int, config: SheddingConfig, *, destination: str | None
+) -> bool:
+    """Upstream ``isTransferable``: the broker filters (:mod:`~trimtab.shedding.filters`) let
+    bundle ``i`` go to ``destination``, or (None) to some broker other than its owner. The
+    candidates are the cycle's brokers (``index.brokers``). True when no policies are given."""
+    view = index.policies
+    if view is None:
+        return True
+    source = index.brokers[int(index.position[i])]
+    name = index.bundles.names[i]
+    return view.transferable(name, index.brokers, source, destination, config)
+
+
+def reportable(index: BundleIndex, config: SheddingConfig) -> Callable[[int], bool]:
+    """Whether a broker's top-K report holds bundle ``i`` (upstream ``TopKBundles``): not a
+    system namespace, not excluded, and not under a policy unless policies may be shed.
+    A predicate, so that only the bundles of the brokers a cycle polls are looked at."""
+    excluded = frozenset(config.excluded_namespaces)
+    names = index.bundles.names
+
+    def keep(i: int) -> bool:
+        ns = namespace_of(names[i])
+        if ns in excluded or (ns.startswith("pulsar/") and is_system_namespace(ns)):
+            return False
+        return config.shed_bundles_with_policies or not _has_policies(index, i)
+
+    return keep
 
 
 def largest_first_until(
@@ -120,25 +161,32 @@ def largest_first_until(
     config: SheddingConfig,
 ) -> list[int]:
     """The modular shedders' pick: eligible bundles largest first while less than ``amount``
-    is marked, and always at least one (so the last one may overshoot)."""
+    is marked, and always at least one (so the last one may overshoot). A bundle without
+    traffic is never picked: moving it frees nothing (upstream would take one once every
+    busier bundle is marked and ``amount`` is still not reached)."""
     chosen: list[int] = []
     marked = 0.0
     for i in index.largest_first(broker, index.throughput).tolist():
         if not eligible(index, i, state, config):
             continue
-        if chosen and marked >= amount:
+        if not transferable(index, i, config, destination=None):
+            continue
+        if (chosen and marked >= amount) or index.throughput[i] <= 0:
             break
         chosen.append(i)
         marked += float(index.throughput[i])
     return chosen
 
 
-def unload(index: BundleIndex, i: int, reason: Reason, note: str = "") -> Decision:
-    """A Success decision for bundle ``i`` without a destination (placed at the next lookup)."""
+def unload(
+    index: BundleIndex, i: int, reason: Reason, note: str = "", *, destination: str | None = None
+) -> Decision:
+    """A Success decision for bundle ``i``; without a ``destination`` it is placed at the
+    next lookup."""
     move = Move(
         bundle=index.bundles.names[i],
         source=index.brokers[int(index.position[i])],
-        destination=None,
+        destination=destination,
         throughput=float(index.throughput[i]),
     )
     return success(reason, move, note)

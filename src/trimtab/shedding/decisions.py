@@ -13,7 +13,8 @@ A :class:`CycleResult` holds, in order:
 
 :class:`ShedderState` is everything carried between cycles (upstream keeps it in the shedder and
 the scheduler): the hit count, recently unloaded bundles and brokers with their times, the
-ThresholdShedder's smoothed scores and the balanced shedder's predictions.
+ThresholdShedder's smoothed scores, the balanced shedder's predictions and AvgShedder's
+per-broker hit counts.
 """
 
 from __future__ import annotations
@@ -117,6 +118,12 @@ class ShedderState:
     recently_unloaded_brokers: Mapping[str, float] = field(default_factory=_empty)
     scores: Mapping[str, float] = field(default_factory=_empty)
     predictions: tuple[Prediction, ...] = ()
+    #: AvgShedder's consecutive hits per broker: any gap of at least the low threshold, and
+    #: gaps of at least the high threshold.
+    hits_low: Mapping[str, float] = field(default_factory=_empty)
+    hits_high: Mapping[str, float] = field(default_factory=_empty)
+    #: The balanced shedder's run of cycles whose only trigger is the spread rule.
+    spread_hits: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

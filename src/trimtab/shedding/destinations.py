@@ -8,7 +8,9 @@ lookup. This module plays that lookup with Pulsar's ``LeastResourceUsageWithWeig
   ``loadBalancerAverageResourceUsageDifferenceThresholdPercentage`` (10 %) is at most the
   average; one is picked at random, and if there is none, any broker is picked at random;
 * the unloading broker itself is never picked (the loop of PR #20822);
-* every bundle of a cycle is placed on the same (stale) load data, as upstream does.
+* every bundle of a cycle is placed on the same (stale) load data, as upstream does;
+* with policies (:mod:`~trimtab.shedding.filters`), only brokers the filter pipeline keeps
+  are candidates, and the average is theirs; a bundle no broker may take keeps no destination.
 
 The RNG is injected, so the same seed gives the same placement.
 """
@@ -20,6 +22,7 @@ from dataclasses import replace
 
 from trimtab.config import SheddingConfig
 from trimtab.shedding.decisions import CycleResult, Decision
+from trimtab.shedding.filters import BrokerFilterError
 from trimtab.shedding.gates import usable_brokers
 from trimtab.shedding.snapshot import LoadSnapshot
 
@@ -51,11 +54,25 @@ def assign_destinations(
     if all(d.move is None or d.move.destination is not None for d in result.decisions):
         return result
     loads = {b.broker: b.load for b in usable_brokers(snapshot, now, config).loads}
+    policies = snapshot.policies
+    view = policies.bind(*_ownership(snapshot)) if policies is not None else None
     decisions: list[Decision] = []
     for decision in result.decisions:
         move = decision.move
         if move is not None and move.destination is None:
-            target = least_resource_usage(loads, move.source, config, rng)
+            allowed = loads
+            if view is not None:
+                try:
+                    kept = view.candidates(move.bundle, loads)
+                except BrokerFilterError:
+                    kept = frozenset()
+                allowed = {b: x for b, x in loads.items() if b in kept or b == move.source}
+            target = least_resource_usage(allowed, move.source, config, rng)
             decision = replace(decision, move=replace(move, destination=target))
         decisions.append(decision)
     return replace(result, decisions=tuple(decisions))
+
+
+def _ownership(snapshot: LoadSnapshot) -> tuple[tuple[str, ...], list[str]]:
+    bundles = snapshot.bundles
+    return bundles.names, [bundles.owners[o] for o in bundles.owner.tolist()]

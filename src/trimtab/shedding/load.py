@@ -189,17 +189,14 @@ class BrokerLoad:
         return max(self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out)
 
     def weighted_max_within_limit(self, weights: ResourceWeights) -> float:
-        """ThresholdShedder's rule: a weighted max above 1.0 is recomputed without the signals
-        above 1.0, which are taken as misconfigured limits."""
+        """ThresholdShedder's rule: a weighted max above 1.0 is recomputed from the *weighted*
+        signals at most 1.0 (upstream ``getMaxResourceUsageWithWeightWithinLimit``); the
+        others are taken as misconfigured limits."""
         signals = self._weighted_signals(weights)
         top = max(signals)
         if top <= 1.0:
             return top
-        kept = [w for (u, w) in zip(self._raw_signals(), signals, strict=True) if u <= 1.0]
-        return max(kept, default=0.0)
-
-    def _raw_signals(self) -> tuple[float, ...]:
-        return (self.cpu, self.memory, self.direct_memory, self.bandwidth_in, self.bandwidth_out)
+        return max((w for w in signals if w <= 1.0), default=0.0)
 
     def _weighted_signals(self, w: ResourceWeights) -> tuple[float, ...]:
         return (

@@ -44,7 +44,9 @@ class OverloadShedder(Shedder):
         cfg = self.config
         stats = LoadStats.of(b.max_usage for b in usable.loads)
         threshold = cfg.overloaded_threshold_percentage / 100.0
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
+        index = BundleIndex.build(
+            snapshot.bundles, [b.broker for b in usable.loads], snapshot.policies
+        )
         moves: list[Decision] = []
         notes: list[Decision] = []
         for pos, load in enumerate(usable.loads):

@@ -110,11 +110,7 @@ def project(
     for broker, acc in delta.items():
         if broker in loads:
             loads[broker] = _shifted(loads[broker], acc)
-    return LoadSnapshot(
-        bundles=bundles.moved(owners),
-        loads=MappingProxyType(loads),
-        available=snapshot.available,
-    )
+    return replace(snapshot, bundles=bundles.moved(owners), loads=MappingProxyType(loads))
 
 
 def report(snapshot: LoadSnapshot, *, now: float, history: float) -> LoadSnapshot:

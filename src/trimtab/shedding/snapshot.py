@@ -11,17 +11,25 @@ throughput in, then out, then message rate, and listed smallest first).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trimtab.shedding.load import BrokerLoad
 
+if TYPE_CHECKING:
+    from trimtab.shedding.filters import Policies, PolicyView
+
 __all__ = ["Bundle", "BundleIndex", "BundleLoads", "LoadSnapshot", "namespace_of"]
+
+#: ``NamespaceBundleStats``: throughputs within 100 KB/s and rates within 100 msg/s compare equal.
+THROUGHPUT_STEP = 1e5
+RATE_STEP = 100.0
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -53,6 +61,10 @@ def _readonly(array: A, n: int, name: str) -> A:
         raise ValueError(f"{name} has shape {array.shape}, expected ({n},)")
     array.flags.writeable = False
     return array
+
+
+def _joined_codes(codes: Sequence[IntArray]) -> IntArray:
+    return np.concatenate(codes) if codes else np.zeros(0, np.intp)
 
 
 def _floats(values: ArrayLike, n: int, name: str) -> FloatArray:
@@ -119,6 +131,35 @@ class BundleLoads:
             pinned=[b.pinned for b in rows],
         )
 
+    @classmethod
+    def concat(cls, tables: Sequence[BundleLoads]) -> BundleLoads:
+        """The tables one after the other (a live loop keeps one small table per broker and
+        joins them each cycle: no per-bundle Python work)."""
+        vocab: dict[str, int] = {}
+
+        def recoded(t: BundleLoads) -> IntArray:
+            if len(t.owners) == 1:  # a broker's own table: one owner, no lookup per bundle
+                return np.full(len(t), vocab.setdefault(t.owners[0], len(vocab)), np.intp)
+            return np.array([vocab.setdefault(o, len(vocab)) for o in t.owners], np.intp)[t.owner]
+
+        codes = [recoded(t) for t in tables if len(t)]
+        n = sum(len(t) for t in tables)
+
+        def joined(column: str, dtype: Any) -> Any:
+            parts = [getattr(t, column) for t in tables if len(t)]
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        return cls(
+            names=tuple(chain.from_iterable(t.names for t in tables)),
+            owners=tuple(vocab),
+            owner=_readonly(_joined_codes(codes), n, "owner"),
+            throughput_in=_readonly(joined("throughput_in", np.float64), n, "throughput_in"),
+            throughput_out=_readonly(joined("throughput_out", np.float64), n, "throughput_out"),
+            msg_rate_in=_readonly(joined("msg_rate_in", np.float64), n, "msg_rate_in"),
+            msg_rate_out=_readonly(joined("msg_rate_out", np.float64), n, "msg_rate_out"),
+            pinned=_readonly(joined("pinned", np.bool_), n, "pinned"),
+        )
+
     def __len__(self) -> int:
         return len(self.names)
 
@@ -168,11 +209,14 @@ class LoadSnapshot:
 
     ``available`` is None when the registry could not be read (upstream: Failure/Unknown).
     A broker in ``available`` without an entry in ``loads`` has not reported yet.
+    ``policies`` (isolation, anti-affinity: :mod:`~trimtab.shedding.filters`) limit where a
+    bundle may go; None means no namespace has a policy.
     """
 
     bundles: BundleLoads
     loads: Mapping[str, BrokerLoad] = field(default_factory=_no_loads)
     available: frozenset[str] | None = frozenset()
+    policies: Policies | None = None
 
     @classmethod
     def of(
@@ -181,6 +225,7 @@ class LoadSnapshot:
         bundles: BundleLoads | Iterable[Bundle],
         *,
         available: Iterable[str] | None = (),
+        policies: Policies | None = None,
     ) -> LoadSnapshot:
         """``available=()`` (the default) means every broker that has load data."""
         by_broker = {load.broker: load for load in loads}
@@ -190,6 +235,7 @@ class LoadSnapshot:
             bundles=table,
             loads=MappingProxyType(by_broker),
             available=None if listed is None else frozenset(listed),
+            policies=policies,
         )
 
 
@@ -204,9 +250,12 @@ class BundleIndex:
     position: IntArray  # per bundle: its owner's position in ``brokers``, or -1
     throughput: FloatArray  # per bundle, in + out (computed once per cycle)
     rate: FloatArray  # per bundle, messages in + out
+    policies: PolicyView | None = None
 
     @classmethod
-    def build(cls, bundles: BundleLoads, brokers: Sequence[str]) -> BundleIndex:
+    def build(
+        cls, bundles: BundleLoads, brokers: Sequence[str], policies: Policies | None = None
+    ) -> BundleIndex:
         where = {b: i for i, b in enumerate(brokers)}
         code_to_pos = np.array([where.get(o, -1) for o in bundles.owners], dtype=np.intp)
         position = code_to_pos[bundles.owner] if len(bundles) else np.zeros(0, np.intp)
@@ -214,8 +263,18 @@ class BundleIndex:
         key = (position + 1).astype(np.uint16 if len(brokers) < 65535 else np.int64)
         order = np.argsort(key, kind="stable")
         bounds = np.searchsorted(key[order], np.arange(len(brokers) + 2)).astype(np.intp)
+        view = None
+        if policies is not None:
+            view = policies.bind(bundles.names, [bundles.owners[o] for o in bundles.owner.tolist()])
         return cls(
-            bundles, tuple(brokers), order, bounds, position, bundles.throughput, bundles.msg_rate
+            bundles,
+            tuple(brokers),
+            order,
+            bounds,
+            position,
+            bundles.throughput,
+            bundles.msg_rate,
+            view,
         )
 
     def of(self, broker: int) -> IntArray:
@@ -225,14 +284,35 @@ class BundleIndex:
     def count(self, broker: int) -> int:
         return int(self.bounds[broker + 2] - self.bounds[broker + 1])
 
-    def top_k(self, broker: int, k: int) -> IntArray:
-        """The broker's top-K report: its K largest bundles, smallest first."""
+    def top_k(
+        self, broker: int, k: int, reportable: Callable[[int], bool] | None = None
+    ) -> IntArray:
+        """The broker's top-K report: its K largest ``reportable`` bundles, smallest first.
+
+        Upstream's ``TopKBundles`` leaves system, excluded and (unless allowed) policy bundles
+        out *before* taking the K largest, and ``NamespaceBundleStats.compareTo`` calls rates
+        within 100 KB/s (throughput) or 100 msg/s equal: the keys are floored to those steps,
+        compared throughput in, then out, then message rate; exact values break the ties.
+        """
         mine = self.of(broker)
-        if len(mine) == 0:
-            return mine
+        if len(mine) == 0 or k <= 0:
+            return mine[:0]
         b = self.bundles
-        rank = np.lexsort((self.rate[mine], b.throughput_out[mine], b.throughput_in[mine]))
-        return mine[rank[-k:]] if k > 0 else mine[:0]
+        t_in, t_out, rate = b.throughput_in[mine], b.throughput_out[mine], self.rate[mine]
+        rounded = (np.floor(t_out / THROUGHPUT_STEP), np.floor(t_in / THROUGHPUT_STEP))
+        ranked: IntArray = mine[
+            np.lexsort((rate, t_out, t_in, np.floor(rate / RATE_STEP), *rounded))
+        ]
+        if reportable is None:
+            return ranked[-k:]
+        # largest first until K pass the filters: the predicate sees few bundles per broker
+        kept: list[int] = []
+        for i in reversed(ranked.tolist()):
+            if reportable(i):
+                kept.append(i)
+                if len(kept) == k:
+                    break
+        return np.array(kept[::-1], dtype=np.intp)
 
     def largest_first(self, broker: int, by: FloatArray) -> IntArray:
         """All of the broker's bundles, largest ``by`` first (ties by input order)."""

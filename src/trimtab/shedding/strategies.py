@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from trimtab.config import SheddingConfig, Strategy
+from trimtab.shedding.avg import AvgShedder
 from trimtab.shedding.balanced import BalancedShedder
 from trimtab.shedding.base import Shedder
 from trimtab.shedding.overload import OverloadShedder
@@ -21,6 +22,7 @@ STRATEGIES: dict[Strategy, type[Shedder]] = {
     Strategy.THRESHOLD: ThresholdShedder,
     Strategy.OVERLOAD: OverloadShedder,
     Strategy.UNIFORM: UniformLoadShedder,
+    Strategy.AVG: AvgShedder,
 }
 
 

@@ -20,12 +20,13 @@ Constraints
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trimtab.cluster import ClusterState, NodeId, NodeState
+from trimtab.cluster import ClusterState, NodeState
 from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample
 from trimtab.shedding.snapshot import Bundle, BundleLoads, LoadSnapshot
 from trimtab.tables import RejectedRow
@@ -37,6 +38,7 @@ __all__ = [
     "BrokerTelemetry",
     "Built",
     "Folded",
+    "broker_telemetry",
     "build_snapshot",
     "ema_by_group",
     "fold",
@@ -69,20 +71,36 @@ class BrokerTelemetry:
 
 @dataclass(frozen=True, slots=True)
 class Built:
-    """A cluster's snapshot, its time, and the rows refused while building it."""
+    """A cluster's snapshot, its time, the rows refused while building it, and each broker's
+    fold (what a live loop hands the next build as ``previous``)."""
 
     snapshot: LoadSnapshot
     now: float
     limits: Mapping[str, Limits]
     rejected: tuple[RejectedRow, ...] = ()
+    folded: Mapping[str, Folded] = field(default_factory=dict)
 
 
 def fold(
-    model: LoadModel, samples: Iterable[NodeSample], limits: Limits, reference: Limits | None
+    model: LoadModel,
+    samples: Iterable[NodeSample],
+    limits: Limits,
+    reference: Limits | None,
+    previous: Folded | None = None,
 ) -> Folded | None:
-    """:meth:`LoadModel.fold` over ``samples`` (any order), kept as :class:`Folded`."""
+    """:meth:`LoadModel.fold` over ``samples`` (any order), kept as :class:`Folded`. With
+    ``previous`` (a live loop's last fold of this broker) the history goes on from it: only
+    samples newer than its last one are folded in, so a report read twice counts once."""
     ordered = sorted(samples, key=lambda s: s.ts)
-    load = model.fold("", ordered, limits, reference)
+    start = None
+    if previous is not None:
+        ordered = [s for s in ordered if s.ts > previous.last.ts]
+        if not ordered:
+            return previous
+        start = _load(model, "", previous, limits, reference)
+    load = start
+    for sample in ordered:
+        load = model.update(load, "", sample, limits, reference)
     if load is None:
         return None
     return Folded(
@@ -157,9 +175,11 @@ def snapshot_of(
     if bundles_at is not None:
         stamps.append(bundles_at)
     snapshot = LoadSnapshot.of(loads, bundles, available=available)
-    return Built(snapshot, max(stamps, default=0.0), limits)
+    folded = {b.node: b.folded for b in brokers if b.folded is not None}
+    return Built(snapshot, max(stamps, default=0.0), limits, folded=folded)
 
 
+@lru_cache(maxsize=65_536)  # a live loop asks again for every broker that did not report
 def _load(
     model: LoadModel, node: str, folded: Folded, limits: Limits, reference: Limits | None
 ) -> BrokerLoad:
@@ -178,28 +198,51 @@ def build_snapshot(
     nodes: Iterable[tuple[NodeRow, RejectedRow]],
     bundles: Iterable[tuple[BundleRow, RejectedRow]],
     model: LoadModel,
+    *,
+    previous: Mapping[str, Folded] | None = None,
 ) -> Built:
     """The snapshot of one cluster from file rows (``trimtab shed``). Each row comes with a
     :class:`RejectedRow` *template* (source, line, raw row) used if the row has to be refused
-    here: a row for a node outside the cluster, a second row for a bundle at the same time."""
+    here: a row for a node outside the cluster, a second row for a bundle at the same time.
+    ``previous``: the last build's :attr:`Built.folded`, whose history the samples extend
+    (``shed --follow``)."""
     rejected: list[RejectedRow] = []
     samples = _samples(state, nodes, rejected)
     chosen = _newest_bundles(state, bundles, rejected)
-    limits = {str(n.id): Limits.of(n.capacity) for n in state}
-    reference = Limits.reference(limits.values()) if limits else None
-    brokers = [
-        BrokerTelemetry(
-            node=str(n.id),
-            limits=limits[str(n.id)],
-            writable=n.state is NodeState.WRITABLE,
-            folded=fold(model, samples.get(str(n.id), ()), limits[str(n.id)], reference),
-        )
-        for n in state
-    ]
+    brokers = broker_telemetry(state, samples, model, previous=previous)
     table = BundleLoads.of(chosen[k][1] for k in sorted(chosen))
     at = max((ts for ts, _ in chosen.values()), default=None)
     built = snapshot_of(brokers, table, model, bundles_at=at)
     return replace(built, rejected=tuple(rejected))
+
+
+def broker_telemetry(
+    state: ClusterState,
+    samples: Mapping[str, Sequence[NodeSample]],
+    model: LoadModel,
+    *,
+    previous: Mapping[str, Folded] | None = None,
+) -> list[BrokerTelemetry]:
+    """Every member of ``state`` with its limits (the inventory's), state, and its samples
+    folded on top of ``previous`` (see :func:`fold`)."""
+    before = previous or {}
+    limits = {str(n.id): Limits.of(n.capacity) for n in state}
+    reference = Limits.reference(limits.values()) if limits else None
+    return [
+        BrokerTelemetry(
+            node=str(n.id),
+            limits=limits[str(n.id)],
+            writable=n.state is NodeState.WRITABLE,
+            folded=fold(
+                model,
+                samples.get(str(n.id), ()),
+                limits[str(n.id)],
+                reference,
+                before.get(str(n.id)),
+            ),
+        )
+        for n in state
+    ]
 
 
 def _samples(
@@ -228,12 +271,12 @@ def _newest_bundles(
     brokers reporting one bundle at the same time are decided by a stated rule, not by file
     order: the broker whose name sorts first keeps it (as the pipeline does), and the other
     row is refused with both brokers named."""
-    members = {n.id for n in state}
+    members = {str(n.id) for n in state}  # a row's broker is a node id's text already
     chosen: dict[str, tuple[float, Bundle, RejectedRow]] = {}
     for row, where in bundles:
         if row.cluster != state.name:
             continue
-        if NodeId(row.bundle.broker) not in members:
+        if row.bundle.broker not in members:
             reason = f"broker {row.bundle.broker} is not in cluster {state.name!r}"
             rejected.append(_refuse(where, reason))
             continue

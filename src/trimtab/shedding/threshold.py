@@ -7,7 +7,9 @@ Constraints
     * A broker's score is its own moving average (``h = loadBalancerHistoryResourcePercentage``)
       of the weighted max, kept by the shedder (``ShedderState.scores``) and started from the
       first sample (early versions started at 0, #13119). A weighted max above 100 % is
-      recomputed without the signals above 100 % (taken as misconfigured limits).
+      recomputed from the weighted signals at most 100 % (the others are taken as
+      misconfigured limits).
+    * A bundle without traffic, or one the broker filters keep on its broker, is passed over.
     * A broker's sole bundle is never shed; planned unloads below
       ``loadBalancerBundleUnloadMinThroughputThreshold`` (10 MB/s) are skipped.
     * It names no destination: bundles are placed at the next lookup.
@@ -71,7 +73,9 @@ class ThresholdShedder(Shedder):
             )
         threshold = cfg.threshold_shedder_percentage / 100.0
         min_throughput = cfg.bundle_unload_min_throughput_mb * MB
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in usable.loads])
+        index = BundleIndex.build(
+            snapshot.bundles, [b.broker for b in usable.loads], snapshot.policies
+        )
         moves: list[Decision] = []
         notes: list[Decision] = []
         for pos, load in enumerate(usable.loads):

@@ -42,15 +42,16 @@ Deviations, each on purpose
       in debug mode, so with debug off the offload is over-counted and the std estimate is too
       low. Here it is always counted (``test_swap_gain_is_counted_without_debug_mode``).
     * Stale brokers are left out of the pairing as well as the stats (upstream sorts them in).
-    * Bundles with no traffic are not moved; swapped bundles respect the grace period too.
+    * Bundles with no traffic are not moved, swapped back either; swapped bundles respect the
+      grace period too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from trimtab.shedding.base import LoadStats, Shedder, eligible
+from trimtab.shedding.base import LoadStats, Shedder, eligible, reportable, transferable
 from trimtab.shedding.decisions import (
     CycleResult,
     Decision,
@@ -129,8 +130,8 @@ class TransferShedder(Shedder):
         state = count_hits(state, pair_reason(std, avg, low, high, self.config) is not None)
         if (held := hit_count_gate(state, self.config, avg=avg, std=std)) is not None:
             return held
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in ranked])
-        moves = self._walk(index, state, ranked, stats, notes)
+        index = BundleIndex.build(snapshot.bundles, [b.broker for b in ranked], snapshot.policies)
+        moves = self._walk(index, state, ranked, stats, notes, reportable(index, self.config))
         if not moves:
             return _nothing_moved(notes, state, stats, avg, std)
         return CycleResult(
@@ -148,10 +149,12 @@ class TransferShedder(Shedder):
         ranked: list[BrokerLoad],
         stats: LoadStats,
         notes: list[Decision],
+        keep: Callable[[int], bool],
     ) -> list[Decision]:
         """Step 3: pair the max broker with the min one while pairs remain and a rule fires;
         a max broker that cannot shed is noted and passed over, the min one waits for the
-        next. ``stats`` follows each offload (step 5); ``notes`` gets the skips."""
+        next. ``stats`` follows each offload (step 5); ``notes`` gets the skips; ``keep`` says
+        which bundles the top-K reports hold."""
         cfg = self.config
         avg = stats.avg
         moves: list[Decision] = []
@@ -163,10 +166,12 @@ class TransferShedder(Shedder):
                 break
             src_pos, dst_pos = hi, lo
             hi -= 1
-            if (refused := self._top_bundles_gate(index, src_pos, src.broker)) is not None:
+            if (refused := self._top_bundles_gate(index, src_pos, src.broker, keep)) is not None:
                 notes.append(refused)
                 continue
-            pair, marked, gained = self._shed_pair(index, state, src_pos, dst_pos, src, dst, reason)
+            pair, marked, gained = self._shed_pair(
+                index, state, (src_pos, dst_pos), src, dst, reason, keep
+            )
             if marked > 0:
                 moves.extend(pair)
                 stats.offload(src.load, dst.load, (marked - gained) * src.load / src.throughput)
@@ -176,9 +181,11 @@ class TransferShedder(Shedder):
                 notes.append(skip(Reason.NO_BUNDLES, src.broker, NONE_FITS))
         return moves
 
-    def _top_bundles_gate(self, index: BundleIndex, position: int, broker: str) -> Decision | None:
+    def _top_bundles_gate(
+        self, index: BundleIndex, position: int, broker: str, keep: Callable[[int], bool]
+    ) -> Decision | None:
         """None when the max broker reported two top bundles or more; else why it cannot shed."""
-        top = index.top_k(position, self.config.max_bundles_in_load_report)
+        top = index.top_k(position, self.config.max_bundles_in_load_report, keep)
         if len(top) == 0:
             return skip(Reason.NO_LOAD_DATA, broker, "no top bundles reported")
         if len(top) == 1:
@@ -190,20 +197,21 @@ class TransferShedder(Shedder):
         self,
         index: BundleIndex,
         state: ShedderState,
-        src_pos: int,
-        dst_pos: int,
+        positions: tuple[int, int],
         src: BrokerLoad,
         dst: BrokerLoad,
         reason: Reason,
+        keep: Callable[[int], bool],
     ) -> tuple[list[Decision], float, float]:
         """Steps 4-5 for one pair: the decisions, traffic marked to offload and to gain."""
         cfg = self.config
+        src_pos, dst_pos = positions
         names, tput = index.bundles.names, index.throughput
         offload = (src.load - dst.load) / 2.0
-        src_tput, dst_tput = src.throughput, dst.throughput
+        src_tput = src.throughput
         target = src_tput * offload / src.load if src.load > 0 else 0.0
-        top = index.top_k(src_pos, cfg.max_bundles_in_load_report)
-        swap_pool = iter(index.top_k(dst_pos, cfg.max_bundles_in_load_report).tolist())
+        top = index.top_k(src_pos, cfg.max_bundles_in_load_report, keep)
+        swap_pool = iter(index.top_k(dst_pos, cfg.max_bundles_in_load_report, keep).tolist())
         transfer = cfg.transfer_enabled
         decisions: list[Decision] = []
         marked = gained = 0.0
@@ -211,15 +219,15 @@ class TransferShedder(Shedder):
         for i in top.tolist():
             if not eligible(index, i, state, cfg):
                 continue
+            if not transferable(index, i, cfg, destination=dst.broker):
+                continue
             if remaining <= 1:
                 break
             size = float(tput[i])
             if size <= 0:
                 continue
             if marked - gained + size > target:
-                swaps = self._swap(
-                    index, state, swap_pool, src_tput, dst_tput, marked - gained + size
-                )
+                swaps = self._swap(index, state, swap_pool, (src, dst), marked - gained + size)
                 if swaps is None:
                     break
                 for j in swaps:
@@ -247,20 +255,26 @@ class TransferShedder(Shedder):
         index: BundleIndex,
         state: ShedderState,
         pool: Iterator[int],
-        src_tput: float,
-        dst_tput: float,
+        pair: tuple[BrokerLoad, BrokerLoad],
         net_out: float,
     ) -> list[int] | None:
-        """Min-broker bundles to send back so the pair stays balanced, or None (no swap)."""
+        """Min-broker bundles to send back so the pair stays balanced, or None (no swap).
+        A swapped bundle must be allowed on the max broker and carry traffic."""
         if not self.config.transfer_enabled:
             return None
+        src, dst = pair
+        src_tput, dst_tput = src.throughput, dst.throughput
         max_new = src_tput - net_out
         min_new = dst_tput + net_out
         chosen: list[int] = []
         for j in pool:  # a shared iterator: later swaps in this pair continue where it stopped
             if not eligible(index, j, state, self.config):
                 continue
+            if not transferable(index, j, self.config, destination=src.broker):
+                continue
             size = float(index.throughput[j])
+            if size <= 0:
+                continue
             if max_new + size < src_tput and min_new - size < src_tput:
                 chosen.append(j)
                 max_new += size

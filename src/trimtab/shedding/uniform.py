@@ -16,9 +16,10 @@ Algorithm (after the fix of #21025)
     3. Required = ``int((max − min) × maxUnloadPercentage)`` (0.2); skip it below
        ``minUnloadMessage`` (1000 msg/s) or ``minUnloadMessageThroughput`` (1 MB/s).
     4. Walk the max broker's bundles largest first (skipping idle and recently unloaded ones);
-       take each whose size is at most ``required + 1000`` and subtract it, up to
-       ``maxUnloadBundleNumPerShedding`` bundles (-1: no limit). The +1000 slack can move all
-       of a small broker's traffic (#21905).
+       take each whose size is at most what is still ``required`` and subtract it, up to
+       ``maxUnloadBundleNumPerShedding`` bundles (-1: no limit). No +1000 slack (PR #21906:
+       it moved all of a small broker's traffic, #21905).
+    A threshold of 0 turns its rule off (msg rate or throughput), as upstream.
 
 Worked example (PIP-220 case 1, throughput tracking load): 12, 2, 1, 1 MB/s → ratio 12 > 4;
 required = int(11 MB/s × 0.2) = 2.2 MB/s, so the 12 MB/s broker sheds up to 2.2 MB/s.
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trimtab.shedding.base import LoadStats, Shedder, eligible, unload
+from trimtab.shedding.base import LoadStats, Shedder, eligible, transferable, unload
 from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState, skip
 from trimtab.shedding.gates import UsableBrokers, sole_bundle_gate
 from trimtab.shedding.snapshot import BundleIndex, FloatArray, LoadSnapshot
@@ -38,7 +39,6 @@ from trimtab.shedding.snapshot import BundleIndex, FloatArray, LoadSnapshot
 __all__ = ["UniformLoadShedder"]
 
 EPS = 1e-6
-DELTA = 1000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ class UniformLoadShedder(Shedder):
         tput_ratio = max_tput / min_tput
         rate_hit = 0 < cfg.msg_rate_difference_threshold < rate_gap
         tput_hit = 0 < cfg.throughput_multiplier_threshold < tput_ratio
-        index = BundleIndex.build(snapshot.bundles, [b.broker for b in loads])
+        index = BundleIndex.build(snapshot.bundles, [b.broker for b in loads], snapshot.policies)
         if rate_hit:
             pos, by, floor = rate_hi, index.rate, cfg.min_unload_message
             required = float(int((max_rate - min_rate) * cfg.max_unload_percentage))
@@ -93,9 +93,11 @@ class UniformLoadShedder(Shedder):
             size = float(by[i])
             if size <= 0 or not eligible(index, i, state, cfg):
                 continue
+            if not transferable(index, i, cfg, destination=None):
+                continue
             if limit != -1 and len(moves) >= limit:
                 break
-            if size <= required + DELTA:
+            if size <= required:
                 required -= size
                 moves.append(unload(index, i, Reason.OVERLOADED))
         return moves

@@ -171,12 +171,16 @@ def static_trial(
     )
 
 
-def exact_reports(ids: Sequence[str], level: np.ndarray, now: float) -> list[BrokerLoad]:
-    """Load data of brokers of :data:`CAPACITY` bytes/s at loads ``level``, reported at ``now``
-    with no smoothing lag (the static model's brokers report their exact load)."""
+def exact_reports(
+    ids: Sequence[str], level: np.ndarray, now: float, capacities: np.ndarray | None = None
+) -> list[BrokerLoad]:
+    """Load data of brokers of :data:`CAPACITY` bytes/s (or ``capacities``) at loads ``level``,
+    reported at ``now`` with no smoothing lag (the static model's brokers report their exact
+    load)."""
+    caps = np.full(len(ids), CAPACITY) if capacities is None else capacities
     out = []
-    for broker, x in zip(ids, level.tolist(), strict=True):
-        tput = x * CAPACITY
+    for broker, x, cap in zip(ids, level.tolist(), caps.tolist(), strict=True):
+        tput = x * cap
         out.append(
             BrokerLoad(
                 broker=broker,
@@ -189,7 +193,7 @@ def exact_reports(ids: Sequence[str], level: np.ndarray, now: float) -> list[Bro
                 msg_throughput_ema=tput,
                 updated_at=now,
                 samples=1,
-                capacity_bytes_per_s=CAPACITY,
+                capacity_bytes_per_s=cap,
             )
         )
     return out

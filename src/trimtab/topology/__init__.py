@@ -3,13 +3,14 @@
 * :class:`NetworkTopology`: regions and racks as inner paths, nodes as leaves, one depth.
 * :class:`StabilizedTopology`: the same reads, with removals delayed to ride out flapping.
 * Resolvers (:func:`make_resolver`, :class:`TableResolver`, :class:`ScriptResolver`,
-  :class:`DefaultResolver`) turn host names into locations; :func:`resolve_locations` asks one
-  about a set of nodes and never lets a bad answer through.
+  :class:`PulsarRackResolver`, :class:`DefaultResolver`) turn host names into locations;
+  :func:`resolve_locations` asks one about a set of nodes and never lets a bad answer through.
 """
 
 from trimtab.topology.build import default_rack_for, locations_for, topology_of
 from trimtab.topology.resolvers import (
     DefaultResolver,
+    PulsarRackResolver,
     RackChangeListener,
     RackChanges,
     Resolver,
@@ -25,6 +26,7 @@ from trimtab.topology.tree import NetworkTopology, default_rack_for_depth
 __all__ = [
     "DefaultResolver",
     "NetworkTopology",
+    "PulsarRackResolver",
     "RackChangeListener",
     "RackChanges",
     "Resolver",

@@ -16,9 +16,15 @@ from trimtab.topology.tree import NetworkTopology, default_rack_for_depth
 
 __all__ = ["default_rack_for", "locations_for", "topology_of"]
 
+#: Upstream ``NetworkTopology.DEFAULT_ZONE_AND_UPGRADEDOMAIN``.
+DEFAULT_ZONE_DOMAIN = "/default-zone/default-upgradedomain"
+
 
 def default_rack_for(policy: str) -> str:
-    """BookKeeper's rule: region-aware placement wants two levels, the others one."""
+    """BookKeeper's rule: region-aware placement wants two levels, the others one; zone-aware
+    has its own default fault domain, ``/default-zone/default-upgradedomain``."""
+    if policy == "zoneaware":
+        return DEFAULT_ZONE_DOMAIN
     return DEFAULT_REGION_RACK if policy == "regionaware" else DEFAULT_RACK
 
 

@@ -5,7 +5,8 @@ cannot place gets its default rack. Three come built in:
 
 * :class:`DefaultResolver` puts everything on the default rack (upstream's fallback);
 * :class:`~trimtab.topology.table.TableResolver` reads a host -> location table;
-* :class:`~trimtab.topology.script.ScriptResolver` runs an executable (upstream's default).
+* :class:`~trimtab.topology.script.ScriptResolver` runs an executable (upstream's default);
+* :class:`~trimtab.topology.pulsar.PulsarRackResolver` follows Pulsar's ``/bookies`` znode.
 
 Any other class with ``resolve`` and ``reload_cached_mappings`` can be named by import path.
 
@@ -31,11 +32,13 @@ from typing import Protocol, cast, runtime_checkable
 from trimtab.cluster import DEFAULT_RACK, NodeId, validate_location
 from trimtab.errors import ResolverError
 from trimtab.topology._common import LOG, checked_default_rack
+from trimtab.topology.pulsar import PulsarRackResolver
 from trimtab.topology.script import ScriptResolver
 from trimtab.topology.table import RackChangeListener, RackChanges, TableResolver
 
 __all__ = [
     "DefaultResolver",
+    "PulsarRackResolver",
     "RackChangeListener",
     "RackChanges",
     "Resolver",
@@ -47,7 +50,7 @@ __all__ = [
 ]
 
 # The built-in kinds :func:`make_resolver` knows by name; anything else is an import path.
-_KINDS = ("default", "script", "table")
+_KINDS = ("default", "script", "table", "pulsar")
 
 
 @runtime_checkable
@@ -139,8 +142,10 @@ def make_resolver(
     table: str | os.PathLike[str] | Mapping[str, str] | None = None,
     default_rack: str = DEFAULT_RACK,
     strict: bool = False,
+    zk_servers: str | None = None,
 ) -> Resolver:
-    """Build the resolver ``kind`` names: ``script``, ``table``, ``default`` or an import path.
+    """Build the resolver ``kind`` names: ``script``, ``table``, ``default``, ``pulsar`` (the
+    ``/bookies`` znode on ``zk_servers``) or an import path.
 
     A resolver that cannot start is logged and replaced by ``DefaultResolver(default_rack)``;
     with ``strict`` the :class:`ResolverError` is raised instead. An unknown ``kind`` that is
@@ -156,6 +161,7 @@ def make_resolver(
             timeout_s=timeout_s,
             table=table,
             default_rack=fallback.default_rack,
+            zk_servers=zk_servers,
         )
     except ResolverError as exc:
         if strict:
@@ -177,6 +183,7 @@ def _build(
     timeout_s: float,
     table: str | os.PathLike[str] | Mapping[str, str] | None,
     default_rack: str,
+    zk_servers: str | None = None,
 ) -> Resolver:
     match name.lower():
         case "default":
@@ -199,6 +206,8 @@ def _build(
             if isinstance(table, Mapping):
                 return TableResolver(table, default_rack=default_rack)
             return TableResolver.from_file(Path(table), default_rack=default_rack)
+        case "pulsar":
+            return PulsarRackResolver(zk_servers, default_rack=default_rack, timeout_s=timeout_s)
     if "." in name or ":" in name:
         return load_resolver(name)
     raise ValueError(

@@ -14,7 +14,10 @@ never a command. Upstream's rules carry over:
   :func:`~trimtab.topology.resolvers.make_resolver` decides between falling back and failing.
 * **Never fail a lookup.** During ``resolve`` a time-out, a non-zero exit, a wrong number of
   answers or an answer that is not a location gives the affected hosts the default rack and
-  logs a warning on ``trimtab.topology``. Placement goes on; the operator sees why.
+  logs a warning on ``trimtab.topology``. Placement goes on; the operator sees why. A batch
+  that fails as a whole is asked again one host at a time, so one host that breaks the script
+  does not send the others to the default rack (not after a time-out: a hung script would
+  then hang once per host).
 * **Cache answers, not failures.** Good answers are kept per host until
   ``reload_cached_mappings``; a default given because of a failure is not kept, so the next
   lookup asks the script again.
@@ -40,9 +43,10 @@ _HOSTS_IN_WARNING = 5
 class _RunFailedError(Exception):
     """One run of the script did not produce usable output; ``reason`` says why."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, retry: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.retry = retry  # worth asking about each host alone (not after a time-out)
 
 
 class ScriptResolver:
@@ -95,14 +99,17 @@ class ScriptResolver:
         self._cache.clear()
 
     def _resolve_batch(self, hosts: list[str]) -> dict[str, str]:
+        retry = True
         try:
             tokens = self._run(hosts)
+            failure = None if len(tokens) == len(hosts) else f"expected {len(hosts)} answers"
+            if failure is not None:
+                failure += f", got {len(tokens)}"
         except _RunFailedError as exc:
-            self._warn(hosts, exc.reason)
-            return {}
-        if len(tokens) != len(hosts):
-            self._warn(hosts, f"expected {len(hosts)} answers, got {len(tokens)}")
-            return {}
+            failure, retry = exc.reason, exc.retry
+        if failure is not None:
+            self._warn(hosts, failure)
+            return self._one_by_one(hosts) if retry and len(hosts) > 1 else {}
         answers: dict[str, str] = {}
         bad: list[str] = []
         for host, token in zip(hosts, tokens, strict=True):
@@ -113,6 +120,14 @@ class ScriptResolver:
         self._cache.update(answers)
         if bad:
             self._warn(bad, "answers that are not network locations")
+        return answers
+
+    def _one_by_one(self, hosts: list[str]) -> dict[str, str]:
+        """Ask again about each host of a failed batch alone (upstream
+        ``ScriptBasedMapping``), so one bad host does not send the batch to the default rack."""
+        answers: dict[str, str] = {}
+        for host in hosts:
+            answers.update(self._resolve_batch([host]))
         return answers
 
     def _run(self, hosts: Sequence[str]) -> list[str]:
@@ -127,7 +142,7 @@ class ScriptResolver:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise _RunFailedError(f"timed out after {self.timeout_s:g}s") from None
+            raise _RunFailedError(f"timed out after {self.timeout_s:g}s", retry=False) from None
         except OSError as exc:
             raise _RunFailedError(f"could not run it: {exc}") from None
         if done.returncode != 0:
