@@ -32,12 +32,12 @@ from trimtab._upstream import defined_in, spellings, upstream_names
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
 __all__ = [
+    "BALANCER_MODES",
     "PLACEMENT_POLICIES",
     "SAMPLING",
     "SHEDDERS",
     "WEIGHTS_MODES",
     "WEIGHT_CAPS",
-    "BALANCER_MODES",
     "AllocationConfig",
     "BalancerMode",
     "BookieInfoConfig",

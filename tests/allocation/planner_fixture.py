@@ -114,7 +114,7 @@ class PlannerFixture:
         in_flight: Sequence[InFlight] = (),
         partition_size: int | None = None,
     ) -> RebalancePlan:
-        free = {i: FULL_FREE for i in full} | {i: NEARLY_FULL_FREE for i in nearly_full}
+        free = dict.fromkeys(full, FULL_FREE) | dict.fromkeys(nearly_full, NEARLY_FULL_FREE)
         free = {i: free.get(i, NOT_FULL_FREE) for i in range(len(self.racks))}
         for i, extra in (used_extra or {}).items():
             free[i] -= extra

@@ -9,8 +9,8 @@ replica sets. Departures on purpose are asserted as trimtab's behaviour with the
 from __future__ import annotations
 
 from tests.allocation.planner_fixture import (
-    MiB,
     PARTITION_SIZE,
+    MiB,
     PlannerFixture,
     n,
     new_nodes,
