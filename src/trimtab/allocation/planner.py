@@ -298,7 +298,7 @@ class _Planner:
 
     # -- one move --------------------------------------------------------------------------------
 
-    def used(self) -> np.ndarray:  # type: ignore[type-arg]
+    def used(self) -> np.ndarray:
         return self.base + self.assigned
 
     def pick(self, a: PartitionAssignment, leaving: int, ratio: float) -> int | str:
@@ -573,8 +573,9 @@ def _net_moves(
     gained = [n for n in now.nodes if n not in was.nodes]
     pairs: list[tuple[NodeId, NodeId, str]] = []
     for target in list(gained):
-        source, reason = chain.get(target, ("", COUNTS))
-        if source in lost:
+        link = chain.get(target)
+        if link is not None and link[0] in lost:
+            source, reason = link
             lost.remove(source)
             gained.remove(target)
             pairs.append((source, target, reason))

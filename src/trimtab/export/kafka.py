@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from trimtab.allocation.model import PartitionAssignment
 from trimtab.allocation.plan import assignments_from_nodes
@@ -278,5 +278,5 @@ def _add_partition(out: LogDirs, broker: int, entry: Any, where: str) -> None:
     out.used[broker] = out.used.get(broker, 0) + size
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
