@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
+from typing import TypeVar
 
 __all__ = [
     "DEFAULT_RACK",
@@ -24,6 +25,7 @@ __all__ = [
     "Capacity",
     "ClusterState",
     "Node",
+    "NodeHealth",
     "NodeId",
     "NodeState",
     "Role",
@@ -139,12 +141,33 @@ class NodeState(StrEnum):
 
     @classmethod
     def parse(cls, text: str) -> NodeState:
-        norm = text.strip().lower().replace("-", "").replace("_", "")
-        for state in cls:
-            if state.value == norm:
-                return state
-        allowed = ", ".join(s.value for s in cls)
-        raise ValueError(f"bad state {text!r}: expected one of {allowed}")
+        return _state_named(cls, text, text.strip().lower().replace("-", "").replace("_", ""))
+
+
+_S = TypeVar("_S", bound=StrEnum)
+
+
+def _state_named(kind: type[_S], text: str, norm: str) -> _S:
+    """The member of ``kind`` whose value is ``norm``; else a ValueError listing the values."""
+    for state in kind:
+        if state.value == norm:
+            return state
+    allowed = ", ".join(s.value for s in kind)
+    raise ValueError(f"bad state {text!r}: expected one of {allowed}")
+
+
+class NodeHealth(StrEnum):
+    """What the partition balancer knows of a broker (the ``node_health`` table): answering,
+    not answering, in maintenance mode (keeps its replicas, takes none), or being drained."""
+
+    UP = "up"
+    DOWN = "down"
+    MAINTENANCE = "maintenance"
+    DRAINING = "draining"
+
+    @classmethod
+    def parse(cls, text: str) -> NodeHealth:
+        return _state_named(cls, text, text.strip().lower())
 
 
 class Role(StrEnum):

@@ -32,12 +32,14 @@ from trimtab._upstream import defined_in, spellings, upstream_names
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
 __all__ = [
+    "BALANCER_MODES",
     "PLACEMENT_POLICIES",
     "SAMPLING",
     "SHEDDERS",
     "WEIGHTS_MODES",
     "WEIGHT_CAPS",
     "AllocationConfig",
+    "BalancerMode",
     "BookieInfoConfig",
     "CapBasis",
     "Choice",
@@ -631,6 +633,18 @@ ALLOCATORS = {
     "rendezvous": "rendezvous",
 }
 ALLOCATION_PROFILES = {"rfc": "rfc", "redpanda": "redpanda"}
+
+
+class BalancerMode(Choice):
+    """``partition_autobalancing_mode``: what the partition balancer repairs (see
+    :mod:`trimtab.allocation.planner`)."""
+
+    OFF = "off"
+    NODE_ADD = "node_add"
+    CONTINUOUS = "continuous"
+
+
+BALANCER_MODES: dict[str, BalancerMode] = _own(BalancerMode)
 # (topic_partitions_per_shard, topic_partitions_reserve_shard0) of each profile.
 _PROFILE_DEFAULTS = {"rfc": (7000, 2), "redpanda": (1000, 0)}
 
@@ -694,6 +708,36 @@ class AllocationConfig:
     )
     storage_space_alert_free_threshold_percent: int = setting(
         5, "hard limit = 100 minus this", check=between(0, 100)
+    )
+    balancer_mode: BalancerMode = setting(
+        BalancerMode.CONTINUOUS,
+        "rebalance: off (drains only), node_add (and counts) or continuous (and repairs)",
+        aliases=("partition_autobalancing_mode",),
+        choices=BALANCER_MODES,
+    )
+    node_availability_timeout_sec: int = setting(
+        900,
+        "rebalance: a node down longer than this has its replicas moved off",
+        aliases=("partition_autobalancing_node_availability_timeout_sec",),
+        check=at_least(0),
+    )
+    concurrent_moves: int = setting(
+        50,
+        "rebalance: partitions one plan reassigns at most",
+        aliases=("partition_autobalancing_concurrent_moves",),
+        check=at_least(1),
+    )
+    topic_memory_per_partition: int | None = setting(
+        None,
+        "bytes of memory one partition replica needs (cluster limit; unset = no limit)",
+        aliases=("topic_memory_per_partition",),
+        check=at_least(1),
+    )
+    topic_fds_per_partition: int | None = setting(
+        None,
+        "file descriptors one partition replica needs (cluster limit; unset = no limit)",
+        aliases=("topic_fds_per_partition",),
+        check=at_least(1),
     )
 
     def __post_init__(self) -> None:

@@ -63,6 +63,8 @@ def even_out(
     Redpanda's counts rebalancing, and each of their moves copies data).
     """
     batch = _Batch(state, tx, made, rack_aware, topic_aware, hard_disk_ratio, excluded)
+    if not batch.whole:
+        return batch.out
     budget = max_moves if max_moves is not None else -1
     if topic_aware:
         for topic in sorted(batch.by_topic):
@@ -120,7 +122,7 @@ class _Batch:
             share = replicas * state.capacity[i]
             return share // whole, -(-share // whole)
 
-        nodes = set(counts)
+        nodes = {i for i in counts if state.active[i]}  # inactive nodes keep their replicas
         for i in self.by_capacity:  # nodes whose band starts at one or more
             if replicas * state.capacity[i] < whole:
                 break

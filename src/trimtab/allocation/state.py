@@ -180,6 +180,10 @@ class AllocationState:
             for p in sorted(self._partitions[t])
         )
 
+    def held(self, topic: str, partition: int) -> PartitionAssignment | None:
+        """The assignment held for ``topic``/``partition``, if any."""
+        return self._partitions.get(topic, {}).get(partition)
+
     def topic_replicas(self, topic: str) -> int:
         """Replicas of ``topic`` held, on every node."""
         return sum(self.topic_counts.get(topic, {}).values())

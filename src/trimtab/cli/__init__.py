@@ -32,6 +32,7 @@ _COMMANDS = (
     "config",
     "pipeline",
     "place",
+    "rebalance",
     "report",
     "shed",
     "simulate",

@@ -16,10 +16,8 @@ from trimtab.allocation import (
     MODES,
     AllocationPlan,
     AllocationRequest,
-    PartitionAssignment,
     plan_allocations,
 )
-from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.allocation.requests import PARTITION_ROLE, read_requests
 from trimtab.cli._common import (
     ClusterOption,
@@ -45,13 +43,13 @@ from trimtab.export.kafka import (
     broker_ids,
     dumps,
     read_broker_ids,
-    read_reassignment,
+    read_current_assignment,
     reassignment,
 )
 from trimtab.inventory import read_inventory
 from trimtab.tables import RawRow, RejectedRow
 
-__all__ = ["allocate", "plan_json"]
+__all__ = ["allocate", "plan_json", "write_atomically"]
 
 FORMATS = ("table", "json", "kafka-reassignment")
 _PROGRESS_FROM = 50_000  # replicas: below this a run takes a second or two, no bar
@@ -142,7 +140,7 @@ def allocate(
             "mode": mode,
             "rack_aware": rack_aware,
             "seed": seed,
-            "existing": _existing(existing, state, ids_map, cfg) if existing else (),
+            "existing": read_current_assignment(existing, state, ids_map, cfg) if existing else (),
             "rebalance": rebalance,
             "max_moves": max_moves,
         }
@@ -155,7 +153,7 @@ def allocate(
     elif output is None:
         typer.echo(text, nl=False)
     else:
-        _write(output, text)
+        write_atomically(output, text)
         err.print(f"wrote {plural(plan.partitions, 'partition')} to {output}", highlight=False)
 
 
@@ -207,28 +205,6 @@ def _requests(
     warnings = list(parsed.warnings)
     warnings += [f"skipped {plural(n, 'request row')} for cluster {c}" for c, n in others.items()]
     return batch, sources, warnings
-
-
-def _existing(
-    path: Path, state: ClusterState, mapping: dict[str, int] | None, cfg: AllocationConfig
-) -> tuple[PartitionAssignment, ...]:
-    """The current assignment, broker ids turned back into nodes, replicas on least-loaded
-    cores (Kafka does not record cores)."""
-    ids = broker_ids([n.id for n in state], mapping)
-    nodes = {broker: node for node, broker in ids.items()}
-    rows = []
-    for topic, partition, replicas in read_reassignment(path):
-        unknown = [b for b in replicas if b not in nodes]
-        if unknown:
-            raise TrimtabError(
-                f"{path}: {topic}/{partition} names broker(s) {unknown} that cluster "
-                f"{state.name!r} does not have"
-            )
-        rows.append((topic, partition, [nodes[b] for b in replicas]))
-    try:
-        return assignments_from_nodes(state, rows, cfg)
-    except ValueError as exc:
-        raise TrimtabError(f"{path}: {exc}") from None
 
 
 def _run(
@@ -364,7 +340,7 @@ def _print_plan(plan: AllocationPlan) -> None:
     out.print(table)
 
 
-def _write(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     """Write atomically: a reader sees the old file or the whole new one."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from trimtab.cluster import NodeId, NodeState, Role, location_of
+from trimtab.cluster import NodeHealth, NodeId, NodeState, Role, location_of
 from trimtab.contract.cells import blank, number, split_bundle, text, timestamp, whole
 from trimtab.contract.tables import (
     FUTURE_TOLERANCE_S,
@@ -77,6 +77,9 @@ def _missing_key(cells: _Cells) -> None:
 def _bad_timestamp(cells: _Cells) -> None:
     for column in cells.table.of(Kind.TIMESTAMP):
         value = cells.raw.get(column.name)
+        if not column.required and blank(value):
+            cells.values[column.name] = None
+            continue
         stamp = timestamp(value)
         if stamp is None:
             raise RowError(
@@ -176,9 +179,10 @@ def _free_above_total(cells: _Cells) -> None:
 
 
 def _bad_state(cells: _Cells) -> None:
-    for column in cells.table.of(Kind.STATE):
+    for column in cells.table.of(Kind.STATE, Kind.HEALTH):
+        parse = NodeState.parse if column.kind is Kind.STATE else NodeHealth.parse
         try:
-            cells.values[column.name] = NodeState.parse(cells.values[column.name] or "")
+            cells.values[column.name] = parse(cells.values[column.name] or "")
         except ValueError as exc:
             raise RowError("bad_state", str(exc)) from None
 
@@ -223,7 +227,7 @@ def _future_timestamp(cells: _Cells) -> None:
         return
     for column in cells.table.of(Kind.TIMESTAMP):
         stamp = cells.values[column.name]
-        if stamp > cells.now + cells.tolerance:
+        if stamp is not None and stamp > cells.now + cells.tolerance:
             moment = datetime.fromtimestamp(stamp, UTC).isoformat()
             raise RowError("future_timestamp", f"{column.name} {moment} is in the future")
 

@@ -84,6 +84,7 @@ class Kind(StrEnum):
     RATE = "rate"  # a finite number >= 0
     TIMESTAMP = "timestamp"
     STATE = "state"  # writable, readonly or down
+    HEALTH = "health"  # up, down, maintenance or draining (the node_health table)
     ROLE = "role"  # bookie, broker or empty (both)
     BUNDLE = "bundle"  # tenant/namespace/0xLOWER_0xUPPER
     TOPIC = "topic"  # a Kafka topic name
@@ -245,6 +246,20 @@ TABLES: dict[str, Table] = {
         ),
         optional=True,
     ),
+    # What the partition balancer (``trimtab rebalance --health``) knows of each broker: a
+    # node left out is up. ``down_since`` (when it stopped answering) lets the availability
+    # timeout decide; blank on a down node means down longer than the timeout.
+    "node_health": Table(
+        "node_health",
+        "node health",
+        (
+            _c("cluster", "string", Kind.TEXT, required=False, key=True),
+            _c("node", "string", Kind.NODE_REF, key=True),
+            _c("state", "string", Kind.HEALTH),
+            _c("down_since", "timestamp", Kind.TIMESTAMP, required=False),
+        ),
+        optional=True,
+    ),
 }
 
 #: The row rules in the order they are checked; the first one broken is the row's verdict.
@@ -260,7 +275,10 @@ ROW_RULES: tuple[Rule, ...] = (
     Rule("not_positive", "cores, nic_bps, partitions or replication_factor is 0"),
     Rule("implausible", "a number above what one machine can have or do (its column's most)"),
     Rule("free_above_total", "disk_free_bytes is above disk_total_bytes"),
-    Rule("bad_state", "state is not writable, readonly or down"),
+    Rule(
+        "bad_state",
+        "state is not writable, readonly or down (node_health: up, down, maintenance, draining)",
+    ),
     Rule("bad_role", "role is not bookie, broker or empty (both)"),
     Rule("bad_node_id", "an inventory node is not host[:port]"),
     Rule("bad_location", "region or rack contains '/'"),

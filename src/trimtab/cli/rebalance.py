@@ -1,0 +1,365 @@
+"""``trimtab rebalance``: plan replica moves on a running Kafka or Redpanda cluster.
+
+Inputs are what the clusters' own tools print: the current assignment
+(``kafka-reassign-partitions.sh --generate``), partition sizes (``kafka-log-dirs.sh
+--describe``), plus a small health table. The output is the reassignment document with only
+the partitions that change and the rollback document (their current assignment), as
+``--generate`` prints its "Proposed" and "Current" documents.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trimtab._format import plural
+from trimtab.allocation.health import NodeStatus, read_health
+from trimtab.allocation.planner import InFlight, RebalancePlan, plan_rebalance
+from trimtab.allocation.requests import PARTITION_ROLE
+from trimtab.cli._common import (
+    ClusterOption,
+    ConfigOption,
+    InventoryOption,
+    JsonFlag,
+    app,
+    err,
+    figures_table,
+    load_config,
+    one_cluster,
+    out,
+    owned_output,
+    print_json,
+    print_rejected,
+    print_warnings,
+    progress_bar,
+    user_errors,
+)
+from trimtab.cli.allocate import write_atomically
+from trimtab.cluster import ClusterState, NodeId
+from trimtab.config import BALANCER_MODES
+from trimtab.errors import TrimtabError
+from trimtab.export.kafka import (
+    broker_ids,
+    dumps,
+    read_broker_ids,
+    read_current_assignment,
+    read_log_dirs,
+    reassignment,
+)
+from trimtab.inventory import read_inventory
+
+__all__ = ["plan_document", "rebalance"]
+
+FORMATS = ("table", "json", "kafka-reassignment")
+
+
+@app.command()
+def rebalance(
+    inventory: InventoryOption,
+    assignment: Annotated[
+        Path,
+        typer.Option(
+            "--assignment", "-a", help="Current assignment: Kafka reassignment JSON (--generate)."
+        ),
+    ],
+    log_dirs: Annotated[
+        Path | None,
+        typer.Option("--log-dirs", help="kafka-log-dirs.sh --describe output (partition sizes)."),
+    ] = None,
+    health: Annotated[
+        Path | None,
+        typer.Option(
+            "--health", help="Table node, state (up|down|maintenance|draining), down_since."
+        ),
+    ] = None,
+    drain: Annotated[
+        str | None, typer.Option("--drain", help="Brokers to empty, comma-separated: 3,4.")
+    ] = None,
+    max_moves: Annotated[
+        int | None,
+        typer.Option(
+            "--max-moves", min=1, help="Partitions reassigned at most (default: concurrent_moves)."
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", help="off, node_add or continuous (default: config)."),
+    ] = None,
+    rack_aware: Annotated[
+        bool | None,
+        typer.Option(
+            "--rack-aware/--no-rack-aware",
+            help="Keep and repair rack diversity (default: config enable_rack_awareness).",
+        ),
+    ] = None,
+    in_progress: Annotated[
+        Path | None,
+        typer.Option("--in-progress", help="The --json of the plan being executed (to cancel)."),
+    ] = None,
+    out_format: Annotated[
+        str, typer.Option("--format", help="table, json or kafka-reassignment.")
+    ] = "table",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the reassignment document here.", dir_okay=False
+        ),
+    ] = None,
+    rollback: Annotated[
+        Path | None,
+        typer.Option(
+            "--rollback",
+            help="Write the rollback document here (default: OUTPUT.rollback.json).",
+            dir_okay=False,
+        ),
+    ] = None,
+    broker_id_file: Annotated[
+        Path | None,
+        typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
+    ] = None,
+    cluster: ClusterOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
+    config: ConfigOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
+    rack repair, then counts towards capacity shares.
+
+    Prints the plan and, with --output, writes the reassignment document (only the partitions
+    that change) and the rollback document (their current assignment). --format
+    kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
+    """
+    with user_errors():
+        fmt = "json" if as_json else out_format
+        if fmt not in FORMATS:
+            raise TrimtabError(f"unknown --format {out_format!r}: use one of {', '.join(FORMATS)}")
+        if mode is not None and mode not in BALANCER_MODES:
+            raise TrimtabError(f"unknown --mode {mode!r}: use one of {', '.join(BALANCER_MODES)}")
+        back = rollback or (output.with_suffix(".rollback.json") if output else None)
+        for path in (output, back):
+            if path is not None:
+                owned_output(path, marker=None)
+        cfg = load_config(config).allocation
+        inv = read_inventory(inventory)
+        state = one_cluster(inv, cluster).for_role(PARTITION_ROLE)
+        mapping = read_broker_ids(broker_id_file) if broker_id_file else None
+        ids = broker_ids([n.id for n in state], mapping)
+        held = read_current_assignment(assignment, state, mapping, cfg)
+        warnings = list(inv.warnings)
+        if log_dirs is not None:
+            held, state = _with_sizes(held, state, ids, log_dirs, warnings)
+        statuses = _health(health, state, ids) if health else []
+        options: dict[str, Any] = {
+            "health": statuses,
+            "drain": _nodes(drain, state, ids, "--drain") if drain else [],
+            "now": time.time(),
+            "in_flight": _in_flight(in_progress, held, ids) if in_progress else [],
+            "mode": mode,
+            "max_moves": max_moves,
+            "rack_aware": rack_aware,
+            "seed": seed,
+        }
+        with progress_bar(quiet=fmt != "table") as bar:
+            bar.add_task(f"planning over {plural(len(held), 'partition')}", total=None)
+            try:
+                plan = plan_rebalance(state, held, cfg, **options)
+            except ValueError as exc:  # an in-progress plan that does not fit the assignment
+                raise TrimtabError(f"--in-progress {in_progress}: {exc}") from None
+    print_warnings(warnings)
+    proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
+    if output is not None and back is not None:
+        write_atomically(output, proposed)
+        write_atomically(back, current)
+        err.print(
+            f"wrote {plural(len(plan.after), 'partition')} to {output}, the rollback to {back}",
+            highlight=False,
+        )
+    if fmt == "json":
+        print_json(plan_document(plan, ids))
+    elif fmt == "kafka-reassignment" and output is None:
+        typer.echo(f"Current partition replica assignment\n{current}")
+        typer.echo(f"Proposed partition reassignment configuration\n{proposed}", nl=False)
+    elif fmt == "table":
+        _print_plan(plan, ids)
+        print_rejected(inv.rejected, inv.rows_read, "inventory")
+
+
+def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:
+    """Nodes named by broker id or node id, comma-separated; an unknown one is an error."""
+    by_broker = {str(b): n for n, b in ids.items()}
+    known = {n.id for n in state}
+    out = []
+    for token in (t.strip() for t in text.split(",")):
+        if token in by_broker:
+            out.append(by_broker[token])
+        elif token in known:
+            out.append(NodeId(token))
+        else:
+            raise TrimtabError(
+                f"{option}: {token!r} is not a broker of cluster {state.name!r} "
+                f"(brokers: {', '.join(sorted(by_broker, key=int))})"
+            )
+    return out
+
+
+def _with_sizes(
+    held: tuple[Any, ...],
+    state: ClusterState,
+    ids: Mapping[NodeId, int],
+    path: Path,
+    warnings: list[str],
+) -> tuple[tuple[Any, ...], ClusterState]:
+    """Assignments with their sizes from the log dirs; a node the inventory gives no free
+    disk for takes the bytes the log dirs report as used."""
+    dirs = read_log_dirs(path)
+    warnings += [f"{path}: log dir with an error skipped: {e}" for e in dirs.errors]
+    sized = tuple(replace(a, size_bytes=dirs.size(a.topic, a.partition)) for a in held)
+    unsized = sum(1 for a in sized if a.size_bytes == 0)
+    if unsized:
+        warnings.append(f"{path}: no size for {plural(unsized, 'partition')} (counted as 0 bytes)")
+    nodes = []
+    for node in state:
+        cap = node.capacity
+        used = dirs.used.get(ids[node.id])
+        if cap.disk_free_bytes is None and used is not None and cap.disk_total_bytes:
+            free = max(0, cap.disk_total_bytes - used)
+            node = replace(node, capacity=replace(cap, disk_free_bytes=free))
+        nodes.append(node)
+    return sized, ClusterState.of(state.name, nodes)
+
+
+def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[NodeStatus]:
+    """The health rows of this cluster, nodes named by node id or broker id; bad rows are an
+    error listing them."""
+    parsed = read_health(path)
+    if parsed.rejected:
+        print_rejected(parsed.rejected, parsed.rows_read, "health")
+        raise TrimtabError(f"{plural(len(parsed.rejected), 'health row')} rejected in {path}")
+    rows = [s for s, _ in parsed.accepted if s.cluster in (None, state.name)]
+    named = _nodes(",".join(s.node for s in rows), state, ids, str(path)) if rows else []
+    return [replace(s, node=node) for s, node in zip(rows, named, strict=True)]
+
+
+def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> list[InFlight]:
+    """The reassignments of an earlier plan's --json; the assignment may show the partitions
+    before or after them."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        moves = [
+            (m["topic"], int(m["partition"]), m["from"], m["to"], m["reason"]) for m in doc["moves"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TrimtabError(
+            f"--in-progress {path}: not the --json of trimtab rebalance ({exc})"
+        ) from None
+    node_of = {b: n for n, b in ids.items()}
+    current = {(a.topic, a.partition): a.nodes for a in held}
+    grouped: dict[tuple[str, int], list[tuple[NodeId, NodeId, str]]] = {}
+    for topic, partition, source, target, reason in moves:
+        if source not in node_of or target not in node_of or (topic, partition) not in current:
+            raise TrimtabError(
+                f"--in-progress {path}: {topic}/{partition} is not in the assignment"
+            )
+        grouped.setdefault((topic, partition), []).append(
+            (node_of[source], node_of[target], reason)
+        )
+    out = []
+    for (topic, partition), steps in grouped.items():
+        nodes = current[(topic, partition)]
+        forth = {s: t for s, t, _ in steps}
+        back = {t: s for s, t, _ in steps}
+        if all(s in nodes for s in forth):  # the document from before the move
+            previous, target = nodes, tuple(forth.get(n, n) for n in nodes)
+        else:
+            previous, target = tuple(back.get(n, n) for n in nodes), nodes
+        out.append(InFlight(topic, partition, previous, target, steps[0][2]))
+    return out
+
+
+def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, Any]:
+    """The ``--json`` document (nodes as broker ids)."""
+    return {
+        "moves": [
+            {
+                "topic": m.topic,
+                "partition": m.partition,
+                "from": ids[m.source],
+                "to": ids[m.target],
+                "reason": m.reason,
+                "bytes": m.size_bytes,
+            }
+            for m in plan.moves
+        ],
+        "cancelled": [
+            {"topic": c.topic, "partition": c.partition, "why": c.why} for c in plan.cancelled
+        ],
+        "unfixable": [
+            {
+                "reason": u.reason,
+                "why": u.why,
+                "topic": u.topic,
+                "partition": u.partition,
+                "broker": None if u.node is None else ids[u.node],
+            }
+            for u in plan.unfixable
+        ],
+        "counts_by_reason": plan.counts_by_reason,
+        "balance_before": plan.balance_before,
+        "balance_after": plan.balance_after,
+        "bytes_moved": plan.bytes_moved,
+    }
+
+
+def _print_plan(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
+    out.print(
+        f"[bold]{plan.cluster}[/]: {plural(len(plan.moves), 'replica move')} in "
+        f"{plural(len(plan.after), 'partition')} ({plan.bytes_moved:,} bytes), mode {plan.mode}; "
+        f"balance {plan.balance_before:.6f} → {plan.balance_after:.6f}",
+        highlight=False,
+    )
+    if plan.unavailable or plan.full:
+        down = ", ".join(str(ids[n]) for n in plan.unavailable) or "none"
+        full = ", ".join(f"{ids[n]} ({r:.1%})" for n, r in plan.full.items()) or "none"
+        out.print(f"down past the timeout: {down}; disks over the limit: {full}", highlight=False)
+    counts = figures_table(("reason", "moves", "not fixed"), text=("reason",))
+    missed: dict[str, int] = {}
+    for u in plan.unfixable:
+        missed[u.reason] = missed.get(u.reason, 0) + 1
+    for reason, made in plan.counts_by_reason.items():
+        counts.add_row(reason, f"{made:,}", f"{missed.get(reason, 0):,}")
+    out.print(counts)
+    if plan.moves:
+        table = figures_table(
+            ("topic", "partition", "from", "to", "reason", "bytes"), text=("topic", "reason")
+        )
+        for m in plan.moves[:50]:
+            table.add_row(
+                m.topic,
+                str(m.partition),
+                str(ids[m.source]),
+                str(ids[m.target]),
+                m.reason,
+                f"{m.size_bytes:,}",
+            )
+        if len(plan.moves) > 50:
+            table.caption = f"first 50 of {len(plan.moves):,} moves (--json lists all)"
+        out.print(table)
+    for c in plan.cancelled:
+        out.print(f"cancel {c.topic}/{c.partition}: {c.why}", highlight=False)
+    for u in plan.unfixable[:20]:
+        where = (
+            f"{u.topic}/{u.partition}"
+            if u.topic is not None
+            else f"broker {ids[u.node]}"
+            if u.node
+            else ""
+        )
+        out.print(f"[yellow]not fixed[/] ({u.reason}) {where}: {u.why}", highlight=False)
+    if len(plan.unfixable) > 20:
+        out.print(f"… and {len(plan.unfixable) - 20:,} more not fixed (--json lists all)")
