@@ -207,6 +207,11 @@ JSON_RUNS: dict[str, Callable[[Path], list[str]]] = {
         *("-i", str(EXAMPLES / "allocation" / "inventory.csv")),
         *("-r", str(EXAMPLES / "allocation" / "requests.csv")),
     ],
+    "rebalance": lambda _: [
+        *("-i", str(EXAMPLES / "rebalance" / "inventory.csv")),
+        *("-a", str(EXAMPLES / "rebalance" / "assignment.json")),
+        *("--log-dirs", str(EXAMPLES / "rebalance" / "log-dirs.json")),
+    ],
     "shed": lambda _: [
         *("-i", str(EXAMPLES / "shedding" / "inventory.csv")),
         *("--brokers", str(EXAMPLES / "shedding" / "node_metrics.csv")),

@@ -729,13 +729,13 @@ class AllocationConfig:
     )
     topic_memory_per_partition: int | None = setting(
         None,
-        "bytes of memory one partition replica needs (cluster limit; unset = no limit)",
+        "bytes of memory one partition replica needs (accepted; not enforced yet)",
         aliases=("topic_memory_per_partition",),
         check=at_least(1),
     )
     topic_fds_per_partition: int | None = setting(
         None,
-        "file descriptors one partition replica needs (cluster limit; unset = no limit)",
+        "file descriptors one partition replica needs (accepted; not enforced yet)",
         aliases=("topic_fds_per_partition",),
         check=at_least(1),
     )
