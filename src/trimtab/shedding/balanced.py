@@ -50,6 +50,7 @@ bundles; upstream does the same two pairs but then waits 4+ cycles before lookin
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import combinations
 
 import numpy as np
 
@@ -82,13 +83,21 @@ __all__ = ["BalancedShedder", "Levels", "pending"]
 #: Predictions smaller than this (in load units) are dropped.
 NEGLIGIBLE = 1e-4
 
+#: Step 6: brokers below the mean a source may trade with, the bundles it may take back,
+#: and the most a trade may miss the even point by (a share of the amount: 0.5 halves the
+#: pair's gap at least).
+TRADE_PARTNERS = 8
+TRADE_BACK = 2
+TRADE_GAIN = 0.5
+
 
 def pending(
     loads: tuple[BrokerLoad, ...], predictions: tuple[Prediction, ...], history: float
-) -> tuple[dict[str, tuple[float, float]], tuple[Prediction, ...]]:
-    """Per broker, the (load, throughput) change still to come; and the predictions to keep."""
+) -> tuple[dict[str, tuple[float, float, float]], tuple[Prediction, ...]]:
+    """Per broker, the (smoothed load, throughput, raw load) change still to come; and the
+    predictions to keep. A move shows in full in the raw load at the broker's next sample."""
     by_broker = {b.broker: b for b in loads}
-    todo: dict[str, tuple[float, float]] = {}
+    todo: dict[str, tuple[float, float, float]] = {}
     kept: list[Prediction] = []
     for p in predictions:
         load = by_broker.get(p.broker)
@@ -98,8 +107,9 @@ def pending(
         if abs(p.delta) * factor < NEGLIGIBLE:
             continue
         kept.append(p)
-        d_load, d_tput = todo.get(p.broker, (0.0, 0.0))
-        todo[p.broker] = (d_load + p.delta * factor, d_tput + p.throughput * factor)
+        d_load, d_tput, d_raw = todo.get(p.broker, (0.0, 0.0, 0.0))
+        unseen = p.delta if load.samples <= p.samples else 0.0
+        todo[p.broker] = (d_load + p.delta * factor, d_tput + p.throughput * factor, d_raw + unseen)
     return todo, tuple(kept)
 
 
@@ -112,17 +122,25 @@ class Levels:
     level: FloatArray
     tput_ema: FloatArray
     stats: LoadStats
+    #: The last sample's load (no smoothing) plus the moves not sampled yet: the spread rule
+    #: reads the smaller of this gap and the smoothed one (a spike or a dip that the average
+    #: still remembers is not a spread).
+    raw: FloatArray
 
     @classmethod
     def predicted(
-        cls, loads: tuple[BrokerLoad, ...], todo: dict[str, tuple[float, float]]
+        cls, loads: tuple[BrokerLoad, ...], todo: dict[str, tuple[float, float, float]]
     ) -> Levels:
         """Each broker's smoothed load and EMA plus what its recent moves will still do."""
-        level = np.array([b.load + todo.get(b.broker, (0.0, 0.0))[0] for b in loads])
-        tput_ema = np.array(
-            [b.msg_throughput_ema + todo.get(b.broker, (0.0, 0.0))[1] for b in loads]
-        )
-        return cls(loads, level, tput_ema, LoadStats.of(level.tolist()))
+        none = (0.0, 0.0, 0.0)
+        level = np.array([b.load + todo.get(b.broker, none)[0] for b in loads])
+        tput_ema = np.array([b.msg_throughput_ema + todo.get(b.broker, none)[1] for b in loads])
+        raw = np.array([b.weighted_max + todo.get(b.broker, none)[2] for b in loads])
+        return cls(loads, level, tput_ema, LoadStats.of(level.tolist()), raw)
+
+    def gap(self, s: int, t: int) -> float:
+        """How far ``s`` is above ``t``: the smaller of the smoothed and the raw gap."""
+        return float(min(self.level[s] - self.level[t], self.raw[s] - self.raw[t]))
 
     def at(self, i: int) -> Level:
         return Level(float(self.level[i]), float(self.tput_ema[i]))
@@ -132,6 +150,7 @@ class Levels:
         prediction of what the move will still do to its reports."""
         old = float(self.level[i])
         self.level[i] = max(0.0, old + throughput * ratio)
+        self.raw[i] = max(0.0, float(self.raw[i]) + throughput * ratio)
         self.tput_ema[i] += throughput
         self.stats.replace(old, float(self.level[i]))
         load = self.loads[i]
@@ -176,6 +195,35 @@ class _Matching:
         moved = float(sum(index.throughput[i] for i in chosen))
         self.predictions.append(levels.shift(pair[0], -moved, ratio[src.broker], now=now))
         self.predictions.append(levels.shift(pair[1], moved, ratio[dst.broker], now=now))
+
+    def trade(
+        self,
+        levels: Levels,
+        index: BundleIndex,
+        pair: tuple[int, int],
+        out: int,
+        back: list[int],
+        reason: Reason,
+        ratio: dict[str, float],
+        *,
+        now: float,
+    ) -> None:
+        """Step 6's moves: ``out`` to the partner, ``back`` from it; both brokers shifted by
+        the net bytes/s."""
+        src, dst = (levels.loads[i] for i in pair)
+        note = f"trade with {dst.broker}"
+        moves = [(out, src.broker, dst.broker)] + [(i, dst.broker, src.broker) for i in back]
+        for i, source, destination in moves:
+            move = Move(
+                bundle=index.bundles.names[i],
+                source=source,
+                destination=destination,
+                throughput=float(index.throughput[i]),
+            )
+            self.moves.append(success(reason, move, note))
+        net = float(index.throughput[out] - sum(index.throughput[i] for i in back))
+        self.predictions.append(levels.shift(pair[0], -net, ratio[src.broker], now=now))
+        self.predictions.append(levels.shift(pair[1], net, ratio[dst.broker], now=now))
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +280,7 @@ class BalancedShedder(Shedder):
         order = np.argsort(levels.level, kind="stable")
         bottom, top = levels.at(int(order[0])), levels.at(int(order[-1]))
         stats = levels.stats
-        spread = top.load - bottom.load
+        spread = levels.gap(int(order[-1]), int(order[0]))
         upstream = pair_reason(stats.std, stats.avg, bottom, top, cfg) is not None
         spreads = spread >= cfg.avg_low_threshold / 100.0
         wide = spread >= cfg.avg_high_threshold / 100.0
@@ -269,34 +317,95 @@ class BalancedShedder(Shedder):
         bottom, top = levels.at(int(order[0])), levels.at(int(order[-1]))
         spread = pair_reason(levels.stats.std, avg, bottom, top, self.config) is None
         matching = _Matching([], list(notes), [])
-        d = 0
+        free = list(below)  # destinations not matched yet, least loaded first
         for s in above:
-            if d >= len(below):
+            if not free:
                 break
-            t = below[d]
+            t = free[0]
             reason = pair_reason(levels.stats.std, avg, levels.at(t), levels.at(s), self.config)
-            if reason is None and spread and self._spread(levels, s, t):
+            by_spread = reason is None and spread and self._spread(levels, s, t)
+            if by_spread:
                 reason = Reason.OVERLOADED
             if reason is None:
                 break
-            amount = _amount(levels, s, t, ratio)  # step 4
+            # step 4; a spread is closed by the smaller of its two gaps
+            amount = _amount(levels, s, t, ratio, raw=by_spread)
             if amount is None:
                 continue
             destination = levels.loads[t].broker
             chosen = self._bundles(index, s, amount, state, destination)  # step 5
-            if not chosen:
+            if chosen:
+                matching.record(levels, index, chosen, (s, t), reason, ratio, now=now)
+                free.remove(t)
+                continue
+            traded = (
+                self._trade(levels, index, s, free[:TRADE_PARTNERS], state, ratio)  # step 6
+                if by_spread
+                else None
+            )
+            if traded is None:
                 source = levels.loads[s].broker
                 matching.notes.append(
                     skip(Reason.NO_BUNDLES, source, "no top bundle fits the offload")
                 )
                 continue
-            matching.record(levels, index, chosen, (s, t), reason, ratio, now=now)
-            d += 1
+            partner, out, back = traded
+            matching.trade(levels, index, (s, partner), out, back, reason, ratio, now=now)
+            free.remove(partner)
         return matching
 
+    def _trade(
+        self,
+        levels: Levels,
+        index: BundleIndex,
+        s: int,
+        partners: list[int],
+        state: ShedderState,
+        ratio: dict[str, float],
+    ) -> tuple[int, int, list[int]] | None:
+        """Step 6: when every bundle of ``s`` is too big to send alone, one bundle out and at
+        most :data:`TRADE_BACK` smaller ones back, with one of the first ``partners``; the
+        trade that leaves the pair closest to even, made only if it at least halves the
+        pair's gap (so noise never pays for a trade). (partner, out, back) or None."""
+        best: tuple[float, int, int, list[int]] | None = None
+        for t in partners:
+            amount = _amount(levels, s, t, ratio, raw=True)
+            if amount is None:
+                continue
+            dst, src = levels.loads[t].broker, levels.loads[s].broker
+            out = self._candidates(index, s, state, dst)
+            back = self._candidates(index, t, state, src)
+            if not out or not back:
+                continue
+            found = _closest_trade(index.throughput, out, back, amount)
+            if found is None:
+                continue
+            miss, o, returned = found
+            if miss <= TRADE_GAIN * amount and (best is None or miss < best[0]):
+                best = (miss, t, o, returned)
+        if best is None:
+            return None
+        return best[1], best[2], best[3]
+
+    def _candidates(
+        self, index: BundleIndex, broker: int, state: ShedderState, destination: str
+    ) -> list[int]:
+        """The broker's top-K bundles that may move to ``destination`` now."""
+        cfg = self.config
+        return [
+            i
+            for i in index.top_k(
+                broker, cfg.max_bundles_in_load_report, reportable(index, cfg)
+            ).tolist()
+            if index.throughput[i] > 0
+            and eligible(index, i, state, cfg)
+            and transferable(index, i, cfg, destination=destination)
+        ]
+
     def _spread(self, levels: Levels, s: int, t: int) -> bool:
-        """The spread rule: the pair is ``loadBalancerAvgShedderLowThreshold`` points apart."""
-        return bool(levels.level[s] - levels.level[t] >= self.config.avg_low_threshold / 100.0)
+        """The spread rule: the pair is ``loadBalancerAvgShedderLowThreshold`` points apart,
+        smoothed and raw."""
+        return levels.gap(s, t) >= self.config.avg_low_threshold / 100.0
 
     def _bundles(
         self,
@@ -308,19 +417,10 @@ class BalancedShedder(Shedder):
     ) -> list[int]:
         """Step 5: knapsack over the broker's eligible top-K bundles that the broker filters
         let go to ``destination``; the broker keeps one."""
-        cfg = self.config
         count = index.count(broker)
         if count <= 1:
             return []
-        candidates = [
-            i
-            for i in index.top_k(
-                broker, cfg.max_bundles_in_load_report, reportable(index, cfg)
-            ).tolist()
-            if index.throughput[i] > 0
-            and eligible(index, i, state, cfg)
-            and transferable(index, i, cfg, destination=destination)
-        ]
+        candidates = self._candidates(index, broker, state, destination)
         if not candidates:
             return []
         sizes = index.throughput[np.array(candidates, dtype=np.intp)]
@@ -346,13 +446,39 @@ class BalancedShedder(Shedder):
         )
 
 
-def _amount(levels: Levels, s: int, t: int, ratio: dict[str, float]) -> float | None:
-    """Step 4: the bytes/s ``x* = (L_s − L_d) / (r_s + r_d)`` that equalise the pair, or None
-    when the source is not above the destination or neither gains load from bytes."""
+def _amount(
+    levels: Levels, s: int, t: int, ratio: dict[str, float], *, raw: bool = False
+) -> float | None:
+    """Step 4: the bytes/s ``x* = (L_s − L_d) / (r_s + r_d)`` that equalise the pair (with
+    ``raw``, the smaller of the smoothed and the raw gap), or None when the source is not
+    above the destination or neither gains load from bytes."""
     r_s, r_d = ratio[levels.loads[s].broker], ratio[levels.loads[t].broker]
-    if r_s + r_d <= 0 or levels.level[s] <= levels.level[t]:
+    gap = levels.gap(s, t) if raw else float(levels.level[s] - levels.level[t])
+    if r_s + r_d <= 0 or gap <= 0:
         return None
-    return float(levels.level[s] - levels.level[t]) / (r_s + r_d)
+    return gap / (r_s + r_d)
+
+
+def _closest_trade(
+    sizes: FloatArray, out: list[int], back: list[int], amount: float
+) -> tuple[float, int, list[int]] | None:
+    """The trade (one of ``out`` for at most :data:`TRADE_BACK` of ``back``, each of them
+    smaller) whose net comes closest to ``amount``: (miss, out bundle, back bundles)."""
+    back_sizes = sizes[np.array(back, dtype=np.intp)]
+    combos = [c for r in range(1, TRADE_BACK + 1) for c in combinations(range(len(back)), r)]
+    totals = np.array([back_sizes[list(c)].sum() for c in combos])
+    best: tuple[float, int, list[int]] | None = None
+    for o in out:
+        net = float(sizes[o]) - totals
+        # every bundle sent back is smaller than the one sent out, so the net is positive
+        ok = np.array([bool((back_sizes[list(c)] < sizes[o]).all()) for c in combos]) & (net > 0)
+        if not ok.any():
+            continue
+        miss = np.where(ok, np.abs(net - amount), np.inf)
+        k = int(np.argmin(miss))
+        if best is None or miss[k] < best[0]:
+            best = (float(miss[k]), o, [back[j] for j in combos[k]])
+    return best
 
 
 def _left_out(usable: UsableBrokers) -> tuple[Decision, ...]:

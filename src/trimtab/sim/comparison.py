@@ -23,7 +23,9 @@ Churn trial
     A stationary cluster that is almost balanced, as a real one is between events: brokers
     start with utilisations uniform in ``utilisation`` (35-65 %), and every minute each
     bundle's rate is redrawn within ±``noise`` (10 %) of its base, independently of the
-    others, reported as above. The shedders settle the starting spread during ``warmup``
+    others. Brokers fold a sample every minute but publish it at upstream's cadence
+    (``needBrokerDataUpdate``: a usage moved by 10 points, or 15 minutes passed), so the
+    shedders read what a leader would. The shedders settle the starting spread during ``warmup``
     (four hours: longer than any strategy's hit counts, cooldowns and 30-minute grace
     period need to close it); the bundles moved over the next ``minutes`` move for noise
     alone, and are scaled to a day. (Noise that swings a whole broker's bundles together,
@@ -35,10 +37,11 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from trimtab.config import SheddingConfig
 from trimtab.shedding import (
     BrokerLoad,
     BundleLoads,
@@ -49,6 +52,7 @@ from trimtab.shedding import (
     assign_destinations,
 )
 from trimtab.sim.convergence import CAPACITY, exact_reports
+from trimtab.sim.shedding_cluster import should_publish
 
 __all__ = [
     "KINDS",
@@ -250,6 +254,7 @@ def churn_trial(
     """Unloads per simulated day of ``shedder`` on a stationary, noisy cluster (see the
     module docstring)."""
     cluster, place, reports = _start(caps, shedder, rng, bundles_per_broker, utilisation)
+    reports.cadence = shedder.config
     state = ShedderState()
     counted = 0
     moved = 0.0
@@ -285,12 +290,15 @@ class _Reports:
     history: float
     ema: np.ndarray | None = None
     samples: int = 0
+    #: None: every sample is published; a config: published at its report cadence.
+    cadence: SheddingConfig | None = None
+    published: dict[str, BrokerLoad] = field(default_factory=dict)
 
     def at(self, level: np.ndarray, now: float) -> list[BrokerLoad]:
         h = self.history
         self.ema = level if self.ema is None else h * self.ema + (1 - h) * level
         self.samples += 1
-        return [
+        local = [
             replace(r, weighted_max_ema=float(x), msg_throughput_ema=float(x * cap), samples=k)
             for r, x, cap, k in zip(
                 exact_reports(self.ids, level, now, self.caps),
@@ -300,3 +308,11 @@ class _Reports:
                 strict=True,
             )
         ]
+        if self.cadence is None:
+            return local
+        for load in local:
+            last = self.published.get(load.broker)
+            before = None if last is None else (last.weighted_max,)
+            if should_publish(last, before, (load.weighted_max,), now, self.cadence):
+                self.published[load.broker] = load
+        return [self.published[b] for b in self.ids]

@@ -62,6 +62,7 @@ __all__ = [
     "ClusterRun",
     "ClusterScenario",
     "run_cluster",
+    "should_publish",
     "with_target",
 ]
 
@@ -206,7 +207,7 @@ class _Cluster:
             true_loads.append(load.weighted_max)
             usage = (load.cpu, load.bandwidth_in, load.bandwidth_out)
             last = self.published.get(broker)
-            if _should_publish(last, self.last_usage.get(broker), usage, now, self.config):
+            if should_publish(last, self.last_usage.get(broker), usage, now, self.config):
                 self.published[broker] = load
                 self.last_usage[broker] = usage
         self.stds.append(float(np.std(true_loads)))
@@ -284,13 +285,16 @@ def _sample(now: float, traffic: float, limits: Limits) -> NodeSample:
     )
 
 
-def _should_publish(
+def should_publish(
     last: BrokerLoad | None,
     last_usage: tuple[float, float, float] | None,
     usage: tuple[float, float, float],
     now: float,
     config: SheddingConfig,
 ) -> bool:
+    """Upstream's ``needBrokerDataUpdate``: publish a broker's load data when a usage moved by
+    ``loadBalancerReportUpdateThresholdPercentage`` points since the last published report, or
+    ``loadBalancerReportUpdateMaxIntervalMinutes`` passed."""
     if last is None or last_usage is None:
         return True
     if now - last.updated_at >= config.report_update_max_interval_minutes * 60:
