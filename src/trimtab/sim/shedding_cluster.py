@@ -287,8 +287,8 @@ def _sample(now: float, traffic: float, limits: Limits) -> NodeSample:
 
 def should_publish(
     last: BrokerLoad | None,
-    last_usage: tuple[float, float, float] | None,
-    usage: tuple[float, float, float],
+    last_usage: tuple[float, ...] | None,
+    usage: tuple[float, ...],
     now: float,
     config: SheddingConfig,
 ) -> bool:
