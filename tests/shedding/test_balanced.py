@@ -140,6 +140,58 @@ class TestPairs:
         assert notes == {("old", Reason.OUTDATED_DATA), ("new", Reason.NO_LOAD_DATA)}
 
 
+def sized(levels: dict[str, list[float]]) -> LoadSnapshot:
+    """Brokers holding bundles of the given loads (same capacity)."""
+    bundles = [
+        Bundle(name=f"t/{b}/0x{k:08x}_0x{k + 1:08x}", broker=b, throughput_out=x * GB_CAP)
+        for b, sizes in levels.items()
+        for k, x in enumerate(sizes)
+    ]
+    return LoadSnapshot.of([load(b, sum(x)) for b, x in levels.items()], bundles)
+
+
+class TestTrades:
+    """Step 6: a broker whose bundles are each too big to send alone trades one for at most
+    two smaller ones, when that at least halves the pair's gap; only the spread rule trades."""
+
+    #: "a" is 20 points above "c": equalising moves 0.10, but each of its bundles is 0.30+.
+    UNEVEN = {"a": [0.30, 0.35], "b": [0.45, 0.10], "c": [0.20, 0.15, 0.10]}
+
+    def test_a_trade_closes_a_spread_no_single_move_can(self) -> None:
+        result = shedder(target_std=0.21).cycle(
+            sized(self.UNEVEN), ShedderState(spread_hits=7), now=NOW
+        )
+        moves = {(m.source, m.destination, round(m.throughput / GB_CAP, 2)) for m in result.moves}
+        assert moves == {("a", "c", 0.30), ("c", "a", 0.20)}
+        assert all(d.note == "trade with c" for d in result.decisions if d.move)
+        assert result.std_after < result.std
+
+    def test_no_trade_without_halving_the_gap(self) -> None:
+        """0.10 equalises the pair; the trades on offer move 0.02 (0.35 for 0.33), 0.18
+        (0.30 for 0.12) or 0.23 (0.35 for 0.12): none leaves the gap at half or less."""
+        almost = {"a": [0.30, 0.35], "c": [0.33, 0.12]}
+        result = shedder(target_std=0.21).cycle(sized(almost), ShedderState(spread_hits=7), now=NOW)
+        assert result.moves == ()
+        assert any(d.reason is Reason.NO_BUNDLES for d in result.decisions)
+
+    def test_upstreams_trigger_never_trades(self) -> None:
+        """Above the std target the pair is upstream's: no trade (a hot bundle that comes and
+        goes would be traded from broker to broker)."""
+        result = shedder(target_std=0.05).cycle(sized(self.UNEVEN), ShedderState(), now=NOW)
+        assert all(not d.note.startswith("trade") for d in result.decisions)
+
+    def test_the_spread_reads_the_smaller_of_the_raw_and_the_smoothed_gap(self) -> None:
+        """Smoothed 20 points apart but the last samples only 10: a spike or dip the moving
+        average still remembers is not a spread."""
+        snap = cluster({"a": 0.3, "b": 0.4, "c": 0.5})
+        loads = dict(snap.loads)
+        loads["c"] = replace(loads["c"], weighted_max=0.40)
+        snap = LoadSnapshot.of(loads.values(), snap.bundles)
+        result = shedder(target_std=0.21).cycle(snap, ShedderState(spread_hits=7), now=NOW)
+        assert result.moves == ()
+        assert result.state.spread_hits == 0
+
+
 class TestPredictions:
     def test_no_second_move_before_the_reports_catch_up(self) -> None:
         """Same (old) reports next minute: the prediction says the pair is balanced."""

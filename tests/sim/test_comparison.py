@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from trimtab.config import Config
 from trimtab.shedding import shedder_for
 from trimtab.sim.comparison import (
     ConvergenceTrial,
+    _Reports,
     capacities,
     churn_trial,
     convergence_trial,
@@ -58,6 +60,29 @@ def test_balanced_closes_the_range_on_mixed_sizes_where_avg_does_not() -> None:
     assert runs["balanced"].range_end <= 0.15
     assert runs["avg"].cycles_to_range is None
     assert runs["avg"].big_gap > 0.1 > abs(runs["balanced"].big_gap)
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_balanced_closes_the_range_on_the_benchs_99_mixed_brokers(trial: int) -> None:
+    """The bench's three draws (seed 20): a 1× broker is left holding bundles each too big to
+    send alone, and only a trade (one out, at most two back) closes the last points."""
+    caps = capacities("mixed", 99)
+    run = convergence_trial(
+        caps, shedder_for(CONFIG, "balanced"), static_rng(20, 99, trial), max_cycles=300
+    )
+    assert run.cycles_to_range is not None and run.range_end <= 0.15
+
+
+def test_churn_reports_are_published_at_upstreams_cadence() -> None:
+    """needBrokerDataUpdate: a broker republishes when its usage moved 10 points or 15
+    minutes passed; in between the shedders read its last published report."""
+    reports = _Reports(["b-0", "b-1"], capacities("uniform", 2), 0.9, cadence=CONFIG)
+    first = reports.at(np.array([0.50, 0.50]), 0.0)
+    moved = reports.at(np.array([0.55, 0.61]), 60.0)
+    assert [r.updated_at for r in moved] == [0.0, 60.0]
+    assert moved[0] == first[0]
+    late = reports.at(np.array([0.55, 0.61]), 15 * 60.0)
+    assert [r.updated_at for r in late] == [900.0, 60.0]
 
 
 #: Churn is a count of rare events, a few per day per draw: summed over several draws (the

@@ -28,8 +28,9 @@ Algorithm
        std is already at target and neither rule fires (as upstream), except for the
        *spread rule*: in a cycle upstream's trigger leaves alone, pairs at least
        ``loadBalancerAvgShedderLowThreshold`` (15) points apart still move, so the
-       utilisation range closes too (AvgShedder's criterion, on smoothed loads: noise that
-       the moving average absorbs does not trigger it). Step 2 counts the extreme pair's
+       utilisation range closes too (AvgShedder's criterion, read on the smaller of the
+       smoothed and the raw gap: noise the average absorbs does not trigger it, nor a spike
+       or dip the average still remembers; such a pair moves that smaller gap's worth). Step 2 counts the extreme pair's
        spread as a hit, and a spread of ``…HighThreshold`` (40) points acts after
        ``…HitCountHighThreshold`` (2) hits when that is sooner than upstream's count.
     4. **Amount, capacity-aware.** ``x* = (L_s − L_d) / (r_s + r_d)`` bytes/s equalises the
@@ -37,10 +38,16 @@ Algorithm
        broker gains more load per byte than a big one.
     5. **Bundles by knapsack.** The subset of candidate bundles whose total is closest to
        ``x*`` (:func:`closest_subset`), instead of smallest-first until the first overshoot.
+    6. **Trades.** A spread pair whose source holds only bundles too big to send alone (a
+       small broker left with one or two large bundles) trades with one of the next
+       :data:`TRADE_PARTNERS` brokers below the mean: one bundle out, at most
+       :data:`TRADE_BACK` smaller ones back, the net closest to ``x*``, and only if that at
+       least halves the pair's gap. Upstream's trigger never trades: a hot bundle that comes
+       and goes would be passed from broker to broker.
 
 In the code: :meth:`Levels.predicted` (1), :meth:`BalancedShedder._gate` (2, with the shared
 gates of :mod:`trimtab.shedding.gates`), :meth:`~BalancedShedder._match` (3), :func:`_amount`
-(4), :meth:`~BalancedShedder._bundles` (5).
+(4), :meth:`~BalancedShedder._bundles` (5), :meth:`~BalancedShedder._trade` (6).
 
 Worked example: loads [0.9, 0.8, 0.1, 0.0] (same capacity), std 0.41. Pairs (0.9, 0.0) and
 (0.8, 0.1) both move half their gap in the first cycle → [0.45, 0.45, 0.45, 0.45] with exact
