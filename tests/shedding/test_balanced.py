@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -155,7 +156,11 @@ class TestTrades:
     two smaller ones, when that at least halves the pair's gap; only the spread rule trades."""
 
     #: "a" is 20 points above "c": equalising moves 0.10, but each of its bundles is 0.30+.
-    UNEVEN = {"a": [0.30, 0.35], "b": [0.45, 0.10], "c": [0.20, 0.15, 0.10]}
+    UNEVEN: ClassVar[dict[str, list[float]]] = {
+        "a": [0.30, 0.35],
+        "b": [0.45, 0.10],
+        "c": [0.20, 0.15, 0.10],
+    }
 
     def test_a_trade_closes_a_spread_no_single_move_can(self) -> None:
         result = shedder(target_std=0.21).cycle(

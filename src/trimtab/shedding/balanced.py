@@ -30,9 +30,10 @@ Algorithm
        ``loadBalancerAvgShedderLowThreshold`` (15) points apart still move, so the
        utilisation range closes too (AvgShedder's criterion, read on the smaller of the
        smoothed and the raw gap: noise the average absorbs does not trigger it, nor a spike
-       or dip the average still remembers; such a pair moves that smaller gap's worth). Step 2 counts the extreme pair's
-       spread as a hit, and a spread of ``…HighThreshold`` (40) points acts after
-       ``…HitCountHighThreshold`` (2) hits when that is sooner than upstream's count.
+       or dip the average still remembers; such a pair moves that smaller gap's worth).
+       Step 2 counts the extreme pair's spread as a hit, and a spread of ``…HighThreshold``
+       (40) points acts after ``…HitCountHighThreshold`` (2) hits when that is sooner than
+       upstream's count.
     4. **Amount, capacity-aware.** ``x* = (L_s − L_d) / (r_s + r_d)`` bytes/s equalises the
        pair, where ``r`` is each broker's load per byte/s (:func:`load_per_byte`): a small
        broker gains more load per byte than a big one.
