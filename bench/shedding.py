@@ -173,7 +173,7 @@ def side_by_side(uniform: int, mixed: int, trials: int, churn_brokers: int, minu
             )
     print(
         f"   churn: {churn_brokers} brokers at 35-65 %, each bundle's rate ±10 % every minute, "
-        f"{minutes} min after a 240 min warm-up"
+        f"{minutes} min after a 240 min warm-up, reports at upstream's cadence"
     )
     print(f"   {'cluster':<14} {'strategy':<9} {'unloads/day':>11} {'moved/day':>11} {'std':>6}")
     for kind in ("uniform", "mixed"):
