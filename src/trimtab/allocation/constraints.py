@@ -79,6 +79,7 @@ class ReplicaContext:
     chosen: list[NodeId]
     excluded: frozenset[NodeId] = frozenset()
     topic_replicas: int = 0  # the topic's replicas once the request is placed (T)
+    internal: bool = False  # an internal topic: exempt from the partition slots
 
     def rack_of(self, node: NodeId) -> str | None:
         return self.state.racks[self.state.index[node]]
@@ -177,14 +178,15 @@ def is_active() -> Hard[ReplicaContext]:
 
 
 def not_fully_allocated() -> Hard[ReplicaContext]:
-    """A node holds at most ``cores × per_core − reserve`` replicas."""
+    """A node holds at most ``cores × per_core − reserve`` replicas, those of internal topics
+    aside (Redpanda's ``allocation_node::is_full``)."""
 
     def prepare(ctx: ReplicaContext) -> Callable[[NodeId], bool]:
-        state = ctx.state
+        state, internal = ctx.state, ctx.internal
 
         def has_room(node: NodeId) -> bool:
             i = state.index[node]
-            return state.counts[i] < state.capacity[i]
+            return internal or state.counts[i] < state.capacity[i]
 
         return has_room
 
