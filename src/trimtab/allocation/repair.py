@@ -40,6 +40,7 @@ most above its share of 38.5, bring it to 77 and the others to 38 or 39.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
@@ -52,13 +53,14 @@ __all__ = ["even_out"]
 
 _EPS = 1e-9
 _TIES = 4  # tied givers and takers weighed against each other for replica-set diversity
-_SCAN = 64  # movable partitions weighed per (giver, taker)
+_TOTAL_TIES = 2  # the same for the totals step (slower per move, and fewer ties there)
+_SCAN = 16  # movable partitions weighed per (giver, taker)
 
 
-def _tied(ranked: list[int], key: Mapping[int, object], first: int) -> list[int]:
-    """``first`` and up to ``_TIES − 1`` nodes after it in ``ranked`` with the same key."""
+def _tied(ranked: list[int], key: Mapping[int, object], first: int, ties: int = _TIES) -> list[int]:
+    """``first`` and up to ``ties − 1`` nodes after it in ``ranked`` with the same key."""
     start = ranked.index(first)
-    return [i for i in ranked[start:] if key[i] == key[first]][:_TIES]
+    return [i for i in ranked[start:] if key[i] == key[first]][:ties]
 
 
 def even_out(
@@ -119,14 +121,26 @@ class _Batch:
                 self.holding[state.index[r.node]][k] = None
         self.by_capacity = sorted(self.live, key=lambda i: -state.capacity[i])
         self.moves = 0
-        # how many partitions of the batch each pair of nodes shares (replica-set diversity)
-        self.pairs = np.zeros((len(state), len(state)), dtype=np.int64)
-        for a in self.out:
-            nodes = [state.index[r.node] for r in a.replicas]
-            for x in nodes:
-                self.pairs[x, nodes] += 1
-        self.pairs[np.diag_indices(len(state))] = 0
+        self._pairs: list[list[int]] | None = None
         self.topic_holding: dict[str, dict[int, set[int]]] = {}
+
+    @property
+    def pairs(self) -> list[list[int]]:
+        """How many partitions of the batch each pair of nodes shares (built when first
+        needed: a batch that needs no move never pays for it)."""
+        if self._pairs is None:
+            n, index = len(self.state), self.state.index
+            pairs = np.zeros(n * n, dtype=np.int64)
+            by_width: dict[int, list[list[int]]] = {}
+            for a in self.out:
+                by_width.setdefault(len(a.replicas), []).append([index[r.node] for r in a.replicas])
+            for rows in by_width.values():
+                matrix = np.array(rows, dtype=np.int64)
+                for x, y in itertools.permutations(range(matrix.shape[1]), 2):
+                    pairs += np.bincount(matrix[:, x] * n + matrix[:, y], minlength=n * n)
+            pairs = pairs.reshape(n, n)
+            self._pairs = pairs.tolist()  # read one cell at a time: lists are faster
+        return self._pairs
 
     def excess(self, i: int) -> float:
         return self.state.counts[i] - self.total * self.state.capacity[i] / self.whole
@@ -187,7 +201,9 @@ class _Batch:
                 if self.movable(v, u, None) is not None:
                     excess = {i: self.excess(i) for i in (*receivers, *donors)}
                     return self._move_among(
-                        _tied(donors, excess, v), _tied(receivers, excess, u), None
+                        _tied(donors, excess, v, _TOTAL_TIES),
+                        _tied(receivers, excess, u, _TOTAL_TIES),
+                        None,
                     )
         return False
 
@@ -221,7 +237,8 @@ class _Batch:
             shared = self._topic_holding(self.out[k].topic)
             at_u, at_v = shared.get(u, set()), shared.get(v, set())
             in_topic = sum(len(at_u & shared.get(o, set())) - len(at_v & shared[o]) for o in others)
-            cost = (in_topic, int(pairs[u, others].sum() - pairs[v, others].sum()))
+            at_u_pairs, at_v_pairs = pairs[u], pairs[v]
+            cost = (in_topic, sum(at_u_pairs[o] - at_v_pairs[o] for o in others))
             if best is None or cost < best_cost:
                 best, best_cost = k, cost
             if seen == _SCAN:
@@ -281,11 +298,12 @@ class _Batch:
         new = PartitionAssignment(old.topic, old.partition, replicas, old.size_bytes)
         self.tx.add(new)
         self.out[k] = new
-        others = [state.index[r.node] for r in old.replicas if r.node != state.ids[v]]
-        self.pairs[v, others] -= 1
-        self.pairs[others, v] -= 1
-        self.pairs[u, others] += 1
-        self.pairs[others, u] += 1
+        pairs = self.pairs
+        for o in (state.index[r.node] for r in old.replicas if r.node != state.ids[v]):
+            pairs[v][o] -= 1
+            pairs[o][v] -= 1
+            pairs[u][o] += 1
+            pairs[o][u] += 1
         held = self.topic_holding.get(old.topic)
         if held is not None:
             held[v].discard(k)
