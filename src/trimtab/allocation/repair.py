@@ -130,16 +130,17 @@ class _Batch:
         needed: a batch that needs no move never pays for it)."""
         if self._pairs is None:
             n, index = len(self.state), self.state.index
-            pairs = np.zeros(n * n, dtype=np.int64)
+            flat = np.zeros(n * n, dtype=np.int64)
             by_width: dict[int, list[list[int]]] = {}
             for a in self.out:
                 by_width.setdefault(len(a.replicas), []).append([index[r.node] for r in a.replicas])
             for rows in by_width.values():
                 matrix = np.array(rows, dtype=np.int64)
                 for x, y in itertools.permutations(range(matrix.shape[1]), 2):
-                    pairs += np.bincount(matrix[:, x] * n + matrix[:, y], minlength=n * n)
-            pairs = pairs.reshape(n, n)
-            self._pairs = pairs.tolist()  # read one cell at a time: lists are faster
+                    flat += np.bincount(matrix[:, x] * n + matrix[:, y], minlength=n * n)
+            made: list[list[int]] = flat.reshape(n, n).tolist()  # read cell by cell: lists win
+            self._pairs = made
+            return made
         return self._pairs
 
     def excess(self, i: int) -> float:
