@@ -21,6 +21,10 @@ Constraints
     useless (its target is down or draining, or the node it leaves is back). At most
     ``partition_autobalancing_concurrent_moves`` partitions are reassigned per plan (upstream
     counts partitions too); what the budget leaves is reported as unfixable for this plan.
+    Departure: drains and unavailable nodes may fill a target up to the hard limit, as
+    upstream's, but only when no node would stay under the soft limit: upstream may send a
+    drained replica to a node above 80 % and move it off again in the full-disk step (two
+    moves where none was needed).
 
 Algorithm
     Every move goes through the allocation state's transaction (rollback is free) and keeps
@@ -310,6 +314,10 @@ class _Planner:
         ok = self.active & room & fits
         ok[others] = False
         ok[leaving] = False
+        if ratio > self.soft:  # a drain: nodes kept under the soft limit first (see above)
+            under = ok & disk_fit(self.used() + a.size_bytes, self.total, self.soft)
+            if under.any():
+                ok = under
         nodes = np.flatnonzero(ok)
         if not nodes.size:
             return (

@@ -41,7 +41,7 @@ most above its share of 38.5, bring it to 77 and the others to 38 or 39.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -115,10 +115,14 @@ class _Batch:
         # insertion-ordered sets (dicts), so that every scan is deterministic without sorting
         self.holding: dict[int, dict[int, None]] = {i: {} for i in range(len(state))}
         self.by_topic: dict[str, list[int]] = {}
+        # the same by core: a replica may leave only one of its node's heaviest cores
+        self.on_core: dict[tuple[int, int], dict[int, None]] = {}
         for k, a in enumerate(self.out):
             self.by_topic.setdefault(a.topic, []).append(k)
             for r in a.replicas:
-                self.holding[state.index[r.node]][k] = None
+                i = state.index[r.node]
+                self.holding[i][k] = None
+                self.on_core.setdefault((i, r.core), {})[k] = None
         self.by_capacity = sorted(self.live, key=lambda i: -state.capacity[i])
         self.moves = 0
         self._pairs: list[list[int]] | None = None
@@ -147,8 +151,17 @@ class _Batch:
         return self.state.counts[i] - self.total * self.state.capacity[i] / self.whole
 
     def can_take(self, i: int) -> bool:
+        """Active, a free slot, not excluded, and room on the disk for a replica of 0 bytes
+        (a disk at its limit is passed over without looking at its partitions)."""
         state = self.state
-        return state.active[i] and state.counts[i] < state.capacity[i] and i not in self.excluded
+        return (
+            state.active[i]
+            and state.counts[i] < state.capacity[i]
+            and i not in self.excluded
+            and disk_fits(
+                state.disk_used[i] + state.assigned_bytes[i], state.disk_total[i], self.hard
+            )
+        )
 
     def topic_move(self, topic: str) -> bool:
         """One move bringing ``topic``'s counts closer to their bands ⌊q⌋..⌈q⌉: from a node
@@ -264,13 +277,20 @@ class _Batch:
         weights = state.weights[v]
         heaviest = max(weights)
         rack_u, rack_v = state.racks[u], state.racks[v]
-        for k in self.holding[v]:
+        if topic is not None:  # the topic's partitions on v, on a heaviest core
+            on_v = sorted(self._topic_holding(topic).get(v, ()))
+            scan: Iterable[int] = (
+                k
+                for k in on_v
+                if weights[next(r.core for r in self.out[k].replicas if r.node == donor)]
+                == heaviest
+            )
+        else:
+            cores = [c for c, w in enumerate(weights) if w == heaviest]
+            scan = (k for c in cores for k in self.on_core.get((v, c), {}))
+        for k in scan:
             a = self.out[k]
-            if topic is not None and a.topic != topic:
-                continue
             if any(r.node == receiver for r in a.replicas):
-                continue
-            if weights[next(r.core for r in a.replicas if r.node == donor)] != heaviest:
                 continue
             used = state.disk_used[u] + state.assigned_bytes[u] + a.size_bytes
             if not disk_fits(used, state.disk_total[u], self.hard):
@@ -299,6 +319,9 @@ class _Batch:
         new = PartitionAssignment(old.topic, old.partition, replicas, old.size_bytes)
         self.tx.add(new)
         self.out[k] = new
+        gone = next(r.core for r in old.replicas if r.node == state.ids[v])
+        del self.on_core[(v, gone)][k]
+        self.on_core.setdefault((u, core), {})[k] = None
         pairs = self.pairs
         for o in (state.index[r.node] for r in old.replicas if r.node != state.ids[v]):
             pairs[v][o] -= 1
