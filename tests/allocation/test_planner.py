@@ -240,3 +240,19 @@ def test_a_node_down_shorter_than_the_timeout_is_unavailable_but_not_drained() -
     view = NodeView.of(cluster, [], health=health, now=1000.0, timeout_s=60)
     assert view.down == {"0", "1"} and view.timed_out == {"1"}
     assert view.unusable == {"0", "1", "2"}
+
+
+def test_a_drain_keeps_targets_under_the_soft_disk_limit_when_it_can() -> None:
+    """Node 3 holds fewer replicas than node 4 (the count level prefers it) but is above 80 %:
+    the down node's replica goes to 4, so no second move has to take it off 3 again
+    (upstream's drains may use any node under the hard limit). With 4 gone, 3 still takes it."""
+    from tests.allocation.planner_fixture import MiB, PlannerFixture, new_nodes
+
+    f = PlannerFixture()
+    f.allocator_register_nodes(5)
+    f.create_topic_on("t", [[0, 1, 2]])
+    f.put("u", 0, [4, 1, 2])
+    plan = f.plan(unavailable={0}, used_extra={3: 120 * MiB}, max_moves=10)
+    assert new_nodes(plan) == {1, 2, 4} and plan.counts_by_reason["node_unavailable"] == 1
+    plan = f.plan(unavailable={0}, maintenance={4}, used_extra={3: 120 * MiB}, max_moves=10)
+    assert new_nodes(plan) == {1, 2, 3}
