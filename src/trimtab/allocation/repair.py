@@ -54,6 +54,7 @@ __all__ = ["even_out"]
 _EPS = 1e-9
 _TIES = 4  # tied givers and takers weighed against each other for replica-set diversity
 _TOTAL_TIES = 2  # the same for the totals step (slower per move, and fewer ties there)
+_LOOK = 32  # takers per giver, receivers and donors per step, looked at for a move
 _SCAN = 16  # movable partitions weighed per (giver, taker)
 
 
@@ -127,6 +128,8 @@ class _Batch:
         self.moves = 0
         self._pairs: list[list[int]] | None = None
         self.topic_holding: dict[str, dict[int, set[int]]] = {}
+        self.topic_totals: dict[str, int] = {}
+        self.smallest = min((a.size_bytes for a in self.out), default=0)
 
     @property
     def pairs(self) -> list[list[int]]:
@@ -147,20 +150,26 @@ class _Batch:
             return made
         return self._pairs
 
+    def topic_total(self, topic: str) -> int:
+        """Replicas of ``topic`` (moves do not change it)."""
+        total = self.topic_totals.get(topic)
+        if total is None:
+            total = self.topic_totals[topic] = sum(self.state.topic_counts.get(topic, {}).values())
+        return total
+
     def excess(self, i: int) -> float:
         return self.state.counts[i] - self.total * self.state.capacity[i] / self.whole
 
     def can_take(self, i: int) -> bool:
-        """Active, a free slot, not excluded, and room on the disk for a replica of 0 bytes
-        (a disk at its limit is passed over without looking at its partitions)."""
+        """Active, a free slot, not excluded, and room on the disk for the batch's smallest
+        partition (a disk at its limit is passed over without looking at its partitions)."""
         state = self.state
+        used = state.disk_used[i] + state.assigned_bytes[i] + self.smallest
         return (
             state.active[i]
             and state.counts[i] < state.capacity[i]
             and i not in self.excluded
-            and disk_fits(
-                state.disk_used[i] + state.assigned_bytes[i], state.disk_total[i], self.hard
-            )
+            and disk_fits(used, state.disk_total[i], self.hard)
         )
 
     def topic_move(self, topic: str) -> bool:
@@ -194,7 +203,7 @@ class _Batch:
         giver_key = {v: (counts.get(v, 0) - band(v)[1], self.excess(v)) for v in givers}
         taker_key = {u: (counts.get(u, 0) - band(u)[0], self.excess(u)) for u in takers}
         for v in givers:
-            for u in takers:
+            for u in takers[:_LOOK]:
                 if u != v and self.movable(v, u, topic) is not None:
                     return self._move_among(
                         _tied(givers, giver_key, v), _tied(takers, taker_key, u), topic
@@ -206,10 +215,10 @@ class _Batch:
         and leaves the topic level no worse."""
         receivers = sorted((i for i in self.live if self.can_take(i)), key=self.excess)
         donors = sorted((i for i in self.live if self.holding[i]), key=self.excess, reverse=True)
-        for u in receivers:
+        for u in receivers[:_LOOK]:
             if self.excess(u) >= 0:
                 return False
-            for v in donors:
+            for v in donors[:_LOOK]:
                 if self.excess(v) - self.excess(u) <= 1 + _EPS:
                     break
                 if self.movable(v, u, None) is not None:
@@ -301,7 +310,7 @@ class _Batch:
                     continue
             if topic is None and self.topic_aware:
                 counts = state.topic_counts.get(a.topic, {})
-                replicas, whole = sum(counts.values()), state.active_capacity
+                replicas, whole = self.topic_total(a.topic), state.active_capacity
                 gain = topic_band(counts.get(u, 0), state.capacity[u], replicas, whole)
                 keep = topic_band(counts.get(v, 0) - 1, state.capacity[v], replicas, whole)
                 if gain < keep:
