@@ -256,3 +256,26 @@ def test_a_drain_keeps_targets_under_the_soft_disk_limit_when_it_can() -> None:
     assert new_nodes(plan) == {1, 2, 4} and plan.counts_by_reason["node_unavailable"] == 1
     plan = f.plan(unavailable={0}, maintenance={4}, used_extra={3: 120 * MiB}, max_moves=10)
     assert new_nodes(plan) == {1, 2, 3}
+
+
+def test_internal_topics_are_drained_to_nodes_without_a_free_slot() -> None:
+    """Node 3 is at its partition slots: a drained replica of `orders` has nowhere to go, one
+    of `__consumer_offsets` (internal, exempt from the limit, as upstream's is_full) goes there."""
+    nodes = [
+        Node(
+            id=NodeId(str(i)),
+            location="/r",
+            capacity=Capacity(cores=1, memory_bytes=1, disk_total_bytes=0, nic_bps=1),
+        )
+        for i in range(4)
+    ]
+    cfg = AllocationConfig(topic_partitions_per_shard=2, topic_partitions_reserve_shard0=0)
+
+    def on(topic: str, p: int, *ids: int) -> PartitionAssignment:
+        return PartitionAssignment(topic, p, tuple(Replica(NodeId(str(i)), 0) for i in ids))
+
+    held = [on("orders", 0, 0, 1, 2), on("__consumer_offsets", 0, 0, 1, 2)]
+    held += [on("fill", 0, 3, 1), on("fill", 1, 3, 2)]
+    plan = plan_rebalance(ClusterState.of("c", nodes), held, cfg, drain=[NodeId("0")])
+    assert {(m.topic, m.target) for m in plan.moves} == {("__consumer_offsets", "3")}
+    assert any(u.topic == "orders" for u in plan.unfixable)

@@ -57,6 +57,7 @@ from trimtab.allocation._vector import (
     rack_scores,
     topic_scores,
 )
+from trimtab.allocation.base import is_internal_topic
 from trimtab.allocation.constraints import disk_ratios
 from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.model import PartitionAssignment, Replica
@@ -198,6 +199,7 @@ def plan_rebalance(
         budget=cfg.concurrent_moves if max_moves is None else max_moves,
         soft=soft,
         rng=random.Random(seed),
+        internal_topics=cfg.internal_topics,
     )
     before = state.balance()
     continuous = chosen is BalancerMode.CONTINUOUS
@@ -233,8 +235,10 @@ class _Planner:
         budget: int,
         soft: float,
         rng: random.Random,
+        internal_topics: Collection[str] = (),
     ) -> None:
         self.state, self.view = state, view
+        self.internal_topics = frozenset(internal_topics)
         self.rack_aware, self.topic_aware = rack_aware, topic_aware
         self.budget, self.soft, self.rng = budget, soft, rng
         self.tx: Transaction | None = None
@@ -310,6 +314,8 @@ class _Planner:
         state = self.state
         others = [state.index[n] for n in a.nodes if state.index[n] != leaving]
         room = self.counts < self.cap
+        if is_internal_topic(a.topic, self.internal_topics):  # exempt from the partition slots
+            room = np.ones_like(room)
         fits = disk_fit(self.used() + a.size_bytes, self.total, ratio)
         ok = self.active & room & fits
         ok[others] = False
