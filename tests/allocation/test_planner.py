@@ -279,3 +279,13 @@ def test_internal_topics_are_drained_to_nodes_without_a_free_slot() -> None:
     plan = plan_rebalance(ClusterState.of("c", nodes), held, cfg, drain=[NodeId("0")])
     assert {(m.topic, m.target) for m in plan.moves} == {("__consumer_offsets", "3")}
     assert any(u.topic == "orders" for u in plan.unfixable)
+
+
+def test_the_topic_band_orders_below_within_and_beyond_the_share() -> None:
+    """What a rebalancing move must not make worse: below ⌊q⌋ > up to ⌈q⌉ > beyond, and the
+    further beyond, the worse (q = 3 here)."""
+    from trimtab.allocation.constraints import topic_band
+
+    bands = [topic_band(tc, 4000, 30, 40000) for tc in range(6)]
+    assert bands[0] == bands[1] == 2 and bands[2] == 2 and bands[3] < bands[2]
+    assert bands[3] > bands[4] > bands[5]

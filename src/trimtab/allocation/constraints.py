@@ -120,7 +120,8 @@ def topic_band(topic_count: int, capacity: int, topic_replicas: int, total_capac
     """The topic level without the fill order: 2 below ``⌊q⌋``, 1 up to ``⌈q⌉``, less beyond
     (what a rebalancing move must not make worse)."""
     score = topic_score(topic_count, capacity, topic_replicas, total_capacity)
-    return 2 if score > MAX_SCORE - TOPIC_FILL else 1 if score == MAX_SCORE - TOPIC_FILL else -score
+    band = MAX_SCORE - TOPIC_FILL
+    return 2 if score > band else 1 if score == band else score - MAX_SCORE  # beyond: < 0
 
 
 def capacity_score(count: int, capacity: int) -> int:
