@@ -23,11 +23,14 @@ Algorithm (Redpanda's counts rebalancing: topic first, then totals; every move i
        to the node most below its share when ``excess(donor) − excess(receiver) > 1`` (Σ
        excess² drops) and the receiver's topic score is at least the donor's.
     Which replica moves (replica-set diversity): among the partitions a giver may send to a
-    taker (at most 64 looked at), the one whose other nodes share the fewest partitions of its
+    taker (at most 16 looked at), the one whose other nodes share the fewest partitions of its
     topic, then of all topics, with the taker, net of those they share with the giver; and
-    among givers and takers tied on counts (up to 4 each), the pair whose best move costs
-    least. Moving the first eligible partition instead formed replica clusters: after three
-    nodes joined three, 135 of 150 partitions sat on two replica sets.
+    among givers and takers tied on counts (up to 4 each, 2 in step 2), the pair whose best
+    move costs least. Moving the first eligible partition instead formed replica clusters:
+    after three nodes joined three, 135 of 150 partitions sat on two replica sets.
+    The search is bounded so that a pass over a million replicas takes seconds: 32 takers
+    per giver, 32 receivers and donors per step 2 move; only replicas on a donor's heaviest
+    cores are looked at, and disks without room for the batch's smallest partition take none.
     Step 1 runs topic by topic (a move of one topic leaves the others' bands alone) until no
     move helps; step 2 then repeats while a move helps. Step 1 lowers a topic's distance to
     its band and step 2 never raises it while lowering Σ excess², so both end.
