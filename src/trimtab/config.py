@@ -729,15 +729,29 @@ class AllocationConfig:
     )
     topic_memory_per_partition: int | None = setting(
         None,
-        "bytes of memory one partition replica needs (accepted; not enforced yet)",
+        "bytes of memory one partition replica needs: replicas ≤ nodes × smallest node memory "
+        "/ this (Redpanda's check_cluster_limits; unset: no limit; Redpanda's default 4 MiB)",
         aliases=("topic_memory_per_partition",),
         check=at_least(1),
     )
     topic_fds_per_partition: int | None = setting(
         None,
-        "file descriptors one partition replica needs (accepted; not enforced yet)",
+        "file descriptors one partition replica needs: replicas ≤ nodes × node_open_files_limit "
+        "/ this (Redpanda's check_cluster_limits; unset: no limit; Redpanda's default 5)",
         aliases=("topic_fds_per_partition",),
         check=at_least(1),
+    )
+    node_open_files_limit: int | None = setting(
+        None,
+        "the brokers' open-file limit (ulimit -n, RLIMIT_NOFILE), which topic_fds_per_partition "
+        "divides (Redpanda reads its own; unset: no fd limit)",
+        check=at_least(1),
+    )
+    internal_topics: tuple[str, ...] = setting(
+        ("_redpanda.audit_log", "__consumer_offsets", "_schemas", "__transaction_state"),
+        "internal topics, exempt from the per-core and cluster partition limits (Redpanda's "
+        "kafka_nodelete_topics, and Kafka's __transaction_state)",
+        aliases=("kafka_nodelete_topics",),
     )
 
     def __post_init__(self) -> None:

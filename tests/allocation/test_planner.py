@@ -240,3 +240,52 @@ def test_a_node_down_shorter_than_the_timeout_is_unavailable_but_not_drained() -
     view = NodeView.of(cluster, [], health=health, now=1000.0, timeout_s=60)
     assert view.down == {"0", "1"} and view.timed_out == {"1"}
     assert view.unusable == {"0", "1", "2"}
+
+
+def test_a_drain_keeps_targets_under_the_soft_disk_limit_when_it_can() -> None:
+    """Node 3 holds fewer replicas than node 4 (the count level prefers it) but is above 80 %:
+    the down node's replica goes to 4, so no second move has to take it off 3 again
+    (upstream's drains may use any node under the hard limit). With 4 gone, 3 still takes it."""
+    from tests.allocation.planner_fixture import MiB, PlannerFixture, new_nodes
+
+    f = PlannerFixture()
+    f.allocator_register_nodes(5)
+    f.create_topic_on("t", [[0, 1, 2]])
+    f.put("u", 0, [4, 1, 2])
+    plan = f.plan(unavailable={0}, used_extra={3: 120 * MiB}, max_moves=10)
+    assert new_nodes(plan) == {1, 2, 4} and plan.counts_by_reason["node_unavailable"] == 1
+    plan = f.plan(unavailable={0}, maintenance={4}, used_extra={3: 120 * MiB}, max_moves=10)
+    assert new_nodes(plan) == {1, 2, 3}
+
+
+def test_internal_topics_are_drained_to_nodes_without_a_free_slot() -> None:
+    """Node 3 is at its partition slots: a drained replica of `orders` has nowhere to go, one
+    of `__consumer_offsets` (internal, exempt from the limit, as upstream's is_full) goes there."""
+    nodes = [
+        Node(
+            id=NodeId(str(i)),
+            location="/r",
+            capacity=Capacity(cores=1, memory_bytes=1, disk_total_bytes=0, nic_bps=1),
+        )
+        for i in range(4)
+    ]
+    cfg = AllocationConfig(topic_partitions_per_shard=2, topic_partitions_reserve_shard0=0)
+
+    def on(topic: str, p: int, *ids: int) -> PartitionAssignment:
+        return PartitionAssignment(topic, p, tuple(Replica(NodeId(str(i)), 0) for i in ids))
+
+    held = [on("orders", 0, 0, 1, 2), on("__consumer_offsets", 0, 0, 1, 2)]
+    held += [on("fill", 0, 3, 1), on("fill", 1, 3, 2)]
+    plan = plan_rebalance(ClusterState.of("c", nodes), held, cfg, drain=[NodeId("0")])
+    assert {(m.topic, m.target) for m in plan.moves} == {("__consumer_offsets", "3")}
+    assert any(u.topic == "orders" for u in plan.unfixable)
+
+
+def test_the_topic_band_orders_below_within_and_beyond_the_share() -> None:
+    """What a rebalancing move must not make worse: below ⌊q⌋ > up to ⌈q⌉ > beyond, and the
+    further beyond, the worse (q = 3 here)."""
+    from trimtab.allocation.constraints import topic_band
+
+    bands = [topic_band(tc, 4000, 30, 40000) for tc in range(6)]
+    assert bands[0] == bands[1] == 2 and bands[2] == 2 and bands[3] < bands[2]
+    assert bands[3] > bands[4] > bands[5]

@@ -17,11 +17,19 @@ from trimtab.allocation import (
     RendezvousAllocator,
     Replica,
     RfcAllocator,
+    plan_allocations,
 )
 from trimtab.allocation.base import Allocator
 from trimtab.cluster import ClusterState, NodeId
+from trimtab.config import AllocationConfig
 from trimtab.constraints import Hard
-from trimtab.errors import AllocationError, CapacityExhaustedError, InvalidReplicationFactorError
+from trimtab.errors import (
+    AllocationError,
+    CapacityExhaustedError,
+    ClusterLimitError,
+    InvalidReplicationFactorError,
+    TopicExistsError,
+)
 
 MODES = ["rfc", "constraints", "constraints-reference", "rendezvous"]
 
@@ -237,3 +245,98 @@ def test_errors_say_why_with_the_numbers() -> None:
     text = str(info.value)
     assert "topic 'orders'" in text and "6 replica(s) needed" in text
     assert "nothing was allocated" in text and info.value.topic == "orders"
+
+
+# -- cluster limits and internal topics (upstream's partition_allocator_tests.cc) ---------------
+
+
+def _planned(cfg: AllocationConfig, cluster: ClusterState, *topics: str) -> int:
+    """Replicas placed by one plan of a 1-partition RF1 request per topic."""
+    plan = plan_allocations(cluster, [request(t, 1, 1) for t in topics], cfg)
+    return plan.replicas
+
+
+def test_allocation_over_memory_capacity() -> None:
+    """topic_memory_per_partition larger than any node's memory: one replica is refused with
+    the memory limit (upstream's ``topic_invalid_partitions_memory_limit``)."""
+    cfg = AllocationConfig(topic_memory_per_partition=2**63 - 1)
+    with pytest.raises(ClusterLimitError) as info:
+        _planned(cfg, make_cluster([1]), "t")
+    assert info.value.limit == "memory" and info.value.allowed == 0
+    assert _planned(AllocationConfig(topic_memory_per_partition=2**20), make_cluster([1]), "t")
+
+
+def test_allocation_over_fds_capacity() -> None:
+    """topic_fds_per_partition above the open-file limit: ``topic_invalid_partitions_fd_limit``.
+    Upstream divides its own RLIMIT_NOFILE; trimtab plans offline, so the brokers' limit is a
+    key (node_open_files_limit), and no fd limit applies without it."""
+    cfg = AllocationConfig(topic_fds_per_partition=2**31 - 1, node_open_files_limit=1_048_576)
+    with pytest.raises(ClusterLimitError) as info:
+        _planned(cfg, make_cluster([1]), "t")
+    assert info.value.limit == "fds"
+    assert _planned(AllocationConfig(topic_fds_per_partition=2**31 - 1), make_cluster([1]), "t")
+
+
+def test_memory_limit_counts_every_replica_against_the_smallest_node() -> None:
+    """3 nodes, the smallest of 2**34 bytes, 2**30 per partition: 3·16 = 48 replicas fit."""
+    cfg = AllocationConfig(topic_memory_per_partition=2**30)
+    plan = plan_allocations(make_cluster([4, 4, 4]), [request("a", 16, 3)], cfg)
+    assert plan.replicas == 48
+    with pytest.raises(ClusterLimitError, match="49 partition replicas would exceed"):
+        plan_allocations(make_cluster([4, 4, 4]), [request("a", 16, 3), request("b", 1, 1)], cfg)
+
+
+@pytest.mark.parametrize("reserve", [2, 0], ids=["allocation_over_capacity", "without_shard0"])
+def test_allocation_over_capacity(reserve: int) -> None:
+    """Saturated nodes refuse a topic, take it once it is internal (listed), and refuse it again
+    once it is not (``allocation_over_capacity`` and ``…_without_shard0``). Upstream's last
+    check, topics of its internal namespaces (``redpanda/controller``), has no Kafka topic
+    name to port: such names are refused as topic names."""
+    cfg = AllocationConfig(topic_partitions_per_shard=10, topic_partitions_reserve_shard0=reserve)
+    cluster = make_cluster([6, 6, 6])
+    full = plan_allocations(cluster, [request("fill", 60 - reserve, 3)], cfg).assignments
+    plain = AllocationConfig(
+        topic_partitions_per_shard=10, topic_partitions_reserve_shard0=reserve, internal_topics=()
+    )
+    with pytest.raises(CapacityExhaustedError):
+        plan_allocations(cluster, [request("tn", 1, 1)], plain, existing=full)
+    listed = AllocationConfig(
+        topic_partitions_per_shard=10,
+        topic_partitions_reserve_shard0=reserve,
+        internal_topics=("tn",),
+    )
+    plan = plan_allocations(cluster, [request("tn", 1, 1)], listed, existing=full)
+    assert plan.replicas == 1 and sum(plan.per_node.values()) == 3 * (60 - reserve) + 1
+    with pytest.raises(ValueError, match="bad topic name"):
+        request("redpanda/controller", 1, 1)
+    with pytest.raises(CapacityExhaustedError):
+        plan_allocations(cluster, [request("tn", 1, 1)], plain, existing=full)
+
+
+def test_internal_topics_by_default_are_kafkas_and_redpandas() -> None:
+    """The default list is Redpanda's kafka_nodelete_topics (__consumer_offsets, _schemas, the
+    audit log) and Kafka's __transaction_state; the cluster limits skip them too."""
+    cfg = AllocationConfig(
+        topic_partitions_per_shard=1,
+        topic_partitions_reserve_shard0=0,
+        topic_memory_per_partition=2**63 - 1,
+    )
+    cluster = make_cluster([1, 1, 1])
+    plan = plan_allocations(cluster, [request("__consumer_offsets", 50, 3)], cfg)
+    assert plan.replicas == 150
+    with pytest.raises(ClusterLimitError):
+        plan_allocations(cluster, [request("orders", 1, 1)], cfg)
+
+
+def test_creating_an_existing_topic_is_an_error_unless_partitions_are_added() -> None:
+    """Redpanda's ``topic_already_exists``: a request for a held topic (or one asked twice in a
+    batch) is refused; with add_partitions it gets the next partition ids."""
+    cluster = make_cluster([4, 4, 4])
+    held = plan_allocations(cluster, [request("t", 3, 3)]).assignments
+    with pytest.raises(TopicExistsError, match="topic already exists"):
+        plan_allocations(cluster, [request("t", 2, 3)], existing=held)
+    with pytest.raises(TopicExistsError) as info:
+        plan_allocations(cluster, [request("u", 1, 3), request("u", 1, 3)])
+    assert info.value.request_index == 1
+    plan = plan_allocations(cluster, [request("t", 2, 3)], existing=held, add_partitions=True)
+    assert [a.partition for a in plan.assignments] == [3, 4]

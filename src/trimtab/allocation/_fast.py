@@ -36,14 +36,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from trimtab.allocation.constraints import disk_score, topic_score
+from trimtab.allocation.constraints import TOPIC_FILL, disk_score, topic_score
 from trimtab.allocation.state import AllocationState
 from trimtab.constraints import MAX_SCORE
 
 __all__ = ["FastChooser"]
 
 _DRAWS = 4  # random draws in a bucket before scanning it
-_NEUTRAL = MAX_SCORE - 1  # topic score of a node holding none of a topic whose share is < 1
+#: The topic score of a node holding none of a topic whose share is below one.
+_NEUTRAL = MAX_SCORE - TOPIC_FILL
 
 
 class FastChooser:
@@ -216,7 +217,7 @@ class FastChooser:
         def rekey(i: int) -> None:
             # The scores of constraints.py, with two shortcuts giving the same values (tested
             # by verify=True): a node holding none of a topic whose share is below one scores
-            # S − 1, and a usable node's final count is count + 1 ≤ capacity.
+            # S − F, and a usable node's final count is count + 1 ≤ capacity.
             topic, replicas, size = request
             cap = cap_of[i]
             count = counts[i]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from trimtab.allocation.constraints import TOPIC_FILL
 from trimtab.constraints import MAX_SCORE
 
 __all__ = ["capacity_scores", "disk_fit", "disk_scores", "rack_scores", "topic_scores"]
@@ -29,8 +30,10 @@ def topic_scores(
     low = share // total_capacity
     high = -(-share // total_capacity)
     final = topic_count + 1
-    beyond = MAX_SCORE - 1 - (final - high) * MAX_SCORE // np.maximum(capacity, 1)
-    out = np.where(final <= low, MAX_SCORE, np.where(final <= high, MAX_SCORE - 1, beyond))
+    band = MAX_SCORE - TOPIC_FILL
+    beyond = band - (final - high) * MAX_SCORE // np.maximum(capacity, 1)
+    below = MAX_SCORE - final * TOPIC_FILL // (low + 1)
+    out = np.where(final <= low, below, np.where(final <= high, band, beyond))
     return np.where(capacity > 0, np.maximum(out, 0), 0)
 
 

@@ -37,7 +37,7 @@ import random
 from collections.abc import Collection
 
 from trimtab.allocation._fast import FastChooser
-from trimtab.allocation.base import NoPlacementError, run_request
+from trimtab.allocation.base import NoPlacementError, is_internal_topic, run_request
 from trimtab.allocation.constraints import ReplicaContext, default_constraints, disk_ratios
 from trimtab.allocation.model import AllocationRequest, PartitionAssignment
 from trimtab.allocation.state import AllocationState, Transaction
@@ -66,8 +66,11 @@ class ConstraintAllocator:
         hard_disk_ratio: float = 0.95,
         fast: bool = True,
         verify: bool = False,
+        internal_topics: Collection[str] = (),
     ) -> None:
         self._state = state
+        self._internal_topics = frozenset(internal_topics)
+        self._internal = False  # the current request is of an internal topic
         self._rng = rng
         self.rules = default_constraints(
             rack_aware=rack_aware,
@@ -112,6 +115,7 @@ class ConstraintAllocator:
             hard_disk_ratio=hard,
             fast=fast,
             verify=verify,
+            internal_topics=config.internal_topics,
         )
 
     @property
@@ -133,9 +137,12 @@ class ConstraintAllocator:
         """Place ``request``; raises a typed :class:`~trimtab.errors.AllocationError` (with
         nothing of the request left allocated) when it cannot be met."""
 
+        internal = is_internal_topic(request.topic, self._internal_topics)
+
         def place(active: Transaction, banned: frozenset[int]) -> list[list[tuple[int, int]]]:
             self._topic_total = self._state.topic_replicas(request.topic) + request.replicas
-            fast = self._fast
+            self._internal = internal
+            fast = None if internal else self._fast  # the fast path keeps full nodes out
             if fast is None:
                 return self._interleave(active, request, banned)
             fast.begin(request.topic, request.partition_size_bytes, banned, self._topic_total)
@@ -144,7 +151,7 @@ class ConstraintAllocator:
             finally:
                 fast.end()
 
-        return run_request(self._state, request, tx, excluded, place)
+        return run_request(self._state, request, tx, excluded, place, internal=internal)
 
     def _interleave(
         self, tx: Transaction, request: AllocationRequest, banned: frozenset[int]
@@ -156,9 +163,9 @@ class ConstraintAllocator:
         in_progress = list(range(request.partitions))
         rnd = self._rng.random
         place = tx.place
-        fast = self._fast
+        fast = None if self._internal else self._fast
         pick = fast.pick if fast is not None else None
-        verify = self._verify
+        verify = self._verify and fast is not None
         placed = 0
         while in_progress:
             slot = int(rnd() * len(in_progress))
@@ -190,6 +197,7 @@ class ConstraintAllocator:
             chosen=[ids[i] for i in nodes],
             excluded=frozenset(ids[i] for i in banned),
             topic_replicas=self._topic_total,
+            internal=self._internal,
         )
 
     def _reference_pick(

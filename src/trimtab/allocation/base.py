@@ -19,7 +19,22 @@ from trimtab.allocation.state import AllocationState, Transaction, replicas_of
 from trimtab.cluster import NodeId
 from trimtab.errors import CapacityExhaustedError, InvalidReplicationFactorError
 
-__all__ = ["Allocator", "NoPlacementError", "check_request", "excluded_indices", "run_request"]
+__all__ = [
+    "Allocator",
+    "NoPlacementError",
+    "check_request",
+    "excluded_indices",
+    "is_internal_topic",
+    "run_request",
+]
+
+
+def is_internal_topic(topic: str, listed: Collection[str]) -> bool:
+    """Redpanda's ``allocation_node::is_internal_topic`` for Kafka topics: one of the listed
+    ones (``kafka_nodelete_topics``); exempt from the partition limits. Upstream's internal
+    namespaces (``redpanda/controller``, ``kafka_internal/tx``) hold no Kafka topics, which are
+    all trimtab allocates."""
+    return topic in listed
 
 
 class Allocator(Protocol):
@@ -52,13 +67,18 @@ def excluded_indices(state: AllocationState, excluded: Collection[NodeId]) -> fr
 
 
 def check_request(
-    state: AllocationState, request: AllocationRequest, excluded: frozenset[int]
+    state: AllocationState,
+    request: AllocationRequest,
+    excluded: frozenset[int],
+    *,
+    internal: bool = False,
 ) -> None:
     """The guards: enough active nodes for the replication factor, enough room on them.
 
     The replication factor is checked against the active nodes that are not excluded (full
     ones included: that is a capacity problem, reported as such). Room means free slots in
-    total and at least ``replication_factor`` nodes with a free slot.
+    total and at least ``replication_factor`` nodes with a free slot; an internal topic needs
+    no free slot (upstream's ``is_full`` exempts it).
     """
     active = [i for i in range(len(state)) if state.active[i]]
     allowed = [i for i in active if i not in excluded]
@@ -69,6 +89,8 @@ def check_request(
             nodes=len(allowed),
             excluded=len(active) - len(allowed),
         )
+    if internal:
+        return
     roomy = [i for i in allowed if state.counts[i] < state.capacity[i]]
     free = sum(state.capacity[i] - state.counts[i] for i in roomy)
     if request.replicas > free or request.replication_factor > len(roomy):
@@ -92,13 +114,15 @@ def run_request(
     tx: Transaction | None,
     excluded: Collection[NodeId],
     place: Callable[[Transaction, frozenset[int]], list[list[tuple[int, int]]]],
+    *,
+    internal: bool = False,
 ) -> tuple[PartitionAssignment, ...]:
     """Guard, place (``place`` returns (node, core) pairs per partition) and record a request.
 
     On :class:`NoPlacementError` the request's changes are undone and the typed error raised.
     """
     banned = excluded_indices(state, excluded)
-    check_request(state, request, banned)
+    check_request(state, request, banned, internal=internal)
     own = tx is None
     active_tx = state.transaction() if tx is None else tx
     mark = active_tx.mark()

@@ -18,8 +18,13 @@ The default rules (Redpanda's topic creation and partition balancer, 2024)::
 Deviation (measured in ``bench/allocation.py``): the topic level keeps each node's count of a
 topic within one of its capacity-proportional share ``q = T·cap/Σcap`` (T the topic's replicas
 once the request is placed, Σcap over active nodes): full score while the node is below
-``⌊q⌋``, one less while it takes its rounding remainder up to ``⌈q⌉``, and ``S·overshoot/cap``
-less beyond. Redpanda's ``min_count_in_map`` scores ``S − (tc+1)·S/cap`` instead, which ranks
+``⌊q⌋`` less its fill towards it (``F·(tc+1)/(⌊q⌋+1)``, so the topic goes round the nodes in
+turn), ``S − F`` while it takes its rounding remainder up to ``⌈q⌉``, and ``S·overshoot/cap``
+less beyond. The fill order is what keeps replica sets varied: without it, a topic created
+after nodes join tied on this level everywhere and the capacity level sent each partition whole
+to the empty nodes (150 of 150 partitions on one replica set in upstream's
+``test_replica_pair_frequency``; with it every node pair is within mean ± 3·√mean).
+Redpanda's ``min_count_in_map`` scores ``S − (tc+1)·S/cap`` instead, which ranks
 the largest nodes first whenever a topic is new, so that every small topic lands on them: on
 1,000 mixed nodes with 821 topics its balance figure is 1.007 (a node 25 % off its share)
 against 1.000000 (0.09 %) for the band, which also keeps every topic within Redpanda's ±3 %.
@@ -58,6 +63,7 @@ __all__ = [
     "least_disk_filled",
     "max_final_capacity",
     "not_fully_allocated",
+    "topic_band",
     "topic_score",
     "topic_spread_preferred",
 ]
@@ -73,6 +79,7 @@ class ReplicaContext:
     chosen: list[NodeId]
     excluded: frozenset[NodeId] = frozenset()
     topic_replicas: int = 0  # the topic's replicas once the request is placed (T)
+    internal: bool = False  # an internal topic: exempt from the partition slots
 
     def rack_of(self, node: NodeId) -> str | None:
         return self.state.racks[self.state.index[node]]
@@ -80,15 +87,21 @@ class ReplicaContext:
 
 # -- scores, shared with the fast path -------------------------------------------------------
 
+#: The topic level's room for the fill order below a node's share (``S − F`` is the band).
+TOPIC_FILL = 1 << 16
+
 
 def topic_score(topic_count: int, capacity: int, topic_replicas: int, total_capacity: int) -> int:
-    """Keep a node's count of a topic within one of its share ``q = T·cap/Σcap``.
+    """Keep a node's count of a topic within one of its share ``q = T·cap/Σcap``, filling the
+    nodes in turn.
 
-    ``S`` while ``tc + 1 ≤ ⌊q⌋``, ``S − 1`` while ``tc + 1 ≤ ⌈q⌉``, then ``S·overshoot/cap`` less.
-    Every node scores ``S − 1`` for a topic it holds none of and whose share is below one.
+    Below ``⌊q⌋``: ``S − F·(tc+1)/(⌊q⌋+1)`` (the node least filled towards its share first, so
+    a topic's replicas go round the nodes and interleaved partitions get varied replica sets);
+    up to ``⌈q⌉``: ``S − F``; beyond: ``S·overshoot/cap`` less. ``F`` = :data:`TOPIC_FILL`.
+    Every node scores ``S − F`` for a topic it holds none of and whose share is below one.
 
-    >>> [topic_score(tc, 4000, 30, 40000) for tc in (0, 1, 2, 3)]  # q = 3
-    [10000000, 10000000, 10000000, 9997499]
+    >>> [MAX_SCORE - topic_score(tc, 4000, 30, 40000) for tc in (0, 1, 2, 3)]  # q = 3
+    [16384, 32768, 49152, 68036]
     """
     if capacity <= 0 or total_capacity <= 0:
         return 0
@@ -97,10 +110,18 @@ def topic_score(topic_count: int, capacity: int, topic_replicas: int, total_capa
     high = -(-share // total_capacity)
     final = topic_count + 1
     if final <= low:
-        return MAX_SCORE
+        return MAX_SCORE - final * TOPIC_FILL // (low + 1)
     if final <= high:
-        return MAX_SCORE - 1
-    return max(0, MAX_SCORE - 1 - (final - high) * MAX_SCORE // capacity)
+        return MAX_SCORE - TOPIC_FILL
+    return max(0, MAX_SCORE - TOPIC_FILL - (final - high) * MAX_SCORE // capacity)
+
+
+def topic_band(topic_count: int, capacity: int, topic_replicas: int, total_capacity: int) -> int:
+    """The topic level without the fill order: 2 below ``⌊q⌋``, 1 up to ``⌈q⌉``, less beyond
+    (what a rebalancing move must not make worse)."""
+    score = topic_score(topic_count, capacity, topic_replicas, total_capacity)
+    band = MAX_SCORE - TOPIC_FILL
+    return 2 if score > band else 1 if score == band else score - MAX_SCORE  # beyond: < 0
 
 
 def capacity_score(count: int, capacity: int) -> int:
@@ -158,14 +179,15 @@ def is_active() -> Hard[ReplicaContext]:
 
 
 def not_fully_allocated() -> Hard[ReplicaContext]:
-    """A node holds at most ``cores × per_core − reserve`` replicas."""
+    """A node holds at most ``cores × per_core − reserve`` replicas, those of internal topics
+    aside (Redpanda's ``allocation_node::is_full``)."""
 
     def prepare(ctx: ReplicaContext) -> Callable[[NodeId], bool]:
-        state = ctx.state
+        state, internal = ctx.state, ctx.internal
 
         def has_room(node: NodeId) -> bool:
             i = state.index[node]
-            return state.counts[i] < state.capacity[i]
+            return internal or state.counts[i] < state.capacity[i]
 
         return has_room
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trimtab.allocation.allocator import ConstraintAllocator
-from trimtab.allocation.base import Allocator, excluded_indices
+from trimtab.allocation.base import Allocator, excluded_indices, is_internal_topic
 from trimtab.allocation.constraints import disk_ratios
 from trimtab.allocation.model import AllocationRequest, PartitionAssignment, Replica
 from trimtab.allocation.rendezvous import RendezvousAllocator
@@ -38,13 +38,14 @@ from trimtab.allocation.rfc import RfcAllocator
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import ALLOCATORS, AllocationConfig
-from trimtab.errors import AllocationError, ConfigError
+from trimtab.errors import AllocationError, ClusterLimitError, ConfigError, TopicExistsError
 
 __all__ = [
     "MODES",
     "AllocationPlan",
     "Move",
     "assignments_from_nodes",
+    "check_cluster_limits",
     "make_allocator",
     "order_leaders",
     "plan_allocations",
@@ -125,6 +126,7 @@ def plan_allocations(
     rebalance: bool = False,
     max_moves: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    add_partitions: bool = False,
 ) -> AllocationPlan:
     """Place every request on ``cluster`` (holding ``existing``), all or nothing.
 
@@ -135,6 +137,11 @@ def plan_allocations(
     ``rebalance=True`` (constraints mode) also moves replicas of ``existing`` partitions, at
     most ``max_moves`` of them, towards capacity shares: Redpanda's counts rebalancing, needed
     when a node joins a cluster that already holds data. Moved partitions are in ``moves``.
+
+    A request for a topic that already has partitions (in ``existing`` or earlier in the batch)
+    is :class:`~trimtab.errors.TopicExistsError` unless ``add_partitions``: then its partitions
+    are added after the highest held. Each request is checked against the cluster limits
+    (:func:`check_cluster_limits`) first.
     """
     cfg = config or AllocationConfig()
     chosen_mode = mode or cfg.allocator
@@ -144,7 +151,15 @@ def plan_allocations(
     allocator = make_allocator(chosen_mode, state, cfg, rng=random.Random(seed), rack_aware=racks)
     moves: tuple[Move, ...] = ()
     with state.transaction() as tx:
-        made = _place_all(allocator, tx, requests, excluded=excluded, progress=progress)
+        made = _place_all(
+            allocator,
+            tx,
+            requests,
+            cfg,
+            excluded=excluded,
+            progress=progress,
+            add_partitions=add_partitions,
+        )
         if chosen_mode == "constraints" and (cfg.even_out_batch or rebalance):
             made, moves = _even_out_batch(
                 state,
@@ -191,17 +206,24 @@ def _place_all(
     allocator: Allocator,
     tx: Transaction,
     requests: Sequence[AllocationRequest],
+    cfg: AllocationConfig,
     *,
     excluded: Collection[NodeId],
     progress: Callable[[int, int], None] | None,
+    add_partitions: bool,
 ) -> list[PartitionAssignment]:
     """Every request's new partitions, in order; the error of a request that cannot be met
     carries its index."""
     total = sum(r.replicas for r in requests)
     made: list[PartitionAssignment] = []
     done = 0
+    state = allocator.state
     for n, request in enumerate(requests):
         try:
+            held = len(state.assignments(request.topic))
+            if held and not add_partitions:
+                raise TopicExistsError(request.topic, held)
+            check_cluster_limits(state, request, cfg)
             made.extend(allocator.allocate(request, tx, excluded=excluded))
         except AllocationError as error:
             error.request_index = n
@@ -210,6 +232,45 @@ def _place_all(
         if progress is not None:
             progress(done, total)
     return made
+
+
+def check_cluster_limits(
+    state: AllocationState, request: AllocationRequest, cfg: AllocationConfig
+) -> None:
+    """Redpanda's ``check_cluster_limits`` for memory and file descriptors: all replicas once
+    the request is placed must fit ``nodes × smallest node memory / topic_memory_per_partition``
+    and ``nodes × node_open_files_limit / topic_fds_per_partition`` (as if every node were the
+    smallest: a partition must fit wherever a failure sends it). Internal topics are exempt;
+    an unset key is no limit. The per-core limit is the allocator's, node by node."""
+    if is_internal_topic(request.topic, cfg.internal_topics):
+        return
+    nodes = state.cluster.nodes
+    proposed = sum(state.counts) + request.replicas
+    per_memory = cfg.topic_memory_per_partition
+    memory = [n.capacity.memory_bytes for n in nodes if n.capacity.memory_bytes > 0]
+    if per_memory and memory:
+        allowed = len(nodes) * min(memory) // per_memory
+        if proposed > allowed:
+            raise ClusterLimitError(
+                request.topic,
+                limit="memory",
+                proposed=proposed,
+                allowed=allowed,
+                why=f"{len(nodes)} nodes × {min(memory):,} bytes (the smallest) / "
+                f"topic_memory_per_partition {per_memory:,}",
+            )
+    per_fd, files = cfg.topic_fds_per_partition, cfg.node_open_files_limit
+    if per_fd and files:
+        allowed = len(nodes) * files // per_fd
+        if proposed > allowed:
+            raise ClusterLimitError(
+                request.topic,
+                limit="fds",
+                proposed=proposed,
+                allowed=allowed,
+                why=f"{len(nodes)} nodes × node_open_files_limit {files:,} / "
+                f"topic_fds_per_partition {per_fd}",
+            )
 
 
 def _even_out_batch(

@@ -21,6 +21,10 @@ Constraints
     useless (its target is down or draining, or the node it leaves is back). At most
     ``partition_autobalancing_concurrent_moves`` partitions are reassigned per plan (upstream
     counts partitions too); what the budget leaves is reported as unfixable for this plan.
+    Departure: drains and unavailable nodes may fill a target up to the hard limit, as
+    upstream's, but only when no node would stay under the soft limit: upstream may send a
+    drained replica to a node above 80 % and move it off again in the full-disk step (two
+    moves where none was needed).
 
 Algorithm
     Every move goes through the allocation state's transaction (rollback is free) and keeps
@@ -53,6 +57,7 @@ from trimtab.allocation._vector import (
     rack_scores,
     topic_scores,
 )
+from trimtab.allocation.base import is_internal_topic
 from trimtab.allocation.constraints import disk_ratios
 from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.model import PartitionAssignment, Replica
@@ -194,6 +199,7 @@ def plan_rebalance(
         budget=cfg.concurrent_moves if max_moves is None else max_moves,
         soft=soft,
         rng=random.Random(seed),
+        internal_topics=cfg.internal_topics,
     )
     before = state.balance()
     continuous = chosen is BalancerMode.CONTINUOUS
@@ -229,8 +235,10 @@ class _Planner:
         budget: int,
         soft: float,
         rng: random.Random,
+        internal_topics: Collection[str] = (),
     ) -> None:
         self.state, self.view = state, view
+        self.internal_topics = frozenset(internal_topics)
         self.rack_aware, self.topic_aware = rack_aware, topic_aware
         self.budget, self.soft, self.rng = budget, soft, rng
         self.tx: Transaction | None = None
@@ -306,10 +314,16 @@ class _Planner:
         state = self.state
         others = [state.index[n] for n in a.nodes if state.index[n] != leaving]
         room = self.counts < self.cap
+        if is_internal_topic(a.topic, self.internal_topics):  # exempt from the partition slots
+            room = np.ones_like(room)
         fits = disk_fit(self.used() + a.size_bytes, self.total, ratio)
         ok = self.active & room & fits
         ok[others] = False
         ok[leaving] = False
+        if ratio > self.soft:  # a drain: nodes kept under the soft limit first (see above)
+            under = ok & disk_fit(self.used() + a.size_bytes, self.total, self.soft)
+            if under.any():
+                ok = under
         nodes = np.flatnonzero(ok)
         if not nodes.size:
             return (

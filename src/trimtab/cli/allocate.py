@@ -109,13 +109,22 @@ def allocate(
     max_moves: Annotated[
         int | None, typer.Option("--max-moves", help="At most this many replica moves.", min=0)
     ] = None,
+    add_partitions: Annotated[
+        bool,
+        typer.Option(
+            "--add-partitions",
+            help="A request for a topic of --existing adds that many partitions to it "
+            "(without it: error 'topic already exists').",
+        ),
+    ] = False,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Allocate new partitions (Redpanda's allocator, rendezvous hashing or the 2019 RFC).
 
     Every request is placed or none is: a request that cannot be met exits with status 2,
-    says why, and writes nothing. With --existing (the current assignment) and --rebalance,
+    says why, and writes nothing. A request for a topic that already exists (in --existing)
+    is refused unless --add-partitions. With --existing (the current assignment) and --rebalance,
     existing replicas move too, as Redpanda's partition balancer would move them. The
     summary shows replicas per node and per core and the balance figure N·Σx²/(Σx)²,
     x = replicas/capacity (1.0 is perfect).
@@ -129,7 +138,9 @@ def allocate(
         state = one_cluster(inv, cluster).for_role(PARTITION_ROLE)
         if requests is None and not rebalance:
             raise TrimtabError("give --requests, or --rebalance with --existing")
-        _check_moves(existing, rebalance=rebalance, max_moves=max_moves)
+        _check_moves(
+            existing, rebalance=rebalance, max_moves=max_moves, add_partitions=add_partitions
+        )
         if output is not None:
             owned_output(output, marker=None)
         batch, sources, warnings = (
@@ -143,6 +154,7 @@ def allocate(
             "existing": read_current_assignment(existing, state, ids_map, cfg) if existing else (),
             "rebalance": rebalance,
             "max_moves": max_moves,
+            "add_partitions": add_partitions,
         }
         plan = _run(state, batch, sources, cfg, options, quiet=fmt == "json")
         text = _export(plan, fmt, ids_map)
@@ -157,13 +169,19 @@ def allocate(
         err.print(f"wrote {plural(plan.partitions, 'partition')} to {output}", highlight=False)
 
 
-def _check_moves(existing: Path | None, *, rebalance: bool, max_moves: int | None) -> None:
-    """--rebalance and --max-moves move replicas of the current assignment: without
+def _check_moves(
+    existing: Path | None, *, rebalance: bool, max_moves: int | None, add_partitions: bool
+) -> None:
+    """--rebalance, --max-moves and --add-partitions act on the current assignment: without
     --existing there is none, and the options would be ignored."""
-    for given, option in ((rebalance, "--rebalance"), (max_moves is not None, "--max-moves")):
+    for given, option in (
+        (rebalance, "--rebalance"),
+        (max_moves is not None, "--max-moves"),
+        (add_partitions, "--add-partitions"),
+    ):
         if given and existing is None:
             raise TrimtabError(
-                f"{option} moves replicas of the current assignment: give it with --existing "
+                f"{option} acts on the current assignment: give it with --existing "
                 "FILE (the reassignment JSON kafka-reassign-partitions --generate prints)"
             )
 
