@@ -765,7 +765,10 @@ def stateful(wide: DataFrame, decider: Decider) -> DataFrame:
     ) -> Iterator[pd.DataFrame]:
         cluster = key[0]
         state = ClusterStream.loads(group.get[0]) if group.exists else ClusterStream()
-        rows = pd.concat(list(frames), ignore_index=True)
+        parts = [f for f in frames if len(f)]
+        if not parts:
+            return
+        rows = pd.concat(parts, ignore_index=True)
         watermark_us = int(group.getCurrentWatermarkMs()) * 1000
         out = decider.run(cluster, rows, state, watermark_us)
         if cluster is not None:
@@ -803,7 +806,8 @@ class Publisher:
             if part.empty or fs.exists(target):
                 continue
             fs.delete(f"{staging}/{name}")
-            self.spark.createDataFrame(part).coalesce(1).write.parquet(f"{staging}/{name}")
+            typed = self.spark.createDataFrame(part, TABLE_SCHEMAS[name])
+            typed.coalesce(1).write.parquet(f"{staging}/{name}")
             fs.mkdirs(f"{root}/{name}")
             if not fs.rename(f"{staging}/{name}", target):
                 raise OSError(f"could not publish {staging}/{name} as {target}")
@@ -838,6 +842,23 @@ _TRANSFER_COLUMNS = (
 )
 
 
+#: The published tables' columns: explicit, so a batch whose column is all null still writes
+#: the same Parquet type as the others (readers merge the batches' files).
+TABLE_SCHEMAS = {
+    "decisions": "trigger_time timestamp, data_time timestamp, cluster string, cycle long, "
+    "label string, reason string, broker string, bundle string, note string",
+    "transfers": "trigger_time timestamp, data_time timestamp, cluster string, cycle long, "
+    "bundle string, source string, destination string, throughput double, reason string, "
+    "std_after double",
+    "quarantine": "trigger_time timestamp, table string, source_file string, rule string, "
+    "reason string, row string",
+    "node_load": "trigger_time timestamp, cluster string, node string, window_start timestamp, "
+    "samples long, last_sample_ts timestamp, "
+    + ", ".join(f"{m} double" for m in METRICS)
+    + ", load double, msg_throughput_ema double",
+}
+
+
 def _tables(rows: pd.DataFrame, trigger: datetime, batch: int) -> dict[str, pd.DataFrame]:
     """The batch's output tables, each with the trigger time and the data time decided at."""
     stamp = pd.Timestamp(trigger).tz_convert(None)
@@ -848,6 +869,7 @@ def _tables(rows: pd.DataFrame, trigger: datetime, batch: int) -> dict[str, pd.D
         if "at_us" in part:
             table.insert(0, "data_time", pd.to_datetime(part["at_us"], unit="us"))
         table.insert(0, "trigger_time", stamp)
+        table["cycle"] = table["cycle"].astype("int64")
         return table.sort_values(order, kind="stable").reset_index(drop=True)
 
     quarantine = rows[rows["kind"] == "quarantine"].rename(columns={"table_name": "table"})

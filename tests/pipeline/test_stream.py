@@ -1,0 +1,379 @@
+"""``trimtab pipeline stream`` as a real process on local Spark: minute files land one at a
+time (bad rows and a late file among them), each trigger's decisions are the engine's on the
+data seen so far with the shedder's state carried over, and a SIGKILL and restart from the
+checkpoint neither loses nor repeats a decision."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from trimtab.cluster import NodeState, Role
+from trimtab.config import Config
+from trimtab.pipeline.generate import FleetSpec, generate_fleet
+from trimtab.pipeline.stream import cycle_seed
+from trimtab.shedding import (
+    BrokerTelemetry,
+    BundleLoads,
+    Limits,
+    LoadModel,
+    NodeSample,
+    ShedderState,
+    assign_destinations,
+    shedder_for,
+    snapshot_of,
+)
+from trimtab.shedding.telemetry import fold
+
+pytestmark = pytest.mark.slow
+
+#: Acting after two hits in a row, so that the three minutes see a skip, then moves, then a
+#: cycle whose choices depend on the moves before (the unloaded bundles' cooldown).
+PROPERTIES = "loadBalancerSheddingConditionHitCountThreshold=2\n"
+DECISION = ["label", "reason", "broker", "bundle"]
+MOVE = ["bundle", "source", "destination"]
+NODE_FIELDS = [
+    "cpu",
+    "memory",
+    "direct_memory",
+    "net_in_bps",
+    "net_out_bps",
+    "msg_in_per_s",
+    "msg_out_per_s",
+    "throughput_in_bytes_per_s",
+    "throughput_out_bytes_per_s",
+]
+#: What the bad rows break, as the batch job names it (plus the duplicate sent again later).
+BAD = {
+    ("node_metrics", "wrong_type"),
+    ("node_metrics", "negative"),
+    ("node_metrics", "unknown_node"),
+    ("node_metrics", "unknown_cluster"),
+    ("node_metrics", "missing_key"),
+    ("node_metrics", "duplicate"),
+    ("bundle_metrics", "bad_bundle"),
+}
+
+
+@dataclass
+class Fleet:
+    gen: Path
+    input: Path
+    nodes: pd.DataFrame
+    node_metrics: pd.DataFrame
+    bundle_metrics: pd.DataFrame
+    seen: list[pd.DataFrame] = field(default_factory=list)  # accepted rows, step by step
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
+    root = tmp_path_factory.mktemp("stream")
+    gen = generate_fleet(
+        FleetSpec(clusters=2, brokers=4, bookies=2, bundles=16, minutes=3), root / "gen"
+    ).out
+    (root / "in" / "nodes").mkdir(parents=True)
+    for file in (gen / "nodes").glob("*.parquet"):
+        (root / "in" / "nodes" / file.name).write_bytes(file.read_bytes())
+    return Fleet(
+        gen,
+        root / "in",
+        pq.read_table(gen / "nodes").to_pandas(),
+        pq.read_table(gen / "node_metrics").to_pandas(),
+        pq.read_table(gen / "bundle_metrics").to_pandas(),
+    )
+
+
+def land(directory: Path, name: str, table: pa.Table | str) -> None:
+    """A file appears whole: written hidden, then renamed (as a mover would)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    hidden = directory / f".{name}"
+    if isinstance(table, str):
+        hidden.write_text(table)
+    else:
+        pq.write_table(table, hidden)
+    hidden.rename(directory / name)
+
+
+def minute(frame: pd.DataFrame, index: int) -> pd.DataFrame:
+    stamps = sorted(frame["ts"].unique())
+    return frame[frame["ts"] == stamps[index]]
+
+
+def bad_csv(fleet: Fleet) -> str:
+    """Node rows that each break one rule, in the contract's column order."""
+    good = minute(fleet.node_metrics, 0).iloc[0].to_dict()
+    columns = list(fleet.node_metrics.columns)
+
+    def line(**changes: Any) -> str:
+        row = good | changes
+        return ",".join("" if row[c] is None else _text(row[c]) for c in columns)
+
+    rows = [
+        line(cpu="abc"),
+        line(net_in_bps=-5.0),
+        line(node="nope.example:8080"),
+        line(cluster="nope"),
+        line(cluster=None),
+    ]
+    return ",".join(columns) + "\n" + "\n".join(rows) + "\n"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+class Stream:
+    """The command as a process; its status file read until a step has been decided."""
+
+    def __init__(self, fleet: Fleet, out: Path, config: Path) -> None:
+        self.args = [
+            sys.executable,
+            "-c",
+            "import sys; from trimtab.cli import main; sys.argv[0] = 'trimtab'; sys.exit(main())",
+            "pipeline",
+            "stream",
+            "--input",
+            str(fleet.input),
+            "--output",
+            str(out),
+            "--trigger",
+            "2s",
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--config",
+            str(config),
+            "--json",
+        ]
+        self.out = out
+        self.log = out.parent / "stream.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def wait_rows(self, rows: int, timeout_s: float = 300) -> dict[str, Any]:
+        """Wait until the published totals count ``rows`` rows read."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                pytest.fail(f"the stream exited: {self.log.read_text()[-3000:]}")
+            status = self.status()
+            if status is not None and status["totals"]["rows_in"] >= rows:
+                return status
+            time.sleep(0.5)
+        pytest.fail(f"no trigger counted {rows} rows: {self.log.read_text()[-3000:]}")
+
+    def status(self) -> dict[str, Any] | None:
+        path = self.out / "status.json"
+        try:
+            loaded: dict[str, Any] = json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        return loaded
+
+
+@pytest.fixture
+def stream(fleet: Fleet, tmp_path: Path) -> Iterator[Stream]:
+    config = tmp_path / "broker.conf"
+    config.write_text(PROPERTIES)
+    running = Stream(fleet, tmp_path / "out", config)
+    yield running
+    running.stop()
+
+
+def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: Stream) -> None:
+    nodes_dir, bundles_dir = fleet.input / "node_metrics", fleet.input / "bundle_metrics"
+    node_minutes = [minute(fleet.node_metrics, i) for i in range(3)]
+    bundle_minutes = [minute(fleet.bundle_metrics, i) for i in range(3)]
+    brokers = fleet.nodes[fleet.nodes["role"].fillna("").str.lower().isin(["broker", ""])]
+    held = str(brokers["node"].iloc[0])  # its minute-1 sample lands late
+    held_cluster = str(brokers["cluster"].iloc[0])
+    late = node_minutes[1][node_minutes[1]["node"] == held]
+    steps: list[tuple[pd.DataFrame, pd.DataFrame]] = []
+    total = 0
+
+    def drop(step: int, nodes: pd.DataFrame, bundles: pd.DataFrame, extra: int = 0) -> int:
+        if len(nodes):
+            land(nodes_dir, f"m{step}.parquet", pa.Table.from_pandas(nodes, preserve_index=False))
+        if len(bundles):
+            land(bundles_dir, f"m{step}.parquet", _arrow(bundles))
+        steps.append((nodes, bundles))
+        return len(nodes) + len(bundles) + extra
+
+    stream.start()
+    # minute 0, with a CSV of bad node rows and a bundle row with a bad name
+    bad_bundle = bundle_minutes[0].iloc[[0]].assign(bundle="not-a-bundle")
+    land(nodes_dir, "m0-bad.csv", bad_csv(fleet))
+    land(bundles_dir, "m0-bad.parquet", _arrow(bad_bundle))
+    total += drop(0, node_minutes[0], bundle_minutes[0], extra=5 + 1)
+    stream.wait_rows(total)
+    # minute 1 without one broker's sample (it lands late, below)
+    total += drop(1, node_minutes[1][node_minutes[1]["node"] != held], bundle_minutes[1])
+    stream.wait_rows(total)
+    # minute 2, then SIGKILL while the trigger may be running, and a restart
+    total += drop(2, node_minutes[2], bundle_minutes[2])
+    time.sleep(1.5)
+    stream.kill()
+    stream.start()
+    stream.wait_rows(total)
+    # the late file, with an exact copy of a minute-0 row sent again
+    copy = node_minutes[0][node_minutes[0]["node"] == held]
+    total += drop(3, pd.concat([late, copy]), bundle_minutes[0].iloc[:0])
+    status = stream.wait_rows(total)
+
+    decided = pd.read_parquet(stream.out / "decisions")
+    transfers = pd.read_parquet(stream.out / "transfers")
+    expected = reference(fleet, steps, held_cluster)
+    for cluster, want in expected.items():
+        got = decided[decided["cluster"] == cluster]
+        moved = transfers[transfers["cluster"] == cluster]
+        # nothing missing, nothing repeated: one cycle per step that had rows, in order
+        assert sorted(got["cycle"].unique()) == list(range(1, len(want) + 1)), cluster
+        for cycle, rows in enumerate(want, start=1):
+            mine = got[got["cycle"] == cycle][DECISION]
+            assert _records(mine) == _records(rows[DECISION]), (cluster, cycle)
+            mine = moved[moved["cycle"] == cycle][MOVE]
+            assert _records(mine) == _records(rows[rows["source"].notna()][MOVE]), cluster
+    assert (decided.groupby(["cluster", "cycle"])["batch"].nunique() == 1).all()
+    assert len(transfers) == (decided["label"] == "Success").sum() > 0
+
+    refused = pd.read_parquet(stream.out / "quarantine")
+    assert set(zip(refused["table"], refused["rule"], strict=True)) == BAD
+    assert len(refused) == 7
+    dup = refused[refused["rule"] == "duplicate"]["reason"].iloc[0]
+    assert dup.startswith("an exact duplicate of an earlier row for ")
+    assert status["totals"] == {"rows_in": total, "rows_quarantined": 7}
+    assert set(status["clusters"]) == set(fleet.nodes["cluster"])
+
+
+def _arrow(frame: pd.DataFrame) -> pa.Table:
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _records(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
+    frame = frame.astype(object).where(frame.notna(), None)
+    return sorted(tuple(r) for r in frame.itertuples(index=False))
+
+
+def reference(
+    fleet: Fleet, steps: list[tuple[pd.DataFrame, pd.DataFrame]], late_cluster: str
+) -> dict[str, list[pd.DataFrame]]:
+    """The engine on the data seen after each step, per cluster that got rows in the step:
+    every broker's samples folded from the first (no streaming state), its bundles' newest
+    samples, one cycle with the shedder's state from the cluster's cycle before."""
+    path = fleet.input.parent / "reference.conf"
+    path.write_text(PROPERTIES)
+    config, _ = Config.load(path)
+    model = LoadModel.of(config.shedding)
+    shedder = shedder_for(config.shedding)
+    states: dict[str, ShedderState] = {}
+    cycles: dict[str, int] = {}
+    decided: dict[str, list[pd.DataFrame]] = {}
+    seen_nodes = fleet.node_metrics.iloc[:0]
+    seen_bundles = fleet.bundle_metrics.iloc[:0]
+    for nodes, bundles in steps:
+        seen_nodes = pd.concat([seen_nodes, nodes]).drop_duplicates(["cluster", "node", "ts"])
+        seen_bundles = pd.concat([seen_bundles, bundles])
+        touched = set(nodes["cluster"]) | set(bundles["cluster"])
+        for cluster in sorted(touched):
+            inventory = fleet.nodes[fleet.nodes["cluster"] == cluster]
+            telemetry = []
+            for row in inventory.sort_values("node").to_dict("records"):
+                if not Role(str(row["role"] or "").lower()).serves(Role.BROKER):
+                    continue
+                limits = Limits(
+                    cores=float(row["cores"]),
+                    memory_bytes=float(row["memory_bytes"]),
+                    nic_bps=float(row["nic_bps"]),
+                )
+                mine = seen_nodes[
+                    (seen_nodes["cluster"] == cluster) & (seen_nodes["node"] == row["node"])
+                ]
+                samples = [
+                    NodeSample(
+                        ts=pd.Timestamp(s["ts"]).timestamp(), **{f: s[f] for f in NODE_FIELDS}
+                    )
+                    for s in mine.to_dict("records")
+                ]
+                folded = fold(model, samples, limits, None)
+                if folded is None:
+                    continue
+                writable = NodeState.parse(str(row["state"])) is NodeState.WRITABLE
+                telemetry.append(
+                    BrokerTelemetry(
+                        node=row["node"], limits=limits, writable=writable, folded=folded
+                    )
+                )
+            newest = (
+                seen_bundles[seen_bundles["cluster"] == cluster]
+                .sort_values(["ts", "broker"], ascending=[False, True])
+                .drop_duplicates("bundle")
+                .sort_values("bundle")
+            )
+            table = BundleLoads.from_arrays(
+                newest["bundle"].tolist(),
+                newest["broker"].tolist(),
+                throughput_in=newest["throughput_in_bytes_per_s"].to_numpy(float),
+                throughput_out=newest["throughput_out_bytes_per_s"].to_numpy(float),
+                msg_rate_in=newest["msg_in_per_s"].to_numpy(float),
+                msg_rate_out=newest["msg_out_per_s"].to_numpy(float),
+            )
+            at = pd.Timestamp(newest["ts"].max()).timestamp() if len(newest) else None
+            built = snapshot_of(telemetry, table, model, bundles_at=at)
+            result = shedder.cycle(
+                built.snapshot, states.get(cluster, ShedderState()), now=built.now
+            )
+            cycles[cluster] = cycles.get(cluster, 0) + 1
+            rng = random.Random(cycle_seed(0, cluster, cycles[cluster]))
+            result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+            states[cluster] = result.state
+            decided.setdefault(cluster, []).append(
+                pd.DataFrame(
+                    [
+                        (
+                            d.label.value,
+                            d.reason.value,
+                            d.broker,
+                            d.move.bundle if d.move else None,
+                            d.move.source if d.move else None,
+                            d.move.destination if d.move else None,
+                        )
+                        for d in result.decisions
+                    ],
+                    columns=[*DECISION, "source", "destination"],
+                )
+            )
+    assert late_cluster in decided
+    return decided
