@@ -20,7 +20,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
+from trimtab.cli import app
 from trimtab.cluster import NodeState, Role
 from trimtab.config import Config
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
@@ -37,8 +39,6 @@ from trimtab.shedding import (
     snapshot_of,
 )
 from trimtab.shedding.telemetry import fold
-
-pytestmark = pytest.mark.slow
 
 #: Acting after two hits in a row, so that the three minutes see a skip, then moves, then a
 #: cycle whose choices depend on the moves before (the unloaded bundles' cooldown).
@@ -109,7 +109,8 @@ def land(directory: Path, name: str, table: pa.Table | str) -> None:
 
 def minute(frame: pd.DataFrame, index: int) -> pd.DataFrame:
     stamps = sorted(frame["ts"].unique())
-    return frame[frame["ts"] == stamps[index]]
+    picked: pd.DataFrame = frame[frame["ts"] == stamps[index]]
+    return picked
 
 
 def bad_csv(fleet: Fleet) -> str:
@@ -163,11 +164,12 @@ class Stream:
         ]
         self.out = out
         self.log = out.parent / "stream.log"
+        self.lines = out.parent / "stream.jsonl"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT)
+        with self.log.open("ab") as log, self.lines.open("ab") as lines:
+            self.process = subprocess.Popen(self.args, stdout=lines, stderr=log)
 
     def kill(self) -> None:
         assert self.process is not None
@@ -213,6 +215,7 @@ def stream(fleet: Fleet, tmp_path: Path) -> Iterator[Stream]:
     running.stop()
 
 
+@pytest.mark.slow
 def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: Stream) -> None:
     nodes_dir, bundles_dir = fleet.input / "node_metrics", fleet.input / "bundle_metrics"
     node_minutes = [minute(fleet.node_metrics, i) for i in range(3)]
@@ -276,6 +279,49 @@ def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: 
     assert dup.startswith("an exact duplicate of an earlier row for ")
     assert status["totals"] == {"rows_in": total, "rows_quarantined": 7}
     assert set(status["clusters"]) == set(fleet.nodes["cluster"])
+    # --json: one JSON document per trigger on stdout, nothing else
+    printed = [json.loads(line) for line in stream.lines.read_text().splitlines()]
+    assert sum(p["rows_in"] for p in printed) >= total
+    assert printed[-1] == status
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--trigger", "soon"], "--trigger 'soon' is not a duration"),
+        (["--trigger", "0s"], "--trigger '0s' must be from 1 s to 7 days"),
+        (["--watermark", "9d"], "--watermark '9d' must be from 1 s to 7 days"),
+        (["--strategy", "nope"], "--strategy 'nope' is not a shedder"),
+        (["--conf", "novalue"], "--conf takes key=value"),
+        (["--window", "x"], "--window"),
+    ],
+)
+def test_options_are_checked_before_spark_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "in" / "nodes").mkdir(parents=True)
+    result = CliRunner().invoke(
+        app,
+        [
+            "pipeline",
+            "stream",
+            "--input",
+            str(tmp_path / "in"),
+            "--output",
+            str(tmp_path / "o"),
+            *args,
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("error:") == 1 and message in result.stderr
+
+
+def test_an_input_without_inventory_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["pipeline", "stream", "--input", str(tmp_path), "--output", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert "no nodes/ directory" in result.stderr
 
 
 def _arrow(frame: pd.DataFrame) -> pa.Table:
@@ -283,8 +329,10 @@ def _arrow(frame: pd.DataFrame) -> pa.Table:
 
 
 def _records(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
-    frame = frame.astype(object).where(frame.notna(), None)
-    return sorted(tuple(r) for r in frame.itertuples(index=False))
+    plain = frame.astype(object)
+    return sorted(
+        tuple(None if pd.isna(v) else v for v in r) for r in plain.itertuples(index=False)
+    )
 
 
 def reference(

@@ -72,7 +72,7 @@ from trimtab.shedding.telemetry import fold
 if TYPE_CHECKING:
     from pyspark.sql import Column as SparkColumn
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.state import GroupState
 
     from trimtab.pipeline.schemas import InputTable
@@ -338,7 +338,8 @@ class Decider:
         rows = rows.sort_values(["_landed_us", "_source_file", "ts_us"], kind="stable")
         newest_landed = int(rows["_landed_us"].max()) if len(rows) else 0
         fresh = False
-        for rec in rows.to_dict("records"):
+        records: list[dict[str, Any]] = rows.to_dict("records")  # type: ignore[assignment]
+        for rec in records:
             rule, reason = _verdict(rec, cluster, nodes, self.inventory)
             if rule is None:
                 if rec["_table"] == "node_metrics":
@@ -401,8 +402,8 @@ class Decider:
                             msg_throughput_ema=folded.msg_throughput_ema,
                         )
                         for metric in METRICS:
-                            values = [s.get(metric) for s in kept if s.get(metric) is not None]
-                            row[metric] = float(sum(values) / len(values)) if values else None
+                            values = [float(s[metric]) for s in kept if s.get(metric) is not None]
+                            row[metric] = sum(values) / len(values) if values else None
                         out.append(row)
             for ts in done:
                 del by_ts[ts]
@@ -750,8 +751,8 @@ def _one_stream(
         F.col("_first.r").alias("_rule"),
         F.col("_first.m").alias("_reason"),
         F.when(F.col("_first").isNotNull(), F.to_json(original)).alias("_raw"),
-        "_source_file",
-        "_landed_us",
+        F.col("_source_file"),
+        F.col("_landed_us"),
     ]
     return frame.select(*columns)
 
@@ -957,7 +958,7 @@ def run_stream(
         query = _start(spark, options, inventory, publisher)
         try:
             while not should_stop():
-                if query.awaitTermination(options.inventory_poll_s):
+                if query.awaitTermination(max(1, round(options.inventory_poll_s))):
                     if query.exception() is not None:
                         raise RuntimeError(str(query.exception()))
                     return
