@@ -275,8 +275,21 @@ def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: 
     refused = pd.read_parquet(stream.out / "quarantine")
     assert set(zip(refused["table"], refused["rule"], strict=True)) == BAD
     assert len(refused) == 7
-    dup = refused[refused["rule"] == "duplicate"]["reason"].iloc[0]
-    assert dup.startswith("an exact duplicate of an earlier row for ")
+    # the batch job's reasons, word for word (as `pipeline run` wrote them on these files)
+    reasons = dict(zip(refused["rule"], refused["reason"], strict=True))
+    stamp = pd.Timestamp(copy["ts"].iloc[0]).strftime("%Y-%m-%d %H:%M:%S")
+    assert reasons["duplicate"] == (
+        f"an exact duplicate of an earlier row for ts {stamp}, cluster {held_cluster}, node {held}"
+    )
+    assert reasons["unknown_node"] == (
+        f"node nope.example:8080 is not a node of cluster {node_minutes[0]['cluster'].iloc[0]}"
+    )
+    assert reasons["unknown_cluster"] == "cluster nope is not in the inventory"
+    assert reasons["negative"] == "net_in_bps -5.0 is negative"
+    assert reasons["wrong_type"] == "not a number: cpu"
+    assert reasons["bad_bundle"] == (
+        "bad bundle name not-a-bundle: expected tenant/namespace/0xLOWER_0xUPPER"
+    )
     assert status["totals"] == {"rows_in": total, "rows_quarantined": 7}
     assert set(status["clusters"]) == set(fleet.nodes["cluster"])
     # --json: one JSON document per trigger on stdout, nothing else

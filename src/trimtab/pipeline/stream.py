@@ -577,7 +577,7 @@ def _absorb_node(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | No
     """A checked node sample into the pending samples; its repeat, conflict or lateness."""
     ts = int(rec["ts_us"])
     node = str(rec["node"])
-    what = f"cluster {rec['cluster']}, node {node}, ts {_iso(ts)}"
+    what = f"ts {_iso(ts)}, cluster {rec['cluster']}, node {node}"  # the key's order
     if ts < state.sealed_us:
         return "late", (
             f"ts {_iso(ts)} is before {_iso(state.sealed_us)}, where the stream has sealed "
