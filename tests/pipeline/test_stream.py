@@ -64,6 +64,7 @@ BAD = {
     ("node_metrics", "unknown_cluster"),
     ("node_metrics", "missing_key"),
     ("node_metrics", "duplicate"),
+    ("node_metrics", "late"),
     ("bundle_metrics", "bad_bundle"),
 }
 
@@ -154,6 +155,8 @@ class Stream:
             str(out),
             "--trigger",
             "2s",
+            "--watermark",
+            "1m",
             "--master",
             "local[2]",
             "--conf",
@@ -254,6 +257,11 @@ def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: 
     # the late file, with an exact copy of a minute-0 row sent again
     copy = node_minutes[0][node_minutes[0]["node"] == held]
     total += drop(3, pd.concat([late, copy]), bundle_minutes[0].iloc[:0])
+    stream.wait_rows(total)
+    # a sample of a window the watermark (1 minute) has sealed since: refused as late
+    too_late = node_minutes[0].iloc[[1]].assign(cpu=0.5)
+    land(nodes_dir, "m4.parquet", _arrow(too_late))
+    total += 1
     status = stream.wait_rows(total)
 
     decided = pd.read_parquet(stream.out / "decisions")
@@ -274,7 +282,7 @@ def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: 
 
     refused = pd.read_parquet(stream.out / "quarantine")
     assert set(zip(refused["table"], refused["rule"], strict=True)) == BAD
-    assert len(refused) == 7
+    assert len(refused) == 8
     # the batch job's reasons, word for word (as `pipeline run` wrote them on these files)
     reasons = dict(zip(refused["rule"], refused["reason"], strict=True))
     stamp = pd.Timestamp(copy["ts"].iloc[0]).strftime("%Y-%m-%d %H:%M:%S")
@@ -290,8 +298,16 @@ def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: 
     assert reasons["bad_bundle"] == (
         "bad bundle name not-a-bundle: expected tenant/namespace/0xLOWER_0xUPPER"
     )
-    assert status["totals"] == {"rows_in": total, "rows_quarantined": 7}
+    assert status["totals"] == {"rows_in": total, "rows_quarantined": 8}
     assert set(status["clusters"]) == set(fleet.nodes["cluster"])
+    # minute 0 was sealed once the watermark passed it, in the next trigger with rows of the
+    # cluster (only the late file's): one node_load row per node, each of one sample
+    sealed = pd.read_parquet(stream.out / "node_load")
+    zero = node_minutes[0][node_minutes[0]["cluster"] == held_cluster]
+    assert sorted(sealed["node"]) == sorted(zero["node"]) and (sealed["samples"] == 1).all()
+    assert set(sealed["window_start"]) == {
+        pd.Timestamp(node_minutes[0]["ts"].iloc[0]).tz_convert(None)
+    }
     # --json: one JSON document per trigger on stdout, nothing else
     printed = [json.loads(line) for line in stream.lines.read_text().splitlines()]
     assert sum(p["rows_in"] for p in printed) >= total
