@@ -17,6 +17,7 @@ from trimtab.cli._common import (
     MasterOption,
     app,
     configured_strategy,
+    err,
     figures_table,
     load_config,
     out,
@@ -453,7 +454,14 @@ def _run_stream(
             f"{status['rows_quarantined']:,} quarantined, landing→decision "
             f"{status['landing_to_decision_s']} s; {stds}",
             highlight=False,
+            soft_wrap=True,
         )
 
     spark = spark_session(master=master, conf={"spark.sql.shuffle.partitions": "2"} | settings)
-    run_stream(spark, options, on_status=show, should_stop=lambda: bool(stopping))
+    run_stream(
+        spark,
+        options,
+        on_status=show,
+        should_stop=lambda: bool(stopping),
+        on_restart=lambda why: err.print(why, highlight=False),
+    )

@@ -971,6 +971,7 @@ def run_stream(
     *,
     on_status: Callable[[dict[str, Any]], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    on_restart: Callable[[str], None] | None = None,
 ) -> None:
     """Run until ``should_stop``; restart the query from its checkpoint when the inventory's
     files change, so the state function decides with the new inventory."""
@@ -985,6 +986,8 @@ def run_stream(
                         raise RuntimeError(str(query.exception()))
                     return
                 if inventory_signature(spark, options.input) != inventory.signature:
+                    if on_restart is not None:
+                        on_restart("the inventory changed: restarting from the checkpoint")
                     break  # re-read it and go on from the checkpoint
         finally:
             query.stop()
