@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from tests.pipeline.test_standalone import standalone_master  # noqa: F401 (a fixture)
 from trimtab.cli import app
 from trimtab.cluster import NodeState, Role
 from trimtab.config import Config
@@ -97,15 +98,17 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
     )
 
 
-def land(directory: Path, name: str, table: pa.Table | str) -> None:
-    """A file appears whole: written hidden, then renamed (as a mover would)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    hidden = directory / f".{name}"
-    if isinstance(table, str):
-        hidden.write_text(table)
-    else:
-        pq.write_table(table, hidden)
-    hidden.rename(directory / name)
+def land(*files: tuple[Path, str, pa.Table | str]) -> None:
+    """Files appear whole and together: all written hidden, then all renamed (as a mover
+    would), so that one trigger does not see half of a minute's files."""
+    for directory, name, table in files:
+        directory.mkdir(parents=True, exist_ok=True)
+        if isinstance(table, str):
+            (directory / f".{name}").write_text(table)
+        else:
+            pq.write_table(table, directory / f".{name}")
+    for directory, name, _ in files:
+        (directory / f".{name}").rename(directory / name)
 
 
 def minute(frame: pd.DataFrame, index: int) -> pd.DataFrame:
@@ -142,7 +145,7 @@ def _text(value: Any) -> str:
 class Stream:
     """The command as a process; its status file read until a step has been decided."""
 
-    def __init__(self, fleet: Fleet, out: Path, config: Path) -> None:
+    def __init__(self, fleet: Fleet, out: Path, config: Path, master: str) -> None:
         self.args = [
             sys.executable,
             "-c",
@@ -158,9 +161,11 @@ class Stream:
             "--watermark",
             "1m",
             "--master",
-            "local[2]",
+            master,
             "--conf",
             "spark.ui.enabled=false",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
             "--config",
             str(config),
             "--json",
@@ -209,11 +214,19 @@ class Stream:
         return loaded
 
 
-@pytest.fixture
-def stream(fleet: Fleet, tmp_path: Path) -> Iterator[Stream]:
+@pytest.fixture(params=["local", "standalone"])
+def stream(fleet: Fleet, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Stream]:
+    """The command on ``local[2]``, or on a standalone master with two one-core workers (the
+    fixture of test_standalone.py); each run starts from an empty input."""
+    master = "local[2]"
+    if request.param == "standalone":
+        master = request.getfixturevalue("standalone_master")
+    for name in ("node_metrics", "bundle_metrics"):
+        for file in (fleet.input / name).glob("*"):
+            file.unlink()
     config = tmp_path / "broker.conf"
     config.write_text(PROPERTIES)
-    running = Stream(fleet, tmp_path / "out", config)
+    running = Stream(fleet, tmp_path / "out", config, master)
     yield running
     running.stop()
 
@@ -230,20 +243,26 @@ def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: 
     steps: list[tuple[pd.DataFrame, pd.DataFrame]] = []
     total = 0
 
-    def drop(step: int, nodes: pd.DataFrame, bundles: pd.DataFrame, extra: int = 0) -> int:
-        if len(nodes):
-            land(nodes_dir, f"m{step}.parquet", pa.Table.from_pandas(nodes, preserve_index=False))
+    def drop(
+        step: int,
+        nodes: pd.DataFrame,
+        bundles: pd.DataFrame,
+        *bad: tuple[Path, str, pa.Table | str],
+        extra: int = 0,
+    ) -> int:
+        files = [(nodes_dir, f"m{step}.parquet", _arrow(nodes))] if len(nodes) else []
         if len(bundles):
-            land(bundles_dir, f"m{step}.parquet", _arrow(bundles))
+            files.append((bundles_dir, f"m{step}.parquet", _arrow(bundles)))
+        land(*files, *bad)
         steps.append((nodes, bundles))
         return len(nodes) + len(bundles) + extra
 
     stream.start()
     # minute 0, with a CSV of bad node rows and a bundle row with a bad name
     bad_bundle = bundle_minutes[0].iloc[[0]].assign(bundle="not-a-bundle")
-    land(nodes_dir, "m0-bad.csv", bad_csv(fleet))
-    land(bundles_dir, "m0-bad.parquet", _arrow(bad_bundle))
-    total += drop(0, node_minutes[0], bundle_minutes[0], extra=5 + 1)
+    bad = [(nodes_dir, "m0-bad.csv", bad_csv(fleet))]
+    bad.append((bundles_dir, "m0-bad.parquet", _arrow(bad_bundle)))
+    total += drop(0, node_minutes[0], bundle_minutes[0], *bad, extra=5 + 1)
     stream.wait_rows(total)
     # minute 1 without one broker's sample (it lands late, below)
     total += drop(1, node_minutes[1][node_minutes[1]["node"] != held], bundle_minutes[1])
@@ -260,7 +279,7 @@ def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: 
     stream.wait_rows(total)
     # a sample of a window the watermark (1 minute) has sealed since: refused as late
     too_late = node_minutes[0].iloc[[1]].assign(cpu=0.5)
-    land(nodes_dir, "m4.parquet", _arrow(too_late))
+    land((nodes_dir, "m4.parquet", _arrow(too_late)))
     total += 1
     status = stream.wait_rows(total)
 
