@@ -473,3 +473,38 @@ def reference(
             )
     assert late_cluster in decided
     return decided
+
+
+def test_cluster_state_survives_its_json_form() -> None:
+    """What the state store keeps per cluster comes back the same: the pending samples, the
+    folds, the bundles and every part of the shedder's state."""
+    from types import MappingProxyType
+
+    from trimtab.pipeline.stream import ClusterStream
+    from trimtab.shedding import Folded, Prediction
+
+    state = ClusterStream(
+        sealed_us=60_000_000,
+        pending={"b1:8080": {120_000_000: {"cpu": 0.5, "_source_file": "f"}}},
+        folded={
+            "b1:8080": Folded(
+                last=NodeSample(ts=60.0, cpu=0.4),
+                weighted_max_ema=0.3,
+                msg_throughput_ema=10.0,
+                samples=2,
+            )
+        },
+        bundles={"t/n/0x0_0x1|b1:8080": [120_000_000, 1.0, 2.0, 3.0, 4.0, None, "f", False]},
+        shedder=ShedderState(
+            hit_count=2,
+            recently_unloaded_bundles=MappingProxyType({"t/n/0x0_0x1": 90.0}),
+            recently_unloaded_brokers=MappingProxyType({"b1:8080": 90.0}),
+            scores=MappingProxyType({"b1:8080": 0.7}),
+            predictions=(
+                Prediction(broker="b1:8080", delta=0.1, throughput=5.0, at=90.0, samples=2),
+            ),
+            spread_hits=1,
+        ),
+        cycles=3,
+    )
+    assert ClusterStream.loads(state.dumps()) == state
