@@ -508,3 +508,41 @@ def test_cluster_state_survives_its_json_form() -> None:
         cycles=3,
     )
     assert ClusterStream.loads(state.dumps()) == state
+
+
+def test_conflicting_samples_are_both_refused_and_the_stream_goes_on() -> None:
+    """A second row for a node's sample time that differs: refused as ``conflict``, and the
+    first one no longer counts (as the batch job refuses both); an equal one: ``duplicate``."""
+    from trimtab.pipeline.stream import ClusterStream, Decider, Inventory, Node, current_fold
+
+    limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
+    inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
+    decider = Decider(inventory, Config(), None, 0, 60_000_000)
+    sample = dict.fromkeys(NODE_FIELDS, 0.5)
+
+    def row(node: str, source: str, **changes: float) -> dict[str, Any]:
+        values = {"_table": "node_metrics", "cluster": "c", "node": node, "ts_us": 0}
+        values |= {"_rule": None, "_reason": None, "_raw": None, "_landed_us": 0}
+        values |= {"_source_file": source, "bundle": None, "broker": None}
+        return values | sample | {"disk_free_bytes": None, "disk_total_bytes": None} | changes
+
+    state = ClusterStream()
+    first = pd.DataFrame([row("a:1", "f1"), row("b:1", "f1")])
+    decider.run("c", first, state, 0)
+    again = pd.DataFrame([row("a:1", "f2", cpu=0.9), row("b:1", "f2")])
+    out = decider.run("c", again, state, 0)
+    refused = {(r["rule"], r["reason"]) for r in out if r["kind"] == "quarantine"}
+    assert refused == {
+        (
+            "conflict",
+            "conflicting rows for ts 1970-01-01 00:00:00, cluster c, node a:1: this one and "
+            "one in f1 differ, so both are refused",
+        ),
+        (
+            "duplicate",
+            "an exact duplicate of an earlier row for ts 1970-01-01 00:00:00, cluster c, node b:1",
+        ),
+    }
+    model = LoadModel.of(Config().shedding)
+    assert current_fold(state, "a:1", inventory.clusters["c"]["a:1"], model, None) is None
+    assert current_fold(state, "b:1", inventory.clusters["c"]["b:1"], model, None) is not None

@@ -99,10 +99,8 @@ _BUNDLE_FIELDS = (
     "msg_out_per_s",
 )
 
-#: The wide frame the state function reads: both tables' columns, times in microseconds.
-_IN_STRINGS = ("_table", "cluster", "node", "bundle", "broker", "_rule", "_reason", "_raw")
-_IN_LONGS = ("ts_us", "disk_free_bytes", "disk_total_bytes", "storage_bytes", "_landed_us")
-_IN_DOUBLES = tuple(f for f in SAMPLE_FIELDS)  # bundle rates share these names
+#: The wide frame's numeric sample columns (bundle rates share these names).
+_IN_DOUBLES = tuple(SAMPLE_FIELDS)
 
 #: What the state function emits: one long table, ``kind`` telling the rows apart.
 OUT_SCHEMA = (
@@ -334,12 +332,12 @@ class Decider:
     ) -> list[dict[str, Any]]:
         """One micro-batch of one cluster: check, absorb, seal, decide; the output rows."""
         out: list[dict[str, Any]] = []
-        nodes = self.inventory.clusters.get(cluster or "") if cluster is not None else None
+        nodes = self.inventory.clusters.get(cluster) if cluster is not None else None
         rows = rows.sort_values(["_landed_us", "_source_file", "ts_us"], kind="stable")
         newest_landed = int(rows["_landed_us"].max()) if len(rows) else 0
         fresh = False
         for rec in _records(rows):
-            rule, reason = _verdict(rec, cluster, nodes, self.inventory)
+            rule, reason = _verdict(rec, cluster, nodes)
             if rule is None:
                 if rec["_table"] == "node_metrics":
                     rule, reason = _absorb_node(rec, state)
@@ -349,7 +347,7 @@ class Decider:
                 out.append(_quarantine(rec, cluster, rule, reason))
             else:
                 fresh = True
-        if rows is not None and cluster is None:
+        if cluster is None:  # rows without a cluster: all refused (missing_key)
             out.append(_empty_out(kind="cluster", rows_in=len(rows), landed_us=newest_landed))
             return out
         model = LoadModel.of(self.config.shedding)
@@ -386,7 +384,7 @@ class Decider:
             for start, stamps in sorted(windows.items()):
                 kept = [by_ts[ts] for ts in stamps if not by_ts[ts].get("_conflict")]
                 if kept and info is not None:
-                    samples = [_sample(ts, by_ts[ts]) for ts in stamps if ts_ok(by_ts[ts])]
+                    samples = [_sample(ts, by_ts[ts]) for ts in stamps if _kept(by_ts[ts])]
                     folded = fold(model, samples, info.limits, reference, state.folded.get(node))
                     if folded is not None:
                         state.folded[node] = folded
@@ -484,7 +482,8 @@ def _records(rows: pd.DataFrame) -> Iterator[dict[str, Any]]:
 _BUNDLE_SLOTS = ("ts_us", *_BUNDLE_FIELDS, "storage_bytes", "_source_file", "_conflict")
 
 
-def ts_ok(sample: Mapping[str, Any]) -> bool:
+def _kept(sample: Mapping[str, Any]) -> bool:
+    """False for a sample refused since as a ``conflict`` (kept only to refuse more copies)."""
     return not sample.get("_conflict")
 
 
@@ -511,7 +510,7 @@ def current_fold(
     """The node's fold through its newest sample: the sealed fold, then the pending samples
     in time order (so a row that landed late but within the watermark counts in order)."""
     pending = state.pending.get(node, {})
-    samples = [_sample(ts, s) for ts, s in sorted(pending.items()) if ts_ok(s)]
+    samples = [_sample(ts, s) for ts, s in sorted(pending.items()) if _kept(s)]
     previous = state.folded.get(node)
     if not samples:
         return previous
@@ -547,10 +546,7 @@ def _sample(ts_us: int, values: Mapping[str, Any]) -> NodeSample:
 
 
 def _verdict(
-    rec: Mapping[str, Any],
-    cluster: str | None,
-    nodes: Mapping[str, Node] | None,
-    inventory: Inventory,
+    rec: Mapping[str, Any], cluster: str | None, nodes: Mapping[str, Node] | None
 ) -> tuple[str | None, str | None]:
     """The row rules' verdict, then membership (the batch job's order and reasons)."""
     if rec["_rule"] is not None:
