@@ -233,6 +233,7 @@ JSON_ELSEWHERE = {
     "watch": "test_watch_prints_json_lines below",
     "report": "tests/report/test_render.py::test_report_command",
     "pipeline run": "tests/pipeline/test_standalone.py",
+    "pipeline stream": "tests/pipeline/test_stream.py (one JSON line per trigger)",
     "sweep shedding": "tests/pipeline/test_sweeps.py::test_cli_json_summary",
     "sweep diskfill": "not yet: needs Spark",
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -17,6 +17,7 @@ from trimtab.cli._common import (
     MasterOption,
     app,
     configured_strategy,
+    err,
     figures_table,
     load_config,
     out,
@@ -31,8 +32,9 @@ from trimtab.shedding.strategies import STRATEGIES
 
 if TYPE_CHECKING:
     from trimtab.pipeline.job import JobOptions, RunSummary
+    from trimtab.pipeline.stream import StreamOptions
 
-__all__ = ["generate_fleet_cmd", "pipeline_app", "run_cmd"]
+__all__ = ["generate_fleet_cmd", "pipeline_app", "run_cmd", "stream_cmd"]
 
 pipeline_app = typer.Typer(help="The fleet pipeline on Spark.", no_args_is_help=True)
 app.add_typer(pipeline_app, name="pipeline")
@@ -307,3 +309,159 @@ def _clusters_table(summary: RunSummary) -> Table:
             str(info.get("transfers", 0)),
         )
     return loads
+
+
+@pipeline_app.command("stream")
+def stream_cmd(
+    input_dir: Annotated[
+        str,
+        typer.Option(
+            "--input",
+            help="Directory with nodes/ and the node_metrics/, bundle_metrics/ files landing.",
+        ),
+    ],
+    output_dir: Annotated[
+        str, typer.Option("--output", help="Directory each trigger's outputs are appended to.")
+    ],
+    trigger: Annotated[
+        str, typer.Option(help="How often to decide from the files landed: 2s, 30s, 1m...")
+    ] = "1m",
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(help="Spark's checkpoint (offsets and state); default OUTPUT/_checkpoint."),
+    ] = None,
+    master: MasterOption = None,
+    conf: ConfOption = None,
+    window: Annotated[
+        str, typer.Option(help="Window of the node_load means: 30s, 1m, 5m...")
+    ] = "1m",
+    watermark: Annotated[
+        str,
+        typer.Option(help="How late a row may land and still count in time order: 2m, 10m..."),
+    ] = "2m",
+    config: ConfigOption = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="Shedder: transfer, balanced, threshold, overload, uniform, avg "
+            "(default: the config's loadBalancerLoadSheddingStrategy)."
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="Seed for every random choice of the engines.", min=0)
+    ] = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Follow the telemetry as it lands: one shedding cycle per cluster per trigger."""
+    with user_errors():
+        settings = _spark_settings(conf)
+        options = _stream_options(
+            input_dir,
+            output_dir,
+            trigger=trigger,
+            checkpoint=checkpoint,
+            window=window,
+            watermark=watermark,
+            config=config,
+            strategy=strategy,
+            seed=seed,
+        )
+        _run_stream(options, master=master, settings=settings, as_json=as_json)
+
+
+def _stream_options(
+    input_dir: str,
+    output_dir: str,
+    *,
+    trigger: str,
+    checkpoint: str | None,
+    window: str,
+    watermark: str,
+    config: Path | None,
+    strategy: str | None,
+    seed: int,
+) -> StreamOptions:
+    """The stream's options, every one checked before Spark starts."""
+    from trimtab.pipeline.loads import window_seconds
+    from trimtab.pipeline.stream import StreamOptions
+
+    for name, value in (("--trigger", trigger), ("--watermark", watermark)):
+        try:
+            seconds = window_seconds(value)
+        except ValueError:
+            raise TrimtabError(
+                f"{name} {value!r} is not a duration: use e.g. 2s, 30s, 1m, 1h"
+            ) from None
+        if not 1 <= seconds <= _MAX_WINDOW_S:
+            raise TrimtabError(f"{name} {value!r} must be from 1 s to 7 days: use e.g. 2s, 1m")
+    _check_window(window)
+    if strategy is not None and strategy not in STRATEGIES:
+        allowed = ", ".join(STRATEGIES)
+        raise TrimtabError(f"--strategy {strategy!r} is not a shedder: use one of {allowed}")
+    local = "://" not in input_dir or input_dir.startswith("file://")
+    nodes = Path(input_dir.removeprefix("file://")) / "nodes"
+    if local and not nodes.is_dir():
+        raise TrimtabError(
+            f"--input {input_dir}: no nodes/ directory; the stream needs the inventory there "
+            "(node_metrics/ and bundle_metrics/ files may land later)"
+        )
+    owned_output(output_dir, marker="status.json")
+    return StreamOptions(
+        input=input_dir,
+        output=output_dir,
+        checkpoint=checkpoint,
+        trigger=trigger,
+        window=window,
+        watermark=watermark,
+        config=load_config(config),
+        strategy=strategy or configured_strategy(config),
+        seed=seed,
+    )
+
+
+def _run_stream(
+    options: StreamOptions, *, master: str | None, settings: dict[str, str], as_json: bool
+) -> None:
+    """Start Spark and follow the input until interrupted; one line per trigger."""
+    import json
+    import signal
+    from pathlib import Path as LocalPath
+
+    from trimtab.pipeline.session import spark_session
+    from trimtab.pipeline.stream import run_stream
+
+    for name in ("node_metrics", "bundle_metrics"):  # a file stream needs its directory
+        if "://" not in options.input or options.input.startswith("file://"):
+            (LocalPath(options.input.removeprefix("file://")) / name).mkdir(exist_ok=True)
+    stopping: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    def show(status: dict[str, Any]) -> None:
+        if as_json:
+            print(json.dumps(status), flush=True)
+            return
+        stds = ", ".join(
+            f"{name} std {info['std']}" if info["std"] is not None else f"{name} -"
+            for name, info in status["clusters"].items()
+        )
+        out.print(
+            f"batch {status['batch']} at {status['last_trigger']}: {status['rows_in']:,} rows, "
+            f"{status['rows_quarantined']:,} quarantined, landing→decision "
+            f"{status['landing_to_decision_s']} s; {stds}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    spark = spark_session(master=master, conf={"spark.sql.shuffle.partitions": "2"} | settings)
+    run_stream(
+        spark,
+        options,
+        on_status=show,
+        should_stop=lambda: bool(stopping),
+        on_restart=lambda why: err.print(why, highlight=False),
+    )

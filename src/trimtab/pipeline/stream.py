@@ -1,0 +1,1009 @@
+"""``trimtab pipeline stream``: the shedder followed live on Spark Structured Streaming.
+
+Goals
+    Decide every trigger from the telemetry that has landed so far, as PIP-220's shedder
+    decides every minute, with the batch job's schemas, row rules and quarantine reasons, and
+    with a restart from the checkpoint that neither loses nor repeats a decision.
+
+Algorithm
+    1. One file stream per (telemetry table, format) under ``INPUT/node_metrics/`` and
+       ``INPUT/bundle_metrics/``, typed and checked by the row rules of
+       :mod:`trimtab.pipeline.rules` (and the key rule ``bad_bundle``) exactly as ingest does,
+       then unioned into one wide frame with a watermark on ``ts``.
+    2. ``groupBy(cluster).applyInPandasWithState``: per cluster, Spark's state store keeps
+       * per node, the samples not yet *sealed* (newer than the watermark's window), and the
+         engine's fold (:func:`trimtab.shedding.telemetry.fold`: the moving averages with
+         ``loadBalancerHistoryResourcePercentage``) through the sealed ones. Windows are
+         sealed as the watermark passes their end; each sealed window is emitted once as a
+         ``node_load`` row (metric means, sample count, load after its last sample). A row
+         older than the sealed point is refused as ``late`` (a rule the batch job does not
+         need); any later row is folded in its time order, so within the watermark a late
+         file changes nothing against the batch job;
+       * per (bundle, broker), its newest sample;
+       * the shedder's own state (:class:`~trimtab.shedding.ShedderState`: hit counts,
+         cooldowns, recently unloaded bundles and brokers) and its cycle count.
+       Membership (``unknown_cluster``, ``unknown_node``) and repeats (``duplicate``,
+       ``conflict``) are decided there, with the batch job's rule names and reasons.
+       Each trigger with new rows for a cluster runs one shedder cycle on it (the engine's
+       ``cycle`` then ``assign_destinations``, as :class:`~trimtab.shedding.follow.Follower`),
+       at the newest sample time, with a random source seeded by (seed, cluster, cycle): a
+       batch Spark re-runs after a crash decides the same.
+    3. ``foreachBatch`` publishes batch N: ``decisions``, ``transfers``, ``quarantine`` and
+       ``node_load`` under ``OUT/<table>/batch=N/``, each renamed into place from a staging
+       directory, then ``status.json`` (written aside and renamed), then the marker
+       ``OUT/_batches/N``. A batch whose marker exists is skipped; a table already in place
+       is not written again. With Spark's checkpoint this makes each decision appear once.
+    4. The driver polls the inventory (``INPUT/nodes/``) and restarts the query from its
+       checkpoint when its files change, so the state function sees the new inventory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from trimtab.cluster import NodeState, Role
+from trimtab.config import Config
+from trimtab.pipeline.loads import METRICS, SAMPLE_FIELDS, window_seconds
+from trimtab.shedding import (
+    BrokerTelemetry,
+    BundleLoads,
+    Folded,
+    Limits,
+    LoadModel,
+    NodeSample,
+    Prediction,
+    ShedderState,
+    assign_destinations,
+    shedder_for,
+    snapshot_of,
+)
+from trimtab.shedding.telemetry import fold
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column as SparkColumn
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.state import GroupState
+
+    from trimtab.pipeline.schemas import InputTable
+
+__all__ = [
+    "OUTPUT_TABLES",
+    "ClusterStream",
+    "Inventory",
+    "StreamOptions",
+    "read_inventory",
+    "run_stream",
+]
+
+STREAM_TABLES = ("node_metrics", "bundle_metrics")
+#: The file formats a stream reads, by glob (a CSV's header must list the contract's columns
+#: in the contract's order: a file stream cannot match CSV columns by name file by file).
+_GLOBS = {"parquet": "*.{parquet,pq}", "json": "*.{jsonl,json,ndjson}", "csv": "*.csv"}
+_CORRUPT = "_corrupt_record"
+OUTPUT_TABLES = ("decisions", "transfers", "quarantine", "node_load")
+_BUNDLE_FIELDS = (
+    "throughput_in_bytes_per_s",
+    "throughput_out_bytes_per_s",
+    "msg_in_per_s",
+    "msg_out_per_s",
+)
+
+#: The wide frame's numeric sample columns (bundle rates share these names).
+_IN_DOUBLES = tuple(SAMPLE_FIELDS)
+
+#: What the state function emits: one long table, ``kind`` telling the rows apart.
+OUT_SCHEMA = (
+    "kind string, cluster string, cycle long, at_us long, label string, reason string, "
+    "broker string, bundle string, source string, destination string, throughput double, "
+    "std double, std_after double, note string, table_name string, source_file string, "
+    "rule string, row string, node string, window_us long, samples long, load double, "
+    "msg_throughput_ema double, "
+    + ", ".join(f"{m} double" for m in METRICS)
+    + ", rows_in long, landed_us long"
+)
+OUT_COLUMNS = [c.split()[0] for c in OUT_SCHEMA.split(", ")]
+STATE_SCHEMA = "blob string"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamOptions:
+    """What one streaming run reads, writes and decides with."""
+
+    input: str
+    output: str
+    checkpoint: str | None = None  # default: OUTPUT/_checkpoint
+    trigger: str = "1m"
+    window: str = "1m"
+    watermark: str = "2m"  # how late a row may land and still be folded in time order
+    config: Config = field(default_factory=Config)
+    strategy: str | None = None  # default: the config's loadBalancerLoadSheddingStrategy
+    seed: int = 0
+    future_tolerance_s: float = 300.0
+    inventory_poll_s: float = 5.0
+
+    @property
+    def checkpoint_dir(self) -> str:
+        return self.checkpoint or f"{self.output.rstrip('/')}/_checkpoint"
+
+
+# --------------------------------------------------------------------------------------------
+# The inventory: small, read on the driver, handed to the state function as plain values.
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    limits: Limits
+    broker: bool
+    writable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """The accepted inventory per cluster; ``signature`` tells when its files changed."""
+
+    clusters: Mapping[str, Mapping[str, Node]]
+    signature: str = ""
+
+
+def read_inventory(spark: SparkSession, input_dir: str, *, now: datetime) -> Inventory:
+    """The inventory's accepted rows, checked by ingest's readers and row rules; a key
+    (cluster, node) given twice keeps one row if the copies are equal, none if they differ."""
+    from pyspark.sql import functions as F
+
+    from trimtab.pipeline.fs import HadoopFS
+    from trimtab.pipeline.ingest import check, read_table
+    from trimtab.pipeline.schemas import INPUT_TABLES, serves
+
+    fs = HadoopFS(spark, input_dir)
+    frame, _ = read_table(
+        spark, fs, input_dir, INPUT_TABLES["nodes"], now=now, future_tolerance_s=300.0
+    )
+    rows = (
+        check(frame)
+        .where(F.col("_rule").isNull())
+        .select(
+            "cluster",
+            "node",
+            "cores",
+            "memory_bytes",
+            "nic_bps",
+            F.lower(F.col("state")).alias("state"),
+            serves(Role.BROKER).alias("broker"),
+        )
+        .collect()
+    )
+    seen: dict[tuple[str, str], list[Any]] = {}
+    for row in rows:
+        seen.setdefault((row["cluster"], row["node"]), []).append(tuple(row))
+    clusters: dict[str, dict[str, Node]] = {}
+    for (cluster, node), copies in sorted(seen.items()):
+        if len(set(copies)) > 1:
+            continue  # conflicting rows: both refused, as ingest does
+        row = copies[0]
+        clusters.setdefault(cluster, {})[node] = Node(
+            limits=Limits(cores=float(row[2]), memory_bytes=float(row[3]), nic_bps=float(row[4])),
+            writable=NodeState.parse(str(row[5])) is NodeState.WRITABLE,
+            broker=bool(row[6]),
+        )
+    return Inventory(clusters, inventory_signature(spark, input_dir))
+
+
+def inventory_signature(spark: SparkSession, input_dir: str) -> str:
+    """Names, sizes and modification times of the inventory's files."""
+    jvm: Any = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(f"{input_dir.rstrip('/')}/nodes")
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    if not fs.exists(path):
+        return ""
+    parts = [
+        f"{s.getPath().getName()}:{s.getLen()}:{s.getModificationTime()}"
+        for s in fs.listStatus(path)
+        if s.isFile()
+    ]
+    return "|".join(sorted(parts))
+
+
+# --------------------------------------------------------------------------------------------
+# One cluster's state across micro-batches (plain Python: the state function's body).
+
+
+@dataclass(slots=True)
+class ClusterStream:
+    """A cluster's streaming state: per node its pending samples and sealed fold, per
+    (bundle, broker) its newest sample, and the shedder's state (see the module docstring)."""
+
+    sealed_us: int = 0  # samples before this time are folded into ``folded`` and final
+    pending: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    folded: dict[str, Folded] = field(default_factory=dict)
+    bundles: dict[str, list[Any]] = field(default_factory=dict)  # "bundle|broker" -> slots
+    shedder: ShedderState = field(default_factory=ShedderState)
+    cycles: int = 0
+
+    # -- persistence as one JSON text (the state store's one column) --------------------------
+    def dumps(self) -> str:
+        return json.dumps(
+            {
+                "sealed_us": self.sealed_us,
+                "pending": {
+                    n: {str(ts): s for ts, s in by_ts.items()} for n, by_ts in self.pending.items()
+                },
+                "folded": {n: _folded_doc(f) for n, f in self.folded.items()},
+                "bundles": self.bundles,
+                "shedder": _shedder_doc(self.shedder),
+                "cycles": self.cycles,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def loads(cls, text: str) -> ClusterStream:
+        doc = json.loads(text)
+        return cls(
+            sealed_us=int(doc["sealed_us"]),
+            pending={
+                n: {int(ts): s for ts, s in by_ts.items()} for n, by_ts in doc["pending"].items()
+            },
+            folded={n: _folded_of(f) for n, f in doc["folded"].items()},
+            bundles=doc["bundles"],
+            shedder=_shedder_of(doc["shedder"]),
+            cycles=int(doc["cycles"]),
+        )
+
+
+def _folded_doc(folded: Folded) -> dict[str, Any]:
+    return asdict(folded)
+
+
+def _folded_of(doc: Mapping[str, Any]) -> Folded:
+    return Folded(
+        last=NodeSample(**doc["last"]),
+        weighted_max_ema=float(doc["weighted_max_ema"]),
+        msg_throughput_ema=float(doc["msg_throughput_ema"]),
+        samples=int(doc["samples"]),
+    )
+
+
+def _shedder_doc(state: ShedderState) -> dict[str, Any]:
+    return {
+        "hit_count": state.hit_count,
+        "recently_unloaded_bundles": dict(state.recently_unloaded_bundles),
+        "recently_unloaded_brokers": dict(state.recently_unloaded_brokers),
+        "scores": dict(state.scores),
+        "predictions": [asdict(p) for p in state.predictions],
+        "hits_low": dict(state.hits_low),
+        "hits_high": dict(state.hits_high),
+        "spread_hits": state.spread_hits,
+    }
+
+
+def _shedder_of(doc: Mapping[str, Any]) -> ShedderState:
+    from types import MappingProxyType
+
+    def mapping(key: str) -> Mapping[str, float]:
+        return MappingProxyType({k: float(v) for k, v in doc[key].items()})
+
+    return ShedderState(
+        hit_count=int(doc["hit_count"]),
+        recently_unloaded_bundles=mapping("recently_unloaded_bundles"),
+        recently_unloaded_brokers=mapping("recently_unloaded_brokers"),
+        scores=mapping("scores"),
+        predictions=tuple(Prediction(**p) for p in doc["predictions"]),
+        hits_low=mapping("hits_low"),
+        hits_high=mapping("hits_high"),
+        spread_hits=int(doc["spread_hits"]),
+    )
+
+
+def _iso(us: int) -> str:
+    """A time as Spark's ``cast(ts as string)`` shows it in UTC (the batch job's reasons)."""
+    text = datetime.fromtimestamp(us / 1e6, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    return text.rstrip("0").rstrip(".")
+
+
+def _empty_out(**values: Any) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(OUT_COLUMNS)
+    row.update(values)
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class Decider:
+    """What the state function needs besides the rows: inventory, model, strategy, seed."""
+
+    inventory: Inventory
+    config: Config
+    strategy: str | None
+    seed: int
+    window_us: int
+
+    def run(
+        self, cluster: str | None, rows: pd.DataFrame, state: ClusterStream, watermark_us: int
+    ) -> list[dict[str, Any]]:
+        """One micro-batch of one cluster: check, absorb, seal, decide; the output rows."""
+        out: list[dict[str, Any]] = []
+        nodes = self.inventory.clusters.get(cluster) if cluster is not None else None
+        rows = rows.sort_values(["_landed_us", "_source_file", "ts_us"], kind="stable")
+        newest_landed = int(rows["_landed_us"].max()) if len(rows) else 0
+        fresh = False
+        for rec in _records(rows):
+            rule, reason = _verdict(rec, cluster, nodes)
+            if rule is None:
+                if rec["_table"] == "node_metrics":
+                    rule, reason = _absorb_node(rec, state)
+                else:
+                    rule, reason = _absorb_bundle(rec, state)
+            if rule is not None:
+                out.append(_quarantine(rec, cluster, rule, reason))
+            else:
+                fresh = True
+        if cluster is None:  # rows without a cluster: all refused (missing_key)
+            out.append(_empty_out(kind="cluster", rows_in=len(rows), landed_us=newest_landed))
+            return out
+        model = LoadModel.of(self.config.shedding)
+        out += self._seal(str(cluster), state, watermark_us, nodes or {}, model)
+        summary = _empty_out(
+            kind="cluster", cluster=cluster, rows_in=len(rows), landed_us=newest_landed
+        )
+        if fresh and nodes:
+            out += self._decide(str(cluster), state, nodes, model, summary)
+        out.append(summary)
+        return out
+
+    def _seal(
+        self,
+        cluster: str,
+        state: ClusterStream,
+        watermark_us: int,
+        nodes: Mapping[str, Node],
+        model: LoadModel,
+    ) -> list[dict[str, Any]]:
+        """Fold the samples of windows the watermark has passed; a ``node_load`` row each."""
+        until = watermark_us - watermark_us % self.window_us if watermark_us > 0 else 0
+        if until <= state.sealed_us:
+            return []
+        reference = _reference(nodes, model)
+        out = []
+        for node in sorted(state.pending):
+            by_ts = state.pending[node]
+            done = sorted(ts for ts in by_ts if ts < until)
+            windows: dict[int, list[int]] = {}
+            for ts in done:
+                windows.setdefault(ts - ts % self.window_us, []).append(ts)
+            info = nodes.get(node)
+            for start, stamps in sorted(windows.items()):
+                kept = [by_ts[ts] for ts in stamps if not by_ts[ts].get("_conflict")]
+                if kept and info is not None:
+                    samples = [_sample(ts, by_ts[ts]) for ts in stamps if _kept(by_ts[ts])]
+                    folded = fold(model, samples, info.limits, reference, state.folded.get(node))
+                    if folded is not None:
+                        state.folded[node] = folded
+                        row = _empty_out(
+                            kind="node_load",
+                            cluster=cluster,
+                            node=node,
+                            window_us=start,
+                            samples=len(kept),
+                            at_us=round(folded.last.ts * 1e6),
+                            load=folded.weighted_max_ema,
+                            msg_throughput_ema=folded.msg_throughput_ema,
+                        )
+                        for metric in METRICS:
+                            values = [float(s[metric]) for s in kept if s.get(metric) is not None]
+                            row[metric] = sum(values) / len(values) if values else None
+                        out.append(row)
+            for ts in done:
+                del by_ts[ts]
+            if not by_ts:
+                del state.pending[node]
+        state.sealed_us = until
+        return out
+
+    def _decide(
+        self,
+        cluster: str,
+        state: ClusterStream,
+        nodes: Mapping[str, Node],
+        model: LoadModel,
+        summary: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """One shedder cycle on the cluster as it stands: brokers with samples, newest bundles."""
+        reference = _reference(nodes, model)
+        brokers = []
+        for name, info in sorted(nodes.items()):
+            if not info.broker:
+                continue
+            folded = current_fold(state, name, info, model, reference)
+            if folded is not None:
+                brokers.append(
+                    BrokerTelemetry(
+                        node=name, limits=info.limits, writable=info.writable, folded=folded
+                    )
+                )
+        table, at = newest_bundles(state.bundles)
+        shedder = shedder_for(self.config.shedding, self.strategy)
+        state.cycles += 1
+        built = snapshot_of(brokers, table, model, bundles_at=at)
+        result = shedder.cycle(built.snapshot, state.shedder, now=built.now)
+        rng = random.Random(cycle_seed(self.seed, cluster, state.cycles))
+        result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+        state.shedder = result.state
+        at_us = round(built.now * 1e6)
+        summary.update(
+            cycle=state.cycles,
+            at_us=at_us,
+            std=_finite(result.std),
+            std_after=_finite(result.std_after),
+            note=str(shedder.config.strategy),
+        )
+        out = []
+        for decision in result.decisions:
+            move = decision.move
+            out.append(
+                _empty_out(
+                    kind="transfer" if move is not None else "decision",
+                    cluster=cluster,
+                    cycle=state.cycles,
+                    at_us=at_us,
+                    label=decision.label.value,
+                    reason=decision.reason.value,
+                    broker=decision.broker,
+                    bundle=move.bundle if move else None,
+                    source=move.source if move else None,
+                    destination=move.destination if move else None,
+                    throughput=move.throughput if move else None,
+                    std=_finite(result.std),
+                    std_after=_finite(result.std_after),
+                    note=decision.note,
+                )
+            )
+        return out
+
+
+def _records(rows: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    """The rows as dicts of plain Python values (a tenth of ``to_dict``'s time)."""
+    names = list(rows.columns)
+    arrays = [rows[c].to_numpy(dtype=object) for c in names]
+    for values in zip(*arrays, strict=True):
+        yield dict(zip(names, values, strict=True))
+
+
+#: A bundle's newest sample in the state, as a list (compact in the state's JSON).
+_BUNDLE_SLOTS = ("ts_us", *_BUNDLE_FIELDS, "storage_bytes", "_source_file", "_conflict")
+
+
+def _kept(sample: Mapping[str, Any]) -> bool:
+    """False for a sample refused since as a ``conflict`` (kept only to refuse more copies)."""
+    return not sample.get("_conflict")
+
+
+def cycle_seed(seed: int, cluster: str, cycle: int) -> int:
+    """The random source of one cycle: the same after a restart, different per cluster."""
+    return zlib.crc32(f"{seed}/{cluster}/{cycle}".encode())
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _reference(nodes: Mapping[str, Node], model: LoadModel) -> Limits | None:
+    """The cluster's reference limits when loads are absolute (as the batch job's loads)."""
+    if model.normalisation != "absolute" or not nodes:
+        return None
+    brokers = [n.limits for n in nodes.values() if n.broker] or [n.limits for n in nodes.values()]
+    return Limits.reference(brokers)
+
+
+def current_fold(
+    state: ClusterStream, node: str, info: Node, model: LoadModel, reference: Limits | None
+) -> Folded | None:
+    """The node's fold through its newest sample: the sealed fold, then the pending samples
+    in time order (so a row that landed late but within the watermark counts in order)."""
+    pending = state.pending.get(node, {})
+    samples = [_sample(ts, s) for ts, s in sorted(pending.items()) if _kept(s)]
+    previous = state.folded.get(node)
+    if not samples:
+        return previous
+    return fold(model, samples, info.limits, reference, previous)
+
+
+def newest_bundles(bundles: Mapping[str, list[Any]]) -> tuple[BundleLoads, float | None]:
+    """Per bundle its newest sample (ties: the first broker by name), as the batch plans."""
+    best: dict[str, tuple[int, str, list[Any]]] = {}
+    for key, row in bundles.items():
+        if row[-1]:  # refused as a conflict
+            continue
+        bundle, _, broker = key.partition("|")
+        seen = best.get(bundle)
+        if seen is None or row[0] > seen[0] or (row[0] == seen[0] and broker < seen[1]):
+            best[bundle] = (int(row[0]), broker, row)
+    names = sorted(best)
+    picked = [best[n][2] for n in names]
+    table = BundleLoads.from_arrays(
+        names,
+        [best[n][1] for n in names],
+        throughput_in=[float(r[1]) for r in picked],
+        throughput_out=[float(r[2]) for r in picked],
+        msg_rate_in=[float(r[3]) for r in picked],
+        msg_rate_out=[float(r[4]) for r in picked],
+    )
+    at = max((v[0] for v in best.values()), default=None)
+    return table, (None if at is None else at / 1e6)
+
+
+def _sample(ts_us: int, values: Mapping[str, Any]) -> NodeSample:
+    return NodeSample(ts=ts_us / 1e6, **{f: float(values[f]) for f in SAMPLE_FIELDS})
+
+
+def _verdict(
+    rec: Mapping[str, Any], cluster: str | None, nodes: Mapping[str, Node] | None
+) -> tuple[str | None, str | None]:
+    """The row rules' verdict, then membership (the batch job's order and reasons)."""
+    if rec["_rule"] is not None:
+        return rec["_rule"], rec["_reason"]
+    if nodes is None:
+        return "unknown_cluster", f"cluster {cluster} is not in the inventory"
+    column = "node" if rec["_table"] == "node_metrics" else "broker"
+    if rec[column] not in nodes:
+        return "unknown_node", f"{column} {rec[column]} is not a node of cluster {cluster}"
+    return None, None
+
+
+def _content(rec: Mapping[str, Any], table: str) -> dict[str, Any]:
+    names = _NODE_VALUES if table == "node_metrics" else _BUNDLE_VALUES
+    return {n: _plain(rec.get(n)) for n in names}
+
+
+def _plain(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+_NODE_VALUES = (*SAMPLE_FIELDS, "disk_free_bytes", "disk_total_bytes")
+_BUNDLE_VALUES = (*_BUNDLE_FIELDS, "storage_bytes")
+
+
+def _absorb_node(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | None, str | None]:
+    """A checked node sample into the pending samples; its repeat, conflict or lateness."""
+    ts = int(rec["ts_us"])
+    node = str(rec["node"])
+    what = ("node", str(rec["cluster"]), node)
+    if ts < state.sealed_us:
+        return "late", (
+            f"ts {_iso(ts)} is before {_iso(state.sealed_us)}, where the stream has sealed "
+            "its windows (the watermark passed): land files within --watermark"
+        )
+    values = _content(rec, "node_metrics") | {"_source_file": rec["_source_file"]}
+    by_ts = state.pending.setdefault(node, {})
+    seen = by_ts.get(ts)
+    if seen is None:
+        by_ts[ts] = values
+        return None, None
+    return _repeat(seen, values, what, by_ts, ts)
+
+
+def _absorb_bundle(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | None, str | None]:
+    """A checked bundle sample: kept if it is its (bundle, broker)'s newest."""
+    ts = int(rec["ts_us"])
+    key = f"{rec['bundle']}|{rec['broker']}"
+    seen = state.bundles.get(key)
+    if seen is None or ts > seen[0]:
+        state.bundles[key] = [
+            ts,
+            *(float(rec[f]) for f in _BUNDLE_FIELDS),
+            _plain(rec["storage_bytes"]),
+            rec["_source_file"],
+            False,
+        ]
+        return None, None
+    if ts < seen[0]:
+        return None, None  # an older sample: accepted, not the newest
+    what = ("bundle", str(rec["cluster"]), str(rec["bundle"]), str(rec["broker"]))
+    values = _content(rec, "bundle_metrics") | {"_source_file": rec["_source_file"]}
+    holder = {ts: dict(zip(_BUNDLE_SLOTS, seen, strict=True))}
+    rule, reason = _repeat(holder[ts], values, what, holder, ts)
+    state.bundles[key] = [holder[ts].get(k, False) for k in _BUNDLE_SLOTS]
+    return rule, reason
+
+
+def _repeat(
+    seen: dict[str, Any],
+    values: dict[str, Any],
+    key: tuple[str, ...],
+    by_ts: dict[int, dict[str, Any]],
+    ts: int,
+) -> tuple[str, str]:
+    """A second row for a key: ``duplicate`` if equal, else ``conflict`` (both refused: the
+    kept one is marked, so no later decision uses it)."""
+    # the key in the contract's order, as ingest names it (built only for a repeat)
+    what = f"ts {_iso(ts)}, cluster {key[1]}, " + (
+        f"node {key[2]}" if key[0] == "node" else f"bundle {key[2]}, broker {key[3]}"
+    )
+    same = {k: v for k, v in seen.items() if not k.startswith("_") and k != "ts_us"}
+    new = {k: v for k, v in values.items() if not k.startswith("_") and k != "ts_us"}
+    if same == new and not seen.get("_conflict"):
+        return "duplicate", f"an exact duplicate of an earlier row for {what}"
+    by_ts[ts] = seen | {"_conflict": True}
+    return "conflict", (
+        f"conflicting rows for {what}: this one and one in {seen['_source_file']} differ, "
+        "so both are refused"
+    )
+
+
+def _quarantine(
+    rec: Mapping[str, Any], cluster: str | None, rule: str, reason: str | None
+) -> dict[str, Any]:
+    raw = rec["_raw"]
+    if raw is None:  # refused after parsing cleanly: the typed row, as ingest renders it
+        names = (
+            ("ts", "cluster", "node")
+            if rec["_table"] == "node_metrics"
+            else ("ts", "cluster", "bundle", "broker")
+        )
+        doc = {n: (_iso(int(rec["ts_us"])) if n == "ts" else rec[n]) for n in names}
+        raw = json.dumps(doc | _content(rec, str(rec["_table"])))
+    return _empty_out(
+        kind="quarantine",
+        cluster=cluster,
+        table_name=rec["_table"],
+        source_file=rec["_source_file"],
+        rule=rule,
+        reason=reason,
+        row=raw,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Spark: the streams, the stateful step, the publication.
+
+
+def telemetry_stream(spark: SparkSession, options: StreamOptions) -> DataFrame:
+    """Every telemetry file landing under the input, checked row by row, as one wide frame
+    with a watermark on ``ts``."""
+
+    from trimtab.pipeline.schemas import INPUT_TABLES
+
+    frames = []
+    for name in STREAM_TABLES:
+        path = f"{options.input.rstrip('/')}/{name}"
+        for fmt in _GLOBS:
+            frames.append(_one_stream(spark, path, fmt, INPUT_TABLES[name], options))
+    wide = frames[0]
+    for other in frames[1:]:
+        wide = wide.unionByName(other)
+    return wide.withWatermark("ts", _interval(options.watermark))
+
+
+def _interval(text: str) -> str:
+    return f"{window_seconds(text)} seconds"
+
+
+def _one_stream(
+    spark: SparkSession, path: str, fmt: str, table: InputTable, options: StreamOptions
+) -> DataFrame:
+    """One table's files of one format, typed and ruled as ingest's ``_read_group`` does."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from trimtab.pipeline.ingest import _typed
+    from trimtab.pipeline.rules import key_verdict, row_rules
+    from trimtab.pipeline.schemas import SPARK_TYPES
+
+    names = [c.name for c in table.columns]
+    if fmt == "parquet":
+        schema = T.StructType([T.StructField(c.name, SPARK_TYPES[c.type]) for c in table.columns])
+    else:
+        schema = T.StructType([T.StructField(n, T.StringType()) for n in names])
+        schema = schema.add(_CORRUPT, T.StringType())
+    reader = spark.readStream.schema(schema).option("pathGlobFilter", _GLOBS[fmt])
+    if fmt == "csv":
+        reader = reader.option("header", True).option("mode", "PERMISSIVE")
+        reader = reader.option("columnNameOfCorruptRecord", _CORRUPT)
+    elif fmt == "json":
+        reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", _CORRUPT)
+    frame = reader.format(fmt).load(path)
+    frame = frame.select(
+        *(F.col(c).alias(f"_in_{c}") for c in names),
+        (F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")).alias("_corrupt"),
+        F.col("_metadata.file_path").alias("_source_file"),
+        F.unix_micros(F.col("_metadata.file_modification_time")).alias("_landed_us"),
+    )
+    typed: list[SparkColumn] = []
+    errors: list[SparkColumn] = []
+    texts: dict[str, SparkColumn] = {}
+    for column in table.columns:
+        source = F.col(f"_in_{column.name}")
+        as_text = fmt != "parquet"
+        texts[column.name] = source if as_text else source.cast("string")
+        value = _typed(source, column.type, "csv" if as_text else fmt)
+        typed.append(value.alias(column.name))
+        if as_text and column.type != "string":
+            failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
+            errors.append(F.when(failed, F.lit(column.name)))
+    frame = frame.select(
+        "*", *typed, (F.concat_ws(",", *errors) if errors else F.lit("")).alias("_type_errors")
+    )
+    limit = F.current_timestamp() + F.expr(f"INTERVAL {int(options.future_tolerance_s)} SECONDS")
+    first = row_rules(table, texts, limit)
+    verdict = key_verdict(table)
+    if verdict is not None:  # bad_bundle: a key rule, after the row rules
+        rule, reason = verdict
+        first = F.coalesce(
+            first, F.when(rule.isNotNull(), F.struct(rule.alias("r"), reason.alias("m")))
+        )
+    original = F.struct(*[F.col(f"_in_{c}").alias(c) for c in names])
+    frame = frame.select("*", first.alias("_first"))
+    columns: list[SparkColumn] = [F.lit(table.name).alias("_table")]
+    present = set(names)
+    for name in ("cluster", "node", "bundle", "broker"):
+        columns.append((F.col(name) if name in present else F.lit(None).cast("string")).alias(name))
+    columns.append(F.col("ts"))
+    columns.append(F.unix_micros("ts").alias("ts_us"))
+    for name in (*_IN_DOUBLES,):
+        value = F.col(name) if name in present else F.lit(None)
+        columns.append(value.cast("double").alias(name))
+    for name in ("disk_free_bytes", "disk_total_bytes", "storage_bytes"):
+        value = F.col(name) if name in present else F.lit(None)
+        columns.append(value.cast("long").alias(name))
+    columns += [
+        F.col("_first.r").alias("_rule"),
+        F.col("_first.m").alias("_reason"),
+        F.when(F.col("_first").isNotNull(), F.to_json(original)).alias("_raw"),
+        F.col("_source_file"),
+        F.col("_landed_us"),
+    ]
+    return frame.select(*columns)
+
+
+def stateful(wide: DataFrame, decider: Decider) -> DataFrame:
+    """``groupBy(cluster).applyInPandasWithState``: the per-cluster state across batches."""
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    def per_cluster(
+        key: tuple[Any, ...], frames: Iterator[pd.DataFrame], group: GroupState
+    ) -> Iterator[pd.DataFrame]:
+        cluster = key[0]
+        state = ClusterStream.loads(group.get[0]) if group.exists else ClusterStream()
+        parts = [f for f in frames if len(f)]
+        if not parts:
+            return
+        rows = pd.concat(parts, ignore_index=True)
+        watermark_us = int(group.getCurrentWatermarkMs()) * 1000
+        out = decider.run(cluster, rows, state, watermark_us)
+        if cluster is not None:
+            group.update((state.dumps(),))
+        yield pd.DataFrame(out, columns=OUT_COLUMNS)
+
+    # ``ts`` stays: without the watermark's column the state function sees no watermark
+    return wide.groupBy("cluster").applyInPandasWithState(
+        per_cluster, OUT_SCHEMA, STATE_SCHEMA, "update", GroupStateTimeout.NoTimeout
+    )
+
+
+@dataclass(slots=True)
+class Publisher:
+    """``foreachBatch``: batch N's tables published once, then ``status.json``."""
+
+    spark: SparkSession
+    output: str
+    on_status: Callable[[dict[str, Any]], None] | None = None
+
+    def __call__(self, frame: DataFrame, batch: int) -> None:
+        from trimtab.pipeline.fs import HadoopFS
+
+        fs = HadoopFS(self.spark, self.output)
+        root = fs.qualify(self.output.rstrip("/"))
+        marker = f"{root}/_batches/{batch}"
+        if fs.exists(marker):
+            return  # published before a restart: never twice
+        began = time.perf_counter()
+        rows = frame.toPandas()  # runs the micro-batch: read, check, state, decide
+        if rows.empty:
+            return
+        computed = time.perf_counter()
+        trigger = datetime.now(UTC)
+        staging = f"{root}/_staging/{batch}"
+        for name, part in _tables(rows, trigger, batch).items():
+            target = f"{root}/{name}/batch={batch}"
+            if part.empty or fs.exists(target):
+                continue
+            fs.delete(f"{staging}/{name}")
+            typed = self.spark.createDataFrame(part, TABLE_SCHEMAS[name])
+            typed.coalesce(1).write.parquet(f"{staging}/{name}")
+            fs.mkdirs(f"{root}/{name}")
+            if not fs.rename(f"{staging}/{name}", target):
+                raise OSError(f"could not publish {staging}/{name} as {target}")
+        fs.delete(staging)
+        status = _status(rows, trigger, batch, _previous_status(fs, root))
+        status["timings_s"] = {
+            "compute": round(computed - began, 3),
+            "publish": round(time.perf_counter() - computed, 3),
+        }
+        fs.write_text(f"{root}/_status.json.tmp", json.dumps(status, indent=2) + "\n")
+        fs.delete(f"{root}/status.json")
+        fs.rename(f"{root}/_status.json.tmp", f"{root}/status.json")
+        fs.write_text(marker, "")
+        if self.on_status is not None:
+            self.on_status(status)
+
+
+def _previous_status(fs: Any, root: str) -> dict[str, Any] | None:
+    path = f"{root}/status.json"
+    if not fs.exists(path):
+        return None
+    loaded: dict[str, Any] = json.loads(fs.read_text(path))
+    return loaded
+
+
+_DECISION_COLUMNS = ("cluster", "cycle", "label", "reason", "broker", "bundle", "note")
+_TRANSFER_COLUMNS = (
+    "cluster",
+    "cycle",
+    "bundle",
+    "source",
+    "destination",
+    "throughput",
+    "reason",
+    "std_after",
+)
+
+
+#: The published tables' columns: explicit, so a batch whose column is all null still writes
+#: the same Parquet type as the others (readers merge the batches' files).
+TABLE_SCHEMAS = {
+    "decisions": "trigger_time timestamp, data_time timestamp, cluster string, cycle long, "
+    "label string, reason string, broker string, bundle string, note string",
+    "transfers": "trigger_time timestamp, data_time timestamp, cluster string, cycle long, "
+    "bundle string, source string, destination string, throughput double, reason string, "
+    "std_after double",
+    "quarantine": "trigger_time timestamp, table string, source_file string, rule string, "
+    "reason string, row string",
+    "node_load": "trigger_time timestamp, cluster string, node string, window_start timestamp, "
+    "samples long, last_sample_ts timestamp, "
+    + ", ".join(f"{m} double" for m in METRICS)
+    + ", load double, msg_throughput_ema double",
+}
+
+
+def _tables(rows: pd.DataFrame, trigger: datetime, batch: int) -> dict[str, pd.DataFrame]:
+    """The batch's output tables, each with the trigger time and the data time decided at."""
+    stamp = pd.Timestamp(trigger).tz_convert(None)
+
+    def of(kinds: tuple[str, ...], columns: tuple[str, ...], order: list[str]) -> pd.DataFrame:
+        part = rows[rows["kind"].isin(kinds)]
+        table = part[list(columns)].copy()
+        if "at_us" in part:
+            table.insert(0, "data_time", pd.to_datetime(part["at_us"], unit="us"))
+        table.insert(0, "trigger_time", stamp)
+        table["cycle"] = table["cycle"].astype("int64")
+        return table.sort_values(order, kind="stable").reset_index(drop=True)
+
+    quarantine = rows[rows["kind"] == "quarantine"].rename(columns={"table_name": "table"})
+    quarantine = quarantine[["table", "source_file", "rule", "reason", "row"]].copy()
+    quarantine.insert(0, "trigger_time", stamp)
+    loads = rows[rows["kind"] == "node_load"].copy()
+    node_load = loads[["cluster", "node"]].copy()
+    node_load["window_start"] = pd.to_datetime(loads["window_us"], unit="us")
+    node_load["samples"] = loads["samples"].astype("int64")
+    node_load["last_sample_ts"] = pd.to_datetime(loads["at_us"], unit="us")
+    for metric in METRICS:
+        node_load[metric] = loads[metric]
+    node_load["load"] = loads["load"]
+    node_load["msg_throughput_ema"] = loads["msg_throughput_ema"]
+    node_load.insert(0, "trigger_time", stamp)
+    return {
+        "decisions": of(
+            ("decision", "transfer"), _DECISION_COLUMNS, ["cluster", "broker", "bundle"]
+        ),
+        "transfers": of(("transfer",), _TRANSFER_COLUMNS, ["cluster", "source", "bundle"]),
+        "quarantine": quarantine.sort_values(["table", "source_file", "rule", "row"]),
+        "node_load": node_load.sort_values(["cluster", "node", "window_start"]),
+    }
+
+
+def _status(
+    rows: pd.DataFrame, trigger: datetime, batch: int, previous: dict[str, Any] | None
+) -> dict[str, Any]:
+    """``status.json``: this trigger's figures and the running totals."""
+    summaries = rows[rows["kind"] == "cluster"]
+    rows_in = int(summaries["rows_in"].sum())
+    quarantined = int((rows["kind"] == "quarantine").sum())
+    landed = summaries["landed_us"].dropna()
+    newest_landed = int(landed.max()) if len(landed) else None
+    clusters: dict[str, Any] = dict((previous or {}).get("clusters", {}))
+    transfers = rows[rows["kind"] == "transfer"].groupby("cluster").size()
+    for row in summaries.to_dict("records"):
+        if row["cluster"] is None or row["cycle"] is None or pd.isna(row["cycle"]):
+            continue
+        data_time = datetime.fromtimestamp(row["at_us"] / 1e6, UTC)
+        clusters[row["cluster"]] = {
+            "cycle": int(row["cycle"]),
+            "batch": batch,
+            "strategy": row["note"],
+            "data_time": data_time.isoformat(),
+            "std": _json_float(row["std"]),
+            "std_after": _json_float(row["std_after"]),
+            "transfers": int(transfers.get(row["cluster"], 0)),
+            "lag_s": round((trigger - data_time).total_seconds(), 3),
+        }
+    totals = dict((previous or {}).get("totals", {"rows_in": 0, "rows_quarantined": 0}))
+    if previous is None or int(previous.get("batch", -1)) < batch:
+        totals = {
+            "rows_in": int(totals["rows_in"]) + rows_in,
+            "rows_quarantined": int(totals["rows_quarantined"]) + quarantined,
+        }
+    landing = None if newest_landed is None else round(time.time() - newest_landed / 1e6, 3)
+    return {
+        "last_trigger": trigger.isoformat(),
+        "batch": batch,
+        "rows_in": rows_in,
+        "rows_quarantined": quarantined,
+        "landing_to_decision_s": landing,
+        "totals": totals,
+        "clusters": dict(sorted(clusters.items())),
+    }
+
+
+def _json_float(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else round(float(value), 6)
+
+
+def run_stream(
+    spark: SparkSession,
+    options: StreamOptions,
+    *,
+    on_status: Callable[[dict[str, Any]], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_restart: Callable[[str], None] | None = None,
+) -> None:
+    """Run until ``should_stop``; restart the query from its checkpoint when the inventory's
+    files change, so the state function decides with the new inventory."""
+    publisher = Publisher(spark, options.output, on_status)
+    while not should_stop():
+        inventory = read_inventory(spark, options.input, now=datetime.now(UTC))
+        query = _start(spark, options, inventory, publisher)
+        try:
+            while not should_stop():
+                if query.awaitTermination(max(1, round(options.inventory_poll_s))):
+                    if query.exception() is not None:
+                        raise RuntimeError(str(query.exception()))
+                    return
+                if inventory_signature(spark, options.input) != inventory.signature:
+                    if on_restart is not None:
+                        on_restart("the inventory changed: restarting from the checkpoint")
+                    break  # re-read it and go on from the checkpoint
+        finally:
+            query.stop()
+
+
+def _start(
+    spark: SparkSession, options: StreamOptions, inventory: Inventory, publisher: Publisher
+) -> StreamingQuery:
+    decider = Decider(
+        inventory=inventory,
+        config=options.config,
+        strategy=options.strategy,
+        seed=options.seed,
+        window_us=window_seconds(options.window) * 1_000_000,
+    )
+    frame = stateful(telemetry_stream(spark, options), decider)
+    return (
+        frame.writeStream.foreachBatch(publisher)
+        .outputMode("update")
+        .option("checkpointLocation", options.checkpoint_dir)
+        .trigger(processingTime=_interval(options.trigger))
+        .start()
+    )

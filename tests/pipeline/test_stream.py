@@ -1,0 +1,548 @@
+"""``trimtab pipeline stream`` as a real process on local Spark: minute files land one at a
+time (bad rows and a late file among them), each trigger's decisions are the engine's on the
+data seen so far with the shedder's state carried over, and a SIGKILL and restart from the
+checkpoint neither loses nor repeats a decision."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from tests.pipeline.test_standalone import standalone_master  # noqa: F401 (a fixture)
+from trimtab.cli import app
+from trimtab.cluster import NodeState, Role
+from trimtab.config import Config
+from trimtab.pipeline.generate import FleetSpec, generate_fleet
+from trimtab.pipeline.stream import cycle_seed
+from trimtab.shedding import (
+    BrokerTelemetry,
+    BundleLoads,
+    Limits,
+    LoadModel,
+    NodeSample,
+    ShedderState,
+    assign_destinations,
+    shedder_for,
+    snapshot_of,
+)
+from trimtab.shedding.telemetry import fold
+
+#: Acting after two hits in a row, so that the three minutes see a skip, then moves, then a
+#: cycle whose choices depend on the moves before (the unloaded bundles' cooldown).
+PROPERTIES = "loadBalancerSheddingConditionHitCountThreshold=2\n"
+DECISION = ["label", "reason", "broker", "bundle"]
+MOVE = ["bundle", "source", "destination"]
+NODE_FIELDS = [
+    "cpu",
+    "memory",
+    "direct_memory",
+    "net_in_bps",
+    "net_out_bps",
+    "msg_in_per_s",
+    "msg_out_per_s",
+    "throughput_in_bytes_per_s",
+    "throughput_out_bytes_per_s",
+]
+#: What the bad rows break, as the batch job names it (plus the duplicate sent again later).
+BAD = {
+    ("node_metrics", "wrong_type"),
+    ("node_metrics", "negative"),
+    ("node_metrics", "unknown_node"),
+    ("node_metrics", "unknown_cluster"),
+    ("node_metrics", "missing_key"),
+    ("node_metrics", "duplicate"),
+    ("node_metrics", "late"),
+    ("bundle_metrics", "bad_bundle"),
+}
+
+
+@dataclass
+class Fleet:
+    gen: Path
+    input: Path
+    nodes: pd.DataFrame
+    node_metrics: pd.DataFrame
+    bundle_metrics: pd.DataFrame
+    seen: list[pd.DataFrame] = field(default_factory=list)  # accepted rows, step by step
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
+    root = tmp_path_factory.mktemp("stream")
+    gen = generate_fleet(
+        FleetSpec(clusters=2, brokers=4, bookies=2, bundles=16, minutes=3), root / "gen"
+    ).out
+    (root / "in" / "nodes").mkdir(parents=True)
+    for file in (gen / "nodes").glob("*.parquet"):
+        (root / "in" / "nodes" / file.name).write_bytes(file.read_bytes())
+    return Fleet(
+        gen,
+        root / "in",
+        pq.read_table(gen / "nodes").to_pandas(),
+        pq.read_table(gen / "node_metrics").to_pandas(),
+        pq.read_table(gen / "bundle_metrics").to_pandas(),
+    )
+
+
+def land(*files: tuple[Path, str, pa.Table | str]) -> None:
+    """Files appear whole and together: all written hidden, then all renamed (as a mover
+    would), so that one trigger does not see half of a minute's files."""
+    for directory, name, table in files:
+        directory.mkdir(parents=True, exist_ok=True)
+        if isinstance(table, str):
+            (directory / f".{name}").write_text(table)
+        else:
+            pq.write_table(table, directory / f".{name}")
+    for directory, name, _ in files:
+        (directory / f".{name}").rename(directory / name)
+
+
+def minute(frame: pd.DataFrame, index: int) -> pd.DataFrame:
+    stamps = sorted(frame["ts"].unique())
+    picked: pd.DataFrame = frame[frame["ts"] == stamps[index]]
+    return picked
+
+
+def bad_csv(fleet: Fleet) -> str:
+    """Node rows that each break one rule, in the contract's column order."""
+    good = minute(fleet.node_metrics, 0).iloc[0].to_dict()
+    columns = list(fleet.node_metrics.columns)
+
+    def line(**changes: Any) -> str:
+        row = good | changes
+        return ",".join("" if row[c] is None else _text(row[c]) for c in columns)
+
+    rows = [
+        line(cpu="abc"),
+        line(net_in_bps=-5.0),
+        line(node="nope.example:8080"),
+        line(cluster="nope"),
+        line(cluster=None),
+    ]
+    return ",".join(columns) + "\n" + "\n".join(rows) + "\n"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+class Stream:
+    """The command as a process; its status file read until a step has been decided."""
+
+    def __init__(self, fleet: Fleet, out: Path, config: Path, master: str) -> None:
+        self.args = [
+            sys.executable,
+            "-c",
+            "import sys; from trimtab.cli import main; sys.argv[0] = 'trimtab'; sys.exit(main())",
+            "pipeline",
+            "stream",
+            "--input",
+            str(fleet.input),
+            "--output",
+            str(out),
+            "--trigger",
+            "2s",
+            "--watermark",
+            "1m",
+            "--master",
+            master,
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--config",
+            str(config),
+            "--json",
+        ]
+        self.out = out
+        self.log = out.parent / "stream.log"
+        self.lines = out.parent / "stream.jsonl"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log.open("ab") as log, self.lines.open("ab") as lines:
+            self.process = subprocess.Popen(self.args, stdout=lines, stderr=log)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def wait_rows(self, rows: int, timeout_s: float = 300) -> dict[str, Any]:
+        """Wait until the published totals count ``rows`` rows read."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                pytest.fail(f"the stream exited: {self.log.read_text()[-3000:]}")
+            status = self.status()
+            if status is not None and status["totals"]["rows_in"] >= rows:
+                return status
+            time.sleep(0.5)
+        pytest.fail(f"no trigger counted {rows} rows: {self.log.read_text()[-3000:]}")
+
+    def status(self) -> dict[str, Any] | None:
+        path = self.out / "status.json"
+        try:
+            loaded: dict[str, Any] = json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        return loaded
+
+
+@pytest.fixture(params=["local", "standalone"])
+def stream(fleet: Fleet, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Stream]:
+    """The command on ``local[2]``, or on a standalone master with two one-core workers (the
+    fixture of test_standalone.py); each run starts from an empty input."""
+    master = "local[2]"
+    if request.param == "standalone":
+        master = request.getfixturevalue("standalone_master")
+    for name in ("node_metrics", "bundle_metrics"):
+        for file in (fleet.input / name).glob("*"):
+            file.unlink()
+    config = tmp_path / "broker.conf"
+    config.write_text(PROPERTIES)
+    running = Stream(fleet, tmp_path / "out", config, master)
+    yield running
+    running.stop()
+
+
+@pytest.mark.slow
+def test_stream_follows_minute_files_and_survives_sigkill(fleet: Fleet, stream: Stream) -> None:
+    nodes_dir, bundles_dir = fleet.input / "node_metrics", fleet.input / "bundle_metrics"
+    node_minutes = [minute(fleet.node_metrics, i) for i in range(3)]
+    bundle_minutes = [minute(fleet.bundle_metrics, i) for i in range(3)]
+    brokers = fleet.nodes[fleet.nodes["role"].fillna("").str.lower().isin(["broker", ""])]
+    held = str(brokers["node"].iloc[0])  # its minute-1 sample lands late
+    held_cluster = str(brokers["cluster"].iloc[0])
+    late = node_minutes[1][node_minutes[1]["node"] == held]
+    steps: list[tuple[pd.DataFrame, pd.DataFrame]] = []
+    total = 0
+
+    def drop(
+        step: int,
+        nodes: pd.DataFrame,
+        bundles: pd.DataFrame,
+        *bad: tuple[Path, str, pa.Table | str],
+        extra: int = 0,
+    ) -> int:
+        files = [(nodes_dir, f"m{step}.parquet", _arrow(nodes))] if len(nodes) else []
+        if len(bundles):
+            files.append((bundles_dir, f"m{step}.parquet", _arrow(bundles)))
+        land(*files, *bad)
+        steps.append((nodes, bundles))
+        return len(nodes) + len(bundles) + extra
+
+    stream.start()
+    # minute 0, with a CSV of bad node rows and a bundle row with a bad name
+    bad_bundle = bundle_minutes[0].iloc[[0]].assign(bundle="not-a-bundle")
+    bad = [(nodes_dir, "m0-bad.csv", bad_csv(fleet))]
+    bad.append((bundles_dir, "m0-bad.parquet", _arrow(bad_bundle)))
+    total += drop(0, node_minutes[0], bundle_minutes[0], *bad, extra=5 + 1)
+    stream.wait_rows(total)
+    # minute 1 without one broker's sample (it lands late, below)
+    total += drop(1, node_minutes[1][node_minutes[1]["node"] != held], bundle_minutes[1])
+    stream.wait_rows(total)
+    # minute 2, then SIGKILL while the trigger may be running, and a restart
+    total += drop(2, node_minutes[2], bundle_minutes[2])
+    time.sleep(1.5)
+    stream.kill()
+    stream.start()
+    stream.wait_rows(total)
+    # the late file, with an exact copy of a minute-0 row sent again
+    copy = node_minutes[0][node_minutes[0]["node"] == held]
+    total += drop(3, pd.concat([late, copy]), bundle_minutes[0].iloc[:0])
+    stream.wait_rows(total)
+    # a sample of a window the watermark (1 minute) has sealed since: refused as late
+    too_late = node_minutes[0].iloc[[1]].assign(cpu=0.5)
+    land((nodes_dir, "m4.parquet", _arrow(too_late)))
+    total += 1
+    status = stream.wait_rows(total)
+
+    decided = pd.read_parquet(stream.out / "decisions")
+    transfers = pd.read_parquet(stream.out / "transfers")
+    expected = reference(fleet, steps, held_cluster)
+    for cluster, want in expected.items():
+        got = decided[decided["cluster"] == cluster]
+        moved = transfers[transfers["cluster"] == cluster]
+        # nothing missing, nothing repeated: one cycle per step that had rows, in order
+        assert sorted(got["cycle"].unique()) == list(range(1, len(want) + 1)), cluster
+        for cycle, rows in enumerate(want, start=1):
+            mine = got[got["cycle"] == cycle][DECISION]
+            assert _records(mine) == _records(rows[DECISION]), (cluster, cycle)
+            mine = moved[moved["cycle"] == cycle][MOVE]
+            assert _records(mine) == _records(rows[rows["source"].notna()][MOVE]), cluster
+    assert (decided.groupby(["cluster", "cycle"])["batch"].nunique() == 1).all()
+    assert len(transfers) == (decided["label"] == "Success").sum() > 0
+
+    refused = pd.read_parquet(stream.out / "quarantine")
+    assert set(zip(refused["table"], refused["rule"], strict=True)) == BAD
+    assert len(refused) == 8
+    # the batch job's reasons, word for word (as `pipeline run` wrote them on these files)
+    reasons = dict(zip(refused["rule"], refused["reason"], strict=True))
+    stamp = pd.Timestamp(copy["ts"].iloc[0]).strftime("%Y-%m-%d %H:%M:%S")
+    assert reasons["duplicate"] == (
+        f"an exact duplicate of an earlier row for ts {stamp}, cluster {held_cluster}, node {held}"
+    )
+    assert reasons["unknown_node"] == (
+        f"node nope.example:8080 is not a node of cluster {node_minutes[0]['cluster'].iloc[0]}"
+    )
+    assert reasons["unknown_cluster"] == "cluster nope is not in the inventory"
+    assert reasons["negative"] == "net_in_bps -5.0 is negative"
+    assert reasons["wrong_type"] == "not a number: cpu"
+    assert reasons["bad_bundle"] == (
+        "bad bundle name not-a-bundle: expected tenant/namespace/0xLOWER_0xUPPER"
+    )
+    assert status["totals"] == {"rows_in": total, "rows_quarantined": 8}
+    assert set(status["clusters"]) == set(fleet.nodes["cluster"])
+    # minute 0 was sealed once the watermark passed it, in the next trigger with rows of the
+    # cluster (only the late file's): one node_load row per node, each of one sample
+    sealed = pd.read_parquet(stream.out / "node_load")
+    zero = node_minutes[0][node_minutes[0]["cluster"] == held_cluster]
+    assert sorted(sealed["node"]) == sorted(zero["node"]) and (sealed["samples"] == 1).all()
+    assert set(sealed["window_start"]) == {
+        pd.Timestamp(node_minutes[0]["ts"].iloc[0]).tz_convert(None)
+    }
+    # --json: one JSON document per trigger on stdout, nothing else
+    printed = [json.loads(line) for line in stream.lines.read_text().splitlines()]
+    assert sum(p["rows_in"] for p in printed) >= total
+    assert printed[-1] == status
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--trigger", "soon"], "--trigger 'soon' is not a duration"),
+        (["--trigger", "0s"], "--trigger '0s' must be from 1 s to 7 days"),
+        (["--watermark", "9d"], "--watermark '9d' must be from 1 s to 7 days"),
+        (["--strategy", "nope"], "--strategy 'nope' is not a shedder"),
+        (["--conf", "novalue"], "--conf takes key=value"),
+        (["--window", "x"], "--window"),
+    ],
+)
+def test_options_are_checked_before_spark_starts(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "in" / "nodes").mkdir(parents=True)
+    result = CliRunner().invoke(
+        app,
+        [
+            "pipeline",
+            "stream",
+            "--input",
+            str(tmp_path / "in"),
+            "--output",
+            str(tmp_path / "o"),
+            *args,
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("error:") == 1 and message in result.stderr
+
+
+def test_an_input_without_inventory_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["pipeline", "stream", "--input", str(tmp_path), "--output", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert "no nodes/ directory" in result.stderr
+
+
+def _arrow(frame: pd.DataFrame) -> pa.Table:
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _records(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
+    plain = frame.astype(object)
+    return sorted(
+        tuple(None if pd.isna(v) else v for v in r) for r in plain.itertuples(index=False)
+    )
+
+
+def reference(
+    fleet: Fleet, steps: list[tuple[pd.DataFrame, pd.DataFrame]], late_cluster: str
+) -> dict[str, list[pd.DataFrame]]:
+    """The engine on the data seen after each step, per cluster that got rows in the step:
+    every broker's samples folded from the first (no streaming state), its bundles' newest
+    samples, one cycle with the shedder's state from the cluster's cycle before."""
+    path = fleet.input.parent / "reference.conf"
+    path.write_text(PROPERTIES)
+    config, _ = Config.load(path)
+    model = LoadModel.of(config.shedding)
+    shedder = shedder_for(config.shedding)
+    states: dict[str, ShedderState] = {}
+    cycles: dict[str, int] = {}
+    decided: dict[str, list[pd.DataFrame]] = {}
+    seen_nodes = fleet.node_metrics.iloc[:0]
+    seen_bundles = fleet.bundle_metrics.iloc[:0]
+    for nodes, bundles in steps:
+        seen_nodes = pd.concat([seen_nodes, nodes]).drop_duplicates(["cluster", "node", "ts"])
+        seen_bundles = pd.concat([seen_bundles, bundles])
+        touched = set(nodes["cluster"]) | set(bundles["cluster"])
+        for cluster in sorted(touched):
+            inventory = fleet.nodes[fleet.nodes["cluster"] == cluster]
+            telemetry = []
+            for row in inventory.sort_values("node").to_dict("records"):
+                if not Role(str(row["role"] or "").lower()).serves(Role.BROKER):
+                    continue
+                limits = Limits(
+                    cores=float(row["cores"]),
+                    memory_bytes=float(row["memory_bytes"]),
+                    nic_bps=float(row["nic_bps"]),
+                )
+                mine = seen_nodes[
+                    (seen_nodes["cluster"] == cluster) & (seen_nodes["node"] == row["node"])
+                ]
+                samples = [
+                    NodeSample(
+                        ts=pd.Timestamp(s["ts"]).timestamp(), **{f: s[f] for f in NODE_FIELDS}
+                    )
+                    for s in mine.to_dict("records")
+                ]
+                folded = fold(model, samples, limits, None)
+                if folded is None:
+                    continue
+                writable = NodeState.parse(str(row["state"])) is NodeState.WRITABLE
+                telemetry.append(
+                    BrokerTelemetry(
+                        node=row["node"], limits=limits, writable=writable, folded=folded
+                    )
+                )
+            newest = (
+                seen_bundles[seen_bundles["cluster"] == cluster]
+                .sort_values(["ts", "broker"], ascending=[False, True])
+                .drop_duplicates("bundle")
+                .sort_values("bundle")
+            )
+            table = BundleLoads.from_arrays(
+                newest["bundle"].tolist(),
+                newest["broker"].tolist(),
+                throughput_in=newest["throughput_in_bytes_per_s"].to_numpy(float),
+                throughput_out=newest["throughput_out_bytes_per_s"].to_numpy(float),
+                msg_rate_in=newest["msg_in_per_s"].to_numpy(float),
+                msg_rate_out=newest["msg_out_per_s"].to_numpy(float),
+            )
+            at = pd.Timestamp(newest["ts"].max()).timestamp() if len(newest) else None
+            built = snapshot_of(telemetry, table, model, bundles_at=at)
+            result = shedder.cycle(
+                built.snapshot, states.get(cluster, ShedderState()), now=built.now
+            )
+            cycles[cluster] = cycles.get(cluster, 0) + 1
+            rng = random.Random(cycle_seed(0, cluster, cycles[cluster]))
+            result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+            states[cluster] = result.state
+            decided.setdefault(cluster, []).append(
+                pd.DataFrame(
+                    [
+                        (
+                            d.label.value,
+                            d.reason.value,
+                            d.broker,
+                            d.move.bundle if d.move else None,
+                            d.move.source if d.move else None,
+                            d.move.destination if d.move else None,
+                        )
+                        for d in result.decisions
+                    ],
+                    columns=[*DECISION, "source", "destination"],
+                )
+            )
+    assert late_cluster in decided
+    return decided
+
+
+def test_cluster_state_survives_its_json_form() -> None:
+    """What the state store keeps per cluster comes back the same: the pending samples, the
+    folds, the bundles and every part of the shedder's state."""
+    from types import MappingProxyType
+
+    from trimtab.pipeline.stream import ClusterStream
+    from trimtab.shedding import Folded, Prediction
+
+    state = ClusterStream(
+        sealed_us=60_000_000,
+        pending={"b1:8080": {120_000_000: {"cpu": 0.5, "_source_file": "f"}}},
+        folded={
+            "b1:8080": Folded(
+                last=NodeSample(ts=60.0, cpu=0.4),
+                weighted_max_ema=0.3,
+                msg_throughput_ema=10.0,
+                samples=2,
+            )
+        },
+        bundles={"t/n/0x0_0x1|b1:8080": [120_000_000, 1.0, 2.0, 3.0, 4.0, None, "f", False]},
+        shedder=ShedderState(
+            hit_count=2,
+            recently_unloaded_bundles=MappingProxyType({"t/n/0x0_0x1": 90.0}),
+            recently_unloaded_brokers=MappingProxyType({"b1:8080": 90.0}),
+            scores=MappingProxyType({"b1:8080": 0.7}),
+            predictions=(
+                Prediction(broker="b1:8080", delta=0.1, throughput=5.0, at=90.0, samples=2),
+            ),
+            spread_hits=1,
+        ),
+        cycles=3,
+    )
+    assert ClusterStream.loads(state.dumps()) == state
+
+
+def test_conflicting_samples_are_both_refused_and_the_stream_goes_on() -> None:
+    """A second row for a node's sample time that differs: refused as ``conflict``, and the
+    first one no longer counts (as the batch job refuses both); an equal one: ``duplicate``."""
+    from trimtab.pipeline.stream import ClusterStream, Decider, Inventory, Node, current_fold
+
+    limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
+    inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
+    decider = Decider(inventory, Config(), None, 0, 60_000_000)
+    sample = dict.fromkeys(NODE_FIELDS, 0.5)
+
+    def row(node: str, source: str, **changes: float) -> dict[str, Any]:
+        values = {"_table": "node_metrics", "cluster": "c", "node": node, "ts_us": 0}
+        values |= {"_rule": None, "_reason": None, "_raw": None, "_landed_us": 0}
+        values |= {"_source_file": source, "bundle": None, "broker": None}
+        return values | sample | {"disk_free_bytes": None, "disk_total_bytes": None} | changes
+
+    state = ClusterStream()
+    first = pd.DataFrame([row("a:1", "f1"), row("b:1", "f1")])
+    decider.run("c", first, state, 0)
+    again = pd.DataFrame([row("a:1", "f2", cpu=0.9), row("b:1", "f2")])
+    out = decider.run("c", again, state, 0)
+    refused = {(r["rule"], r["reason"]) for r in out if r["kind"] == "quarantine"}
+    assert refused == {
+        (
+            "conflict",
+            "conflicting rows for ts 1970-01-01 00:00:00, cluster c, node a:1: this one and "
+            "one in f1 differ, so both are refused",
+        ),
+        (
+            "duplicate",
+            "an exact duplicate of an earlier row for ts 1970-01-01 00:00:00, cluster c, node b:1",
+        ),
+    }
+    model = LoadModel.of(Config().shedding)
+    assert current_fold(state, "a:1", inventory.clusters["c"]["a:1"], model, None) is None
+    assert current_fold(state, "b:1", inventory.clusters["c"]["b:1"], model, None) is not None
