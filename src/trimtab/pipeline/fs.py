@@ -7,6 +7,7 @@ through the JVM's ``org.apache.hadoop.fs.FileSystem`` of the running session.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -87,6 +88,23 @@ class HadoopFS:
 
     def mkdirs(self, path: str) -> None:
         self._fs.mkdirs(self._path(path))
+
+    def replace_text(self, path: str, text: str) -> None:
+        """Write ``path`` so that readers see the old text or the new, never none: on a local
+        filesystem a file written beside it by Python (no Hadoop ``.crc`` to go stale) and
+        renamed over it; elsewhere (HDFS, object stores, whose rename never overwrites) the
+        best there is, delete then rename."""
+        if self._fs.getUri().getScheme() == "file":
+            local = Path(str(self._fs.pathToFile(self._path(path)).getPath()))
+            beside = local.with_name(f"_{local.name}.tmp")
+            beside.write_text(text, encoding="utf-8")
+            beside.replace(local)
+            return
+        aside = f"{path}.tmp"
+        self.write_text(aside, text)
+        self.delete(path)
+        if not self.rename(aside, path):
+            raise OSError(f"could not replace {path}")
 
     def rename(self, source: str, target: str) -> bool:
         return bool(self._fs.rename(self._path(source), self._path(target)))

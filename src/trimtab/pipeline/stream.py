@@ -832,9 +832,7 @@ class Publisher:
             "compute": round(computed - began, 3),
             "publish": round(time.perf_counter() - computed, 3),
         }
-        fs.write_text(f"{root}/_status.json.tmp", json.dumps(status, indent=2) + "\n")
-        fs.delete(f"{root}/status.json")
-        fs.rename(f"{root}/_status.json.tmp", f"{root}/status.json")
+        fs.replace_text(f"{root}/status.json", json.dumps(status, indent=2) + "\n")
         fs.write_text(marker, "")
         if self.on_status is not None:
             self.on_status(status)
