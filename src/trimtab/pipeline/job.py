@@ -121,7 +121,7 @@ def run_job(
 
     def materialize(name: str, frame: DataFrame) -> DataFrame:
         out.write_table(f"{_CHECKED}/{name}", frame)
-        return spark.read.parquet(out.path(f"{_CHECKED}/{name}"))
+        return out.read_table(spark, f"{_CHECKED}/{name}")
 
     try:
         with stage("read and validate"):
@@ -150,10 +150,10 @@ def run_job(
                 window=options.window,
             )
             out.write_table("node_load", loads, dictionary=("cluster", "node"))
-            _load_summary(spark.read.parquet(out.path("node_load")), summary)
+            _load_summary(out.read_table(spark, "node_load"), summary)
         with stage("weights"):
             weights = bookie_weights(
-                spark.read.parquet(out.path("node_load")),
+                out.read_table(spark, "node_load"),
                 ingested.accepted("nodes"),
                 options.config.placement,
             )
@@ -164,9 +164,8 @@ def run_job(
             with stage("allocations"):
                 _allocations(spark, ingested, options, out, summary)
         with stage("publish"):
-            out.write_table(
-                "inventory", _small(inventory(ingested.accepted("nodes")), "cluster", "node")
-            )
+            nodes = inventory(ingested.accepted("nodes"))
+            out.write_table("inventory", _small(nodes, "cluster", "node", local=True))
             out.fs.delete(out.path(_CHECKED))
             out.fs.delete(out.path(_REPORTS))
             run = summary.as_json(options, started)
@@ -179,9 +178,11 @@ def run_job(
     return summary
 
 
-def _small(frame: DataFrame, *order: str) -> DataFrame:
-    """A small output as one sorted file: no range-partitioning pass, easy to read by hand."""
-    return frame.repartition(1).sortWithinPartitions(*order)
+def _small(frame: DataFrame, *order: str, local: bool = False) -> DataFrame:
+    """A small output as one sorted file: no range-partitioning pass, easy to read by hand.
+    ``local``: ``frame`` is local rows, joined into one partition without a shuffle."""
+    one = frame.coalesce(1) if local else frame.repartition(1)
+    return one.sortWithinPartitions(*order)
 
 
 def _collected(spark: SparkSession, frame: DataFrame) -> tuple[DataFrame, list[Row]]:
@@ -200,7 +201,7 @@ def _plans(
 ) -> None:
     """Shedding plans per cluster -> decisions, transfers, pulsar-admin lines, std in run.json."""
     plans = shedding_plans(
-        spark.read.parquet(out.path("node_load")),
+        out.read_table(spark, "node_load"),
         ingested.latest("bundle_metrics"),
         ingested.accepted("nodes"),
         options.config.shedding,
@@ -215,13 +216,15 @@ def _plans(
     transfers = plans.where("kind = 'transfer'").select(
         "cluster", "cycle", "bundle", "source", "destination", "throughput", "reason", "std_after"
     )
-    out.write_table("transfers", _small(transfers, *order))
+    out.write_table("transfers", _small(transfers, *order, local=True))
     decisions = plans.where("kind IN ('decision', 'transfer')").select(
         "cluster", "cycle", "label", "reason", "broker", "bundle", "note"
     )
-    out.write_table("decisions", _small(decisions, "cluster", "cycle", "broker", "bundle"))
+    out.write_table(
+        "decisions", _small(decisions, "cluster", "cycle", "broker", "bundle", local=True)
+    )
     loads = plans.where("kind = 'broker'").select("cluster", "broker", "load_before", "load_after")
-    out.write_table("plan_loads", _small(loads, "cluster", "broker"))
+    out.write_table("plan_loads", _small(loads, "cluster", "broker", local=True))
     per_cycle = transfers.groupBy("cluster", "cycle").agg(F.count("*").alias("transfers"))
     cycles = (
         plans.where("kind = 'cycle'")
@@ -289,7 +292,8 @@ def _allocations(
     )
     plans, rows = _collected(spark, plans)
     placed = plans.where("error IS NULL").drop("error")
-    out.write_table("allocations", _small(placed, "cluster", "topic", "partition", "replica"))
+    ordered = _small(placed, "cluster", "topic", "partition", "replica", local=True)
+    out.write_table("allocations", ordered)
     for row in (r for r in rows if r["error"] is not None):
         summary.clusters.setdefault(row["cluster"], {})["allocation_error"] = row["error"]
     assignments: dict[str, dict[tuple[str, int], list[Replica]]] = {}
