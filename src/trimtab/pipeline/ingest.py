@@ -254,7 +254,7 @@ def ingest(
                 latest = latest.join(unknown, _verdict_keys(unknown), "left_anti")
             latest = latest.drop(*_SUMMARY_ONLY)
             if repeats:
-                latest = _without_conflicts(latest, result, table, probe=store is None)
+                latest = _without_conflicts(latest, result, table)
             result = replace(result, latest=latest)
         return result
 
@@ -691,17 +691,18 @@ def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
     return _refuse(marked, "_repeat", rule, reason, table).drop("_repeat", "_content")
 
 
-def _without_conflicts(
-    latest: DataFrame, checked: CheckedTable, table: InputTable, *, probe: bool = True
-) -> DataFrame:
+def _without_conflicts(latest: DataFrame, checked: CheckedTable, table: InputTable) -> DataFrame:
     """``latest`` with the keys that had conflicting samples (refused after the summary was
     made) taken again from their accepted rows: their newest sample that is not refused.
-    Without ``probe`` the replacement is planned even when no key conflicts (it then changes
-    nothing), sparing a Spark job that would ask."""
+
+    The conflicted keys are collected (one job on the few flagged rows) and handed back as
+    local rows: usually there are none, and the plans then never read the telemetry again."""
     others = _others(table)
-    conflicted = checked.flagged.where(F.col("_rule") == "conflict").select(*others).distinct()
-    if probe and conflicted.isEmpty():
+    flagged = checked.flagged.where(F.col("_rule") == "conflict").select(*others)
+    keys = sorted({tuple(row) for row in flagged.collect()})
+    if not keys:
         return latest
+    conflicted = latest.sparkSession.createDataFrame(keys, flagged.schema)
     newest_first = Window.partitionBy(*others).orderBy(F.col(_ts(table)[0]).desc())
     again = (
         checked.accepted()
