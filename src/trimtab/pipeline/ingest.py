@@ -170,9 +170,11 @@ def ingest(
 ) -> Ingested:
     """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
 
-    Without ``materialize`` the result is lazy (tests); with it, the small frames (the
-    inventory, each telemetry table's summary and flagged rows) are stored once, the
-    inventory first so that the telemetry is checked against the stored inventory.
+    Without ``materialize`` the result is lazy (tests); with it, each telemetry table's
+    summary (and its flagged rows, when rows had to be read again) is stored once and probed
+    by one action, and the small tables (the inventory, first, so that the telemetry is
+    checked against it, and the requests) are checked by one action each and kept as local
+    rows: a job run pays a few Spark actions per table, not one per question.
     """
     fs = HadoopFS(spark, input_dir)
     if not fs.exists(input_dir):
