@@ -257,12 +257,19 @@ def test_unusable_input_stops_with_one_message(
         ingest(spark, str(root), now=NOW)
 
 
+@pytest.mark.parametrize("stored", [False, True], ids=["lazy", "stored"])
 def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, stored: bool
 ) -> None:
     """Two different samples of one node at one ts are both refused as ``conflict`` (each
     naming the other's file); an exact copy stays a ``duplicate`` with the first kept; a
-    bundle whose newest samples conflict falls back to its newest sample that is not refused."""
+    bundle whose newest samples conflict falls back to its newest sample that is not refused.
+    The same when the small frames are stored, as the job stores them (its probes differ)."""
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        frame.write.parquet(str(tmp_path / "stored" / name))
+        return spark.read.parquet(str(tmp_path / "stored" / name))
+
     other = GOOD.replace(",0.5,0.5,0.1,", ",0.9,0.5,0.1,")
     copy = GOOD.replace("bk1:3181", "bk2:3181")
     write(tmp_path / "nodes" / "nodes.csv", NODES)
@@ -274,7 +281,7 @@ def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
         tmp_path / "bundle_metrics" / "b.csv",
         BUNDLES_HEADER + later.replace(",1,1,1,1,", ",2,2,2,2,"),
     )
-    ingested = ingest(spark, str(tmp_path), now=NOW)
+    ingested = ingest(spark, str(tmp_path), now=NOW, materialize=materialize if stored else None)
     assert by_rule(ingested, "node_metrics") == {None: 1, "conflict": 2, "duplicate": 1}
     assert by_rule(ingested, "bundle_metrics") == {None: 1, "conflict": 2}
     conflicts = [r for r in ingested.quarantine().collect() if r["rule"] == "conflict"]

@@ -82,6 +82,8 @@ _TELEMETRY = ("node_metrics", "bundle_metrics")
 # sample anyway, but the plans then need not read them again).
 _LATEST = ("node_metrics", "bundle_metrics")
 _INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_candidate")
+# Summary columns that are not a sample's (dropped from ``latest``).
+_SUMMARY_ONLY = ("_refused", "_repeated", "_rows", "_member_rule", "_member_reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +170,11 @@ def ingest(
 ) -> Ingested:
     """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
 
-    Without ``materialize`` the result is lazy (tests); with it, the small frames (the
-    inventory, each telemetry table's summary and flagged rows) are stored once, the
-    inventory first so that the telemetry is checked against the stored inventory.
+    Without ``materialize`` the result is lazy (tests); with it, each telemetry table's
+    summary (and its flagged rows, when rows had to be read again) is stored once and probed
+    by one action, and the small tables (the inventory, first, so that the telemetry is
+    checked against it, and the requests) are checked by one action each and kept as local
+    rows: a job run pays a few Spark actions per table, not one per question.
     """
     fs = HadoopFS(spark, input_dir)
     if not fs.exists(input_dir):
@@ -179,6 +183,10 @@ def ingest(
 
     def checked(name: str, nodes: DataFrame | None, clusters: Sequence[str]) -> CheckedTable:
         table = INPUT_TABLES[name]
+        # Only telemetry is big enough to be worth storing its small derived frames; the
+        # small tables are checked in one lazy plan and collected whole (see _localized).
+        store = materialize if materialize is not None and name in _TELEMETRY else None
+        local = materialize is not None and store is None
         read, count = read_table(
             spark,
             fs,
@@ -187,25 +195,38 @@ def ingest(
             now=now,
             future_tolerance_s=future_tolerance_s,
             extra=(extra or {}).get(name, ()),
+            count=materialize is None,
         )
-        # Only telemetry is big enough to be worth storing its small derived frames.
-        store = materialize if materialize is not None and name in _TELEMETRY else None
         rows = _default_cluster(check(read), table, clusters)
-        summary = summarize(rows, table, latest=name in _LATEST)
+        summary = summarize(rows, table, latest=name in _LATEST, counted=store is not None)
+        unknown: DataFrame | None
         if store is not None:
+            # One stored summary carries each key's membership verdict, and one action on it
+            # answers every question the later steps ask: rows read, keys refused, repeats.
+            if nodes is not None:
+                summary = _with_verdict(summary, nodes, clusters, table)
             summary = store(f"{name}_summary", summary)
+            count, unknown, repeated = _probe(spark, summary, table)
+            if count == 0:
+                raise InputError(f"table {name}: {input_dir}/{name} has no rows; {_fix(table)}")
+            repeats = repeated is not None
+        else:
+            unknown = unknown_members(summary, nodes, clusters, table)
+            repeated = repeated_keys(summary, table)
+            if local:  # no probe: the plan is run once, for the whole table
+                repeats = True
+            else:
+                if unknown is not None and unknown.isEmpty():
+                    unknown = None
+                repeats = not repeated.isEmpty()
         refused = summary.select(F.explode("_refused").alias("_r")).select("_r.*")
         flagged = refused.withColumn("_candidate", F.lit(False))
         # Membership and copies are decided per key on the small summary; only the rows of
         # the few keys concerned (usually none) are read again.
-        unknown = unknown_members(summary, nodes, clusters, table)
-        if unknown is not None and unknown.isEmpty():
-            unknown = None
-        repeated = repeated_keys(summary, table)
-        repeats = not repeated.isEmpty()
         if not repeats:
             rows = rows.withColumn("_candidate", F.lit(False))
         else:
+            assert repeated is not None
             marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
             rows = (
                 rows.withColumn("_key_hash", _key_hash(table))
@@ -222,31 +243,50 @@ def ingest(
             few = resolve_copies(rows.where(again), table)
             flagged = flagged.unionByName(few.drop("_unknown"))
         rows = rows.drop("_unknown")
-        if store is not None:
+        if store is not None and (unknown is not None or repeats):
+            # Only rows read again need storing; else the flagged rows are the summary's.
             flagged = store(f"{name}_flagged", flagged)
         result = CheckedTable(name, rows, flagged, count)
         if name in _LATEST:
             stamp = _ts(table)[0]
-            latest = summary.where(F.col(stamp).isNotNull()).drop("_refused", "_repeated")
-            if unknown is not None:
+            latest = summary.where(F.col(stamp).isNotNull())
+            if "_member_rule" in summary.columns:  # the verdict travelled with the summary
+                latest = latest.where(F.col("_member_rule").isNull())
+            elif unknown is not None:
                 latest = latest.join(unknown, _verdict_keys(unknown), "left_anti")
+            latest = latest.drop(*_SUMMARY_ONLY)
             if repeats:
                 latest = _without_conflicts(latest, result, table)
             result = replace(result, latest=latest)
         return result
 
     tables["nodes"] = checked("nodes", None, ())
-    good_nodes = tables["nodes"].accepted()
     if materialize is not None:
-        good_nodes = materialize("nodes", good_nodes)
-    good_nodes = good_nodes.select("cluster", "node")
-    clusters = sorted({row["cluster"] for row in good_nodes.select("cluster").distinct().collect()})
+        tables["nodes"] = _localized(spark, tables["nodes"], f"{input_dir}/nodes")
+    good_nodes = tables["nodes"].accepted().select("cluster", "node")
+    # Local rows (materialized) answer a projection on the driver, with no Spark job.
+    clusters = sorted({row["cluster"] for row in good_nodes.select("cluster").collect()})
     for name in ("node_metrics", "bundle_metrics", "allocation_requests"):
         table = INPUT_TABLES[name]
         if table.optional and not fs.exists(f"{input_dir}/{name}"):
             continue
         tables[name] = checked(name, good_nodes, clusters)
+        if materialize is not None and name not in _TELEMETRY:
+            tables[name] = _localized(spark, tables[name], f"{input_dir}/{name}")
     return Ingested(tables)
+
+
+def _localized(spark: SparkSession, table: CheckedTable, path: str) -> CheckedTable:
+    """A small table (the inventory, the requests) checked by one action and kept as local
+    rows: every later stage reads them without running the checks again, and Spark plans
+    over local rows without a job where it can. Its rows are read here, so its count too."""
+    every = table.all()
+    rows = every.collect()
+    if not rows:
+        spec = INPUT_TABLES[table.name]
+        raise InputError(f"table {table.name}: {path} has no rows; {_fix(spec)}")
+    local = spark.createDataFrame(rows, every.schema).withColumn("_candidate", F.lit(False))
+    return CheckedTable(table.name, local, local.where(F.col("_rule").isNotNull()), len(rows))
 
 
 def read_table(
@@ -258,14 +298,14 @@ def read_table(
     now: datetime,
     future_tolerance_s: float,
     extra: Sequence[str] = (),
+    count: bool = True,
 ) -> tuple[DataFrame, int]:
     """All files of one table as canonical typed columns plus ``_source_file``, ``_pos`` and
     ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows;
-    and how many rows the files hold."""
+    and how many rows the files hold (-1 without ``count``: the caller counts them with
+    work it does anyway, and refuses an empty table itself)."""
     path = f"{input_dir}/{table.name}"
-    fix = f"put {table.name} files (.parquet, .csv or .jsonl) with columns " + ", ".join(
-        table.required
-    )
+    fix = _fix(table)
     if not fs.exists(path) and not extra:
         raise InputError(f"table {table.name}: {path} does not exist; {fix} there")
     # ``extra``: files staged from other inputs (pipeline/load_reports.py)
@@ -287,10 +327,19 @@ def read_table(
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other)
-    count = frame.count()  # no rule runs for this: Parquet answers from its footers
-    if count == 0:
-        raise InputError(f"table {table.name}: {path} has no rows; {fix}")
-    return frame.withColumn("_pos", F.monotonically_increasing_id()), count
+    rows = -1
+    if count:
+        rows = frame.count()  # no rule runs for this: Parquet answers from its footers
+        if rows == 0:
+            raise InputError(f"table {table.name}: {path} has no rows; {fix}")
+    return frame.withColumn("_pos", F.monotonically_increasing_id()), rows
+
+
+def _fix(table: InputTable) -> str:
+    """What to do about a table that is missing or empty."""
+    return f"put {table.name} files (.parquet, .csv or .jsonl) with columns " + ", ".join(
+        table.required
+    )
 
 
 def _read_group(
@@ -458,11 +507,26 @@ def unknown_members(
     """
     if nodes is None:
         return None
-    keys = _member_keys(summary)
-    verdict = key_verdict(table) if table is not None else None
-    if verdict is not None and table is not None:
-        keys = _others(table)  # a key rule reads key columns the membership ones do not
+    keys = _verdict_columns(summary, table)
     groups = summary.where(_present(keys)).select(*keys).distinct()
+    return _with_verdict(groups, nodes, clusters, table).where(F.col("_member_rule").isNotNull())
+
+
+def _verdict_columns(summary: DataFrame, table: InputTable | None) -> list[str]:
+    """The key columns the key and membership rules read."""
+    if table is not None and key_verdict(table) is not None:
+        return _others(table)  # a key rule reads key columns the membership ones do not
+    return _member_keys(summary)
+
+
+def _with_verdict(
+    summary: DataFrame, nodes: DataFrame, clusters: Sequence[str], table: InputTable | None
+) -> DataFrame:
+    """``summary`` with ``_member_rule`` and ``_member_reason``: the first key or membership
+    rule its key breaks (null where none does, or where a key column is null)."""
+    keys = _verdict_columns(summary, table)
+    verdict = key_verdict(table) if table is not None else None
+    groups = summary
     rule, reason = verdict if verdict is not None else (F.when(F.lit(False), F.lit("")),) * 2
     outside = ~F.col("cluster").isin(*clusters)
     rule = rule.when(outside, F.lit("unknown_cluster"))
@@ -482,9 +546,50 @@ def unknown_members(
                 f"{node} %s is not a node of cluster %s", F.col(node), F.col("cluster")
             ),
         )
-    return groups.select(*keys, rule.alias("_member_rule"), reason.alias("_member_reason")).where(
-        F.col("_member_rule").isNotNull()
+    present = _present(keys)
+    return groups.select(
+        *summary.columns,
+        F.when(present, rule).alias("_member_rule"),
+        F.when(present, reason).alias("_member_reason"),
     )
+
+
+def _probe(
+    spark: SparkSession, summary: DataFrame, table: InputTable
+) -> tuple[int, DataFrame | None, DataFrame | None]:
+    """From a stored summary (see :func:`summarize` with ``counted``, and
+    :func:`_with_verdict`), in one action: how many rows the table holds, the keys refused by
+    a key or membership rule (as :func:`unknown_members` gives them) and the ``_key_hash`` of
+    every repeated key (as :func:`repeated_keys`), these two as local frames or None when
+    empty. Each would otherwise be a Spark job of its own on every run."""
+    others, stamp = _others(table), _ts(table)[0]
+    verdict = "_member_rule" in summary.columns
+    keys = _verdict_columns(summary, table) if verdict else []
+    # The hash of (key, repeated time), columns in the table's key order as _key_hash has them.
+    hashes = F.transform(
+        "_repeated", lambda t: F.xxhash64(*(t if k == stamp else F.col(k) for k in table.keys))
+    )
+    aggregates = [
+        F.sum("_rows").alias("rows"),
+        F.flatten(
+            F.collect_list(F.when(_present(others) & F.col("_repeated").isNotNull(), hashes))
+        ).alias("repeated"),
+    ]
+    if verdict:
+        refused = F.struct(*keys, "_member_rule", "_member_reason")
+        aggregates.append(
+            F.collect_list(F.when(F.col("_member_rule").isNotNull(), refused)).alias("unknown")
+        )
+    got = summary.agg(*aggregates).collect()[0]
+    unknown = None
+    if verdict and got["unknown"]:
+        fields = [summary.schema[k] for k in (*keys, "_member_rule", "_member_reason")]
+        unknown = spark.createDataFrame(got["unknown"], T.StructType(fields))
+    repeated = None
+    if got["repeated"]:
+        distinct = sorted(set(got["repeated"]))
+        repeated = spark.createDataFrame([(h,) for h in distinct], "_key_hash long")
+    return int(got["rows"] or 0), unknown, repeated
 
 
 def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> DataFrame:
@@ -502,10 +607,13 @@ def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> Da
     return refused.drop("_member_rule", "_member_reason")
 
 
-def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> DataFrame:
+def summarize(
+    rows: DataFrame, table: InputTable, *, latest: bool = False, counted: bool = False
+) -> DataFrame:
     """One pass over checked rows, one output row per key without its time (e.g. per bundle
     and broker): the refused rows whole (``_refused``), the sample times that occur more than
-    once (``_repeated``) and, with ``latest``, the newest accepted sample's values.
+    once (``_repeated``), with ``latest`` the newest accepted sample's values and with
+    ``counted`` the key's row count (``_rows``: their sum is the table's, no count of its own).
 
     Grouping by the key without its time lets Spark pre-aggregate before the shuffle; only a
     group whose collected times hold a repeat is sorted to name it. Repeats are counted among
@@ -528,6 +636,9 @@ def summarize(rows: DataFrame, table: InputTable, *, latest: bool = False) -> Da
         aggregates.append(F.max(newest).alias(stamps[0]))
         aggregates.extend(F.max_by(c, newest).alias(c) for c in values)
     kept = [*others, *(stamps if values else []), *values, "_refused"]
+    if counted:
+        aggregates.append(F.count(F.lit(1)).alias("_rows"))
+        kept.append("_rows")
     grouped = rows.groupBy(*others).agg(*aggregates)
     # Keys are checked per group, not per row: a group with a null key holds only refused rows.
     repeats = _present(others) & (F.size(F.array_distinct("_seen")) < F.size("_seen"))
@@ -584,11 +695,16 @@ def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
 
 def _without_conflicts(latest: DataFrame, checked: CheckedTable, table: InputTable) -> DataFrame:
     """``latest`` with the keys that had conflicting samples (refused after the summary was
-    made) taken again from their accepted rows: their newest sample that is not refused."""
+    made) taken again from their accepted rows: their newest sample that is not refused.
+
+    The conflicted keys are collected (one job on the few flagged rows) and handed back as
+    local rows: usually there are none, and the plans then never read the telemetry again."""
     others = _others(table)
-    conflicted = checked.flagged.where(F.col("_rule") == "conflict").select(*others).distinct()
-    if conflicted.isEmpty():
+    flagged = checked.flagged.where(F.col("_rule") == "conflict").select(*others)
+    keys = sorted({tuple(row) for row in flagged.collect()})
+    if not keys:
         return latest
+    conflicted = latest.sparkSession.createDataFrame(keys, flagged.schema)
     newest_first = Window.partitionBy(*others).orderBy(F.col(_ts(table)[0]).desc())
     again = (
         checked.accepted()

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from trimtab import __version__
@@ -120,7 +121,7 @@ def run_job(
 
     def materialize(name: str, frame: DataFrame) -> DataFrame:
         out.write_table(f"{_CHECKED}/{name}", frame)
-        return spark.read.parquet(out.path(f"{_CHECKED}/{name}"))
+        return out.read_table(spark, f"{_CHECKED}/{name}")
 
     try:
         with stage("read and validate"):
@@ -149,10 +150,10 @@ def run_job(
                 window=options.window,
             )
             out.write_table("node_load", loads, dictionary=("cluster", "node"))
-            _load_summary(spark.read.parquet(out.path("node_load")), summary)
+            _load_summary(out.read_table(spark, "node_load"), summary)
         with stage("weights"):
             weights = bookie_weights(
-                spark.read.parquet(out.path("node_load")),
+                out.read_table(spark, "node_load"),
                 ingested.accepted("nodes"),
                 options.config.placement,
             )
@@ -163,9 +164,8 @@ def run_job(
             with stage("allocations"):
                 _allocations(spark, ingested, options, out, summary)
         with stage("publish"):
-            out.write_table(
-                "inventory", _small(inventory(ingested.accepted("nodes")), "cluster", "node")
-            )
+            nodes = inventory(ingested.accepted("nodes"))
+            out.write_table("inventory", _small(nodes, "cluster", "node", local=True))
             out.fs.delete(out.path(_CHECKED))
             out.fs.delete(out.path(_REPORTS))
             run = summary.as_json(options, started)
@@ -178,9 +178,18 @@ def run_job(
     return summary
 
 
-def _small(frame: DataFrame, *order: str) -> DataFrame:
-    """A small output as one sorted file: no range-partitioning pass, easy to read by hand."""
-    return frame.repartition(1).sortWithinPartitions(*order)
+def _small(frame: DataFrame, *order: str, local: bool = False) -> DataFrame:
+    """A small output as one sorted file: no range-partitioning pass, easy to read by hand.
+    ``local``: ``frame`` is local rows, joined into one partition without a shuffle."""
+    one = frame.coalesce(1) if local else frame.repartition(1)
+    return one.sortWithinPartitions(*order)
+
+
+def _collected(spark: SparkSession, frame: DataFrame) -> tuple[DataFrame, list[Row]]:
+    """A small result computed once (one action) and kept as local rows: the outputs and
+    ``run.json`` entries drawn from it then need no Spark job of their own to read it."""
+    rows = frame.collect()
+    return spark.createDataFrame(rows, frame.schema), rows
 
 
 def _plans(
@@ -192,7 +201,7 @@ def _plans(
 ) -> None:
     """Shedding plans per cluster -> decisions, transfers, pulsar-admin lines, std in run.json."""
     plans = shedding_plans(
-        spark.read.parquet(out.path("node_load")),
+        out.read_table(spark, "node_load"),
         ingested.latest("bundle_metrics"),
         ingested.accepted("nodes"),
         options.config.shedding,
@@ -202,19 +211,20 @@ def _plans(
         until_balanced=options.until_balanced,
         seed=options.seed,
     )
-    out.write_table("plans_all", plans)
-    plans = spark.read.parquet(out.path("plans_all"))
+    plans, rows = _collected(spark, plans)
     order = ["cluster", "cycle", "source", "bundle"]
     transfers = plans.where("kind = 'transfer'").select(
         "cluster", "cycle", "bundle", "source", "destination", "throughput", "reason", "std_after"
     )
-    out.write_table("transfers", _small(transfers, *order))
+    out.write_table("transfers", _small(transfers, *order, local=True))
     decisions = plans.where("kind IN ('decision', 'transfer')").select(
         "cluster", "cycle", "label", "reason", "broker", "bundle", "note"
     )
-    out.write_table("decisions", _small(decisions, "cluster", "cycle", "broker", "bundle"))
+    out.write_table(
+        "decisions", _small(decisions, "cluster", "cycle", "broker", "bundle", local=True)
+    )
     loads = plans.where("kind = 'broker'").select("cluster", "broker", "load_before", "load_after")
-    out.write_table("plan_loads", _small(loads, "cluster", "broker"))
+    out.write_table("plan_loads", _small(loads, "cluster", "broker", local=True))
     per_cycle = transfers.groupBy("cluster", "cycle").agg(F.count("*").alias("transfers"))
     cycles = (
         plans.where("kind = 'cycle'")
@@ -223,8 +233,8 @@ def _plans(
         .fillna(0, subset=["transfers"])
     )
     out.write_table("plan_cycles", _small(cycles, "cluster", "cycle"))
-    _advice(plans, summary)
-    for row in plans.where("kind = 'summary'").collect():
+    _advice(rows, summary)
+    for row in (r for r in rows if r["kind"] == "summary"):
         entry = summary.clusters.setdefault(row["cluster"], {})
         if row["std_before"] is not None:  # None: nothing to do (the note says why)
             entry["std_before"] = round(row["std_before"], 6)
@@ -234,7 +244,8 @@ def _plans(
         if row["warning"]:
             entry["warning"] = row["warning"]
     moves: dict[str, list[str]] = {}
-    for row in transfers.orderBy(*order).collect():
+    moved = [r for r in rows if r["kind"] == "transfer"]
+    for row in sorted(moved, key=lambda r: tuple(r[c] for c in order)):
         move = Move(
             bundle=row["bundle"],
             source=row["source"],
@@ -248,12 +259,11 @@ def _plans(
         if "warning" in entry:  # as a comment, so the script still runs
             lines = [f"# warning: {entry['warning']}", *lines]
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
-    out.fs.delete(out.path("plans_all"))
 
 
-def _advice(plans: DataFrame, summary: RunSummary) -> None:
+def _advice(rows: list[Row], summary: RunSummary) -> None:
     """run.json per cluster: the recommendation (strategy and sentence) and upstream's plan."""
-    for row in plans.where("kind IN ('recommendation', 'upstream')").collect():
+    for row in (r for r in rows if r["kind"] in ("recommendation", "upstream")):
         entry = summary.clusters.setdefault(row["cluster"], {})
         if row["kind"] == "recommendation":
             entry["recommended"] = None if row["label"] == "none" else row["label"]
@@ -280,14 +290,16 @@ def _allocations(
         options.config.allocation,
         seed=options.seed,
     )
-    out.write_table("allocations_all", plans)
-    plans = spark.read.parquet(out.path("allocations_all"))
+    plans, rows = _collected(spark, plans)
     placed = plans.where("error IS NULL").drop("error")
-    out.write_table("allocations", _small(placed, "cluster", "topic", "partition", "replica"))
-    for row in plans.where("error IS NOT NULL").collect():
+    ordered = _small(placed, "cluster", "topic", "partition", "replica", local=True)
+    out.write_table("allocations", ordered)
+    for row in (r for r in rows if r["error"] is not None):
         summary.clusters.setdefault(row["cluster"], {})["allocation_error"] = row["error"]
     assignments: dict[str, dict[tuple[str, int], list[Replica]]] = {}
-    for row in placed.orderBy("cluster", "topic", "partition", "replica").collect():
+    order = ("cluster", "topic", "partition", "replica")
+    ok = [r for r in rows if r["error"] is None]
+    for row in sorted(ok, key=lambda r: tuple(r[c] for c in order)):
         partitions = assignments.setdefault(row["cluster"], {})
         replica = Replica(node=NodeId(row["node"]), core=row["core"])
         partitions.setdefault((row["topic"], row["partition"]), []).append(replica)
@@ -304,7 +316,6 @@ def _allocations(
             entry["kafka_reassignment"] = f"not written: {exc}"
             continue
         out.write_json(f"exports/kafka/{cluster}.json", reassignment(placed_partitions, ids))
-    out.fs.delete(out.path("allocations_all"))
 
 
 def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
@@ -347,8 +358,9 @@ def _count(ingested: Ingested, summary: RunSummary, reports: StagedReports | Non
             "quarantined": bad,
         }
         summary.quarantine_by_rule["load_reports"] = {"bad_report": bad} if bad else {}
-    nodes = ingested.accepted("nodes")
-    for row in (
-        nodes.groupBy("cluster").agg(F.count("*").alias("nodes")).orderBy("cluster").collect()
-    ):
-        summary.clusters[row["cluster"]] = {"nodes": row["nodes"]}
+    # The inventory is local rows (see ingest): counted on the driver, no Spark job.
+    members = Counter(
+        row["cluster"] for row in ingested.accepted("nodes").select("cluster").collect()
+    )
+    for cluster in sorted(members):
+        summary.clusters[cluster] = {"nodes": members[cluster]}

@@ -153,18 +153,16 @@ class _Inventory:
 
     @classmethod
     def of(cls, nodes: DataFrame) -> _Inventory:
-        rows = (
-            nodes.select(
-                "cluster",
-                "node",
-                "cores",
-                "memory_bytes",
-                "nic_bps",
-                serves(Role.BROKER).alias("broker"),
-            )
-            .orderBy("cluster", "node")
-            .collect()
-        )
+        rows = nodes.select(
+            "cluster",
+            "node",
+            "cores",
+            "memory_bytes",
+            "nic_bps",
+            serves(Role.BROKER).alias("broker"),
+        ).collect()
+        # Sorted here, not by Spark: the job's inventory is local rows, read without a job.
+        rows.sort(key=lambda r: (r["cluster"], r["node"]))
         # Nodes and clusters travel to Python as small integers: strings and timestamps are
         # what makes Arrow's hand-over to pandas slow, and every sample would carry them.
         clusters = {name: i for i, name in enumerate(sorted({r["cluster"] for r in rows}))}

@@ -17,6 +17,7 @@ from trimtab.pipeline.fs import HadoopFS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = ["StagedOutput"]
 
@@ -31,6 +32,7 @@ class StagedOutput:
         self._previous = f"{self.target}.previous-{run_id}"
         self.recover()
         self.fs.mkdirs(self.staging)
+        self._schemas: dict[str, StructType] = {}
 
     def recover(self) -> None:
         """Undo a switch interrupted between its two renames; drop dead staging directories."""
@@ -58,6 +60,14 @@ class StagedOutput:
             for column in dictionary:
                 writer = writer.option(f"parquet.enable.dictionary#{column}", "true")
         writer.parquet(self.path(name))
+        self._schemas[name] = frame.schema
+
+    def read_table(self, spark: SparkSession, name: str) -> DataFrame:
+        """A table this run wrote, read back with the schema it was written with: reading
+        Parquet without one runs a Spark job to read a footer for it."""
+        schema = self._schemas.get(name)
+        reader = spark.read if schema is None else spark.read.schema(schema)
+        return reader.parquet(self.path(name))
 
     def write_json(self, name: str, doc: Any) -> None:
         self.fs.write_text(self.path(name), json.dumps(doc, indent=2, default=str) + "\n")

@@ -33,7 +33,7 @@ def write_staged_report(spark: SparkSession, out: StagedOutput, run: dict[str, A
     for name, columns in TABLES.items():
         if not out.fs.exists(out.path(name)):
             continue
-        frame = spark.read.parquet(out.path(name))
+        frame = out.read_table(spark, name)
         if name == "node_load":
             frame = frame.where("latest")
         if name == "quarantine":
