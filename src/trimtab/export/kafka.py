@@ -73,6 +73,7 @@ def broker_ids(nodes: Iterable[str], mapping: Mapping[str, int] | None = None) -
         else:
             missing.append(node)
     if missing:
+        missing.sort()  # the same message whatever order the nodes came in (a set, say)
         shown = ", ".join(missing[:5]) + (
             f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         )
