@@ -26,7 +26,8 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from trimtab.allocation import AllocationRequest, PartitionAssignment, plan_allocations
+from bench.allocation import workload
+from trimtab.allocation import PartitionAssignment, plan_allocations
 from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.planner import RebalancePlan, plan_rebalance
 from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
@@ -69,19 +70,6 @@ def inventory(specs: list[tuple[int, int]], used: list[int]) -> ClusterState:
             for i, (cores, _) in enumerate(specs)
         ],
     )
-
-
-def workload(partitions: int, seed: int) -> list[AllocationRequest]:
-    rng = random.Random(seed)
-    requests: list[AllocationRequest] = []
-    left = partitions
-    while left:
-        size = min(left, int(10 ** rng.uniform(0, 3.5)))
-        requests.append(
-            AllocationRequest(topic=f"topic-{len(requests)}", partitions=size, replication_factor=3)
-        )
-        left -= size
-    return requests
 
 
 def setup(

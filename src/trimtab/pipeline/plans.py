@@ -44,6 +44,7 @@ from trimtab.pipeline.schemas import serves
 from trimtab.shedding import (
     BrokerTelemetry,
     BundleLoads,
+    Decision,
     Folded,
     Limits,
     LoadModel,
@@ -56,7 +57,7 @@ from trimtab.shedding import (
 from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.recommend import Recommendation, recommend
 
-__all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "shedding_plans"]
+__all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "decision_fields", "shedding_plans"]
 
 PLAN_SCHEMA = (
     "cluster string, kind string, cycle int, label string, reason string, broker string, "
@@ -95,7 +96,7 @@ def shedding_plans(
         cluster = str(broker_rows["cluster"].iloc[0])
         if why := nothing_to_shed(built.snapshot):
             # no load to compare: one summary row saying why, no std (never NaN)
-            idle = _row(cluster, "summary", note=f"nothing to do because {why}")
+            idle = _row(cluster, kind="summary", note=f"nothing to do because {why}")
             return pd.DataFrame([idle], columns=PLAN_COLUMNS)
         advice = recommend(
             config,
@@ -205,7 +206,7 @@ def _rows(cluster: str, result: Plan) -> list[dict[str, object]]:
     """A cluster's rows of :data:`PLAN_SCHEMA`: summary, decisions, brokers, cycles."""
     summary = _row(
         cluster,
-        "summary",
+        kind="summary",
         std_before=result.std_before,
         std_after=result.std_after,
         note=f"{len(result.results)} cycles, strategy {result.strategy}",
@@ -219,25 +220,33 @@ def _decision_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
     rows = []
     for cycle, outcome in enumerate(result.results, start=1):
         for decision in outcome.decisions:
-            move = decision.move
             rows.append(
                 _row(
                     cluster,
-                    "transfer" if move is not None else "decision",
                     cycle=cycle,
-                    label=decision.label.value,
-                    reason=decision.reason.value,
-                    broker=decision.broker,
-                    bundle=move.bundle if move else None,
-                    source=move.source if move else None,
-                    destination=move.destination if move else None,
-                    throughput=move.throughput if move else None,
                     std_before=outcome.std,
                     std_after=outcome.std_after,
-                    note=decision.note,
+                    **decision_fields(decision),
                 )
             )
     return rows
+
+
+def decision_fields(decision: Decision) -> dict[str, object]:
+    """A decision as the plan and stream tables hold it: ``kind`` (``transfer`` for a move,
+    else ``decision``), its label and reason, and the move's bundle, brokers and bytes/s."""
+    move = decision.move
+    return {
+        "kind": "transfer" if move is not None else "decision",
+        "label": decision.label.value,
+        "reason": decision.reason.value,
+        "broker": decision.broker,
+        "bundle": move.bundle if move else None,
+        "source": move.source if move else None,
+        "destination": move.destination if move else None,
+        "throughput": move.throughput if move else None,
+        "note": decision.note,
+    }
 
 
 def _load_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
@@ -246,7 +255,7 @@ def _load_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
     rows = [
         _row(
             cluster,
-            "broker",
+            kind="broker",
             broker=broker,
             load_before=load,
             load_after=result.loads_after.get(broker),
@@ -260,7 +269,7 @@ def _load_rows(cluster: str, result: Plan) -> list[dict[str, object]]:
         rows.append(
             _row(
                 cluster,
-                "cycle",
+                kind="cycle",
                 cycle=cycle,
                 label=decision.label.value,
                 reason=decision.reason.value,
@@ -279,13 +288,13 @@ def _advice_rows(cluster: str, advice: Recommendation) -> list[dict[str, object]
     return [
         _row(
             cluster,
-            "recommendation",
+            kind="recommendation",
             label=advice.plan.strategy if advice.apply else "none",
             note=advice.sentence,
         ),
         _row(
             cluster,
-            "upstream",
+            kind="upstream",
             label=up.strategy,
             cycle=len(up.transfers),
             std_before=up.std_before,
@@ -294,7 +303,7 @@ def _advice_rows(cluster: str, advice: Recommendation) -> list[dict[str, object]
     ]
 
 
-def _row(cluster: str, kind: str, **values: object) -> dict[str, object]:
+def _row(cluster: str, **values: object) -> dict[str, object]:
     row: dict[str, object] = dict.fromkeys(PLAN_COLUMNS)
-    row.update(cluster=cluster, kind=kind, **values)
+    row.update(cluster=cluster, **values)
     return row

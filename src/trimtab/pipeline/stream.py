@@ -54,6 +54,7 @@ import pandas as pd
 from trimtab.cluster import NodeState, Role
 from trimtab.config import Config
 from trimtab.pipeline.loads import METRICS, SAMPLE_FIELDS, window_seconds
+from trimtab.pipeline.plans import decision_fields
 from trimtab.shedding import (
     BrokerTelemetry,
     BundleLoads,
@@ -448,23 +449,14 @@ class Decider:
         )
         out = []
         for decision in result.decisions:
-            move = decision.move
             out.append(
                 _empty_out(
-                    kind="transfer" if move is not None else "decision",
                     cluster=cluster,
                     cycle=state.cycles,
                     at_us=at_us,
-                    label=decision.label.value,
-                    reason=decision.reason.value,
-                    broker=decision.broker,
-                    bundle=move.bundle if move else None,
-                    source=move.source if move else None,
-                    destination=move.destination if move else None,
-                    throughput=move.throughput if move else None,
                     std=_finite(result.std),
                     std_after=_finite(result.std_after),
-                    note=decision.note,
+                    **decision_fields(decision),
                 )
             )
         return out
