@@ -173,7 +173,7 @@ class Levels:
 
 @dataclass(slots=True)
 class _Matching:
-    """What steps 3-5 produce: the moves, the skips on the way, and the new predictions."""
+    """What steps 3-6 produce: the moves, the skips on the way, and the new predictions."""
 
     moves: list[Decision]
     notes: list[Decision]
@@ -183,44 +183,20 @@ class _Matching:
         self,
         levels: Levels,
         index: BundleIndex,
-        chosen: list[int],
         pair: tuple[int, int],
         reason: Reason,
         ratio: dict[str, float],
         *,
+        out: list[int],
+        back: tuple[int, ...] = (),
         now: float,
     ) -> None:
-        """The pair's moves, and both brokers shifted by what they carry."""
+        """The pair's moves (``out`` to the destination, and for a trade ``back`` from it),
+        and both brokers shifted by the net bytes/s."""
         src, dst = (levels.loads[i] for i in pair)
-        for i in chosen:
-            move = Move(
-                bundle=index.bundles.names[i],
-                source=src.broker,
-                destination=dst.broker,
-                throughput=float(index.throughput[i]),
-            )
-            self.moves.append(success(reason, move))
-        moved = float(sum(index.throughput[i] for i in chosen))
-        self.predictions.append(levels.shift(pair[0], -moved, ratio[src.broker], now=now))
-        self.predictions.append(levels.shift(pair[1], moved, ratio[dst.broker], now=now))
-
-    def trade(
-        self,
-        levels: Levels,
-        index: BundleIndex,
-        pair: tuple[int, int],
-        out: int,
-        back: list[int],
-        reason: Reason,
-        ratio: dict[str, float],
-        *,
-        now: float,
-    ) -> None:
-        """Step 6's moves: ``out`` to the partner, ``back`` from it; both brokers shifted by
-        the net bytes/s."""
-        src, dst = (levels.loads[i] for i in pair)
-        note = f"trade with {dst.broker}"
-        moves = [(out, src.broker, dst.broker)] + [(i, dst.broker, src.broker) for i in back]
+        note = f"trade with {dst.broker}" if back else ""
+        moves = [(i, src.broker, dst.broker) for i in out]
+        moves += [(i, dst.broker, src.broker) for i in back]
         for i, source, destination in moves:
             move = Move(
                 bundle=index.bundles.names[i],
@@ -229,7 +205,7 @@ class _Matching:
                 throughput=float(index.throughput[i]),
             )
             self.moves.append(success(reason, move, note))
-        net = float(index.throughput[out] - sum(index.throughput[i] for i in back))
+        net = float(sum(index.throughput[i] for i in out) - sum(index.throughput[i] for i in back))
         self.predictions.append(levels.shift(pair[0], -net, ratio[src.broker], now=now))
         self.predictions.append(levels.shift(pair[1], net, ratio[dst.broker], now=now))
 
@@ -343,7 +319,7 @@ class BalancedShedder(Shedder):
             destination = levels.loads[t].broker
             chosen = self._bundles(index, s, amount, state, destination)  # step 5
             if chosen:
-                matching.record(levels, index, chosen, (s, t), reason, ratio, now=now)
+                matching.record(levels, index, (s, t), reason, ratio, out=chosen, now=now)
                 free.remove(t)
                 continue
             traded = (
@@ -358,7 +334,9 @@ class BalancedShedder(Shedder):
                 )
                 continue
             partner, out, back = traded
-            matching.trade(levels, index, (s, partner), out, back, reason, ratio, now=now)
+            matching.record(
+                levels, index, (s, partner), reason, ratio, out=[out], back=back, now=now
+            )
             free.remove(partner)
         return matching
 
@@ -370,12 +348,12 @@ class BalancedShedder(Shedder):
         partners: list[int],
         state: ShedderState,
         ratio: dict[str, float],
-    ) -> tuple[int, int, list[int]] | None:
+    ) -> tuple[int, int, tuple[int, ...]] | None:
         """Step 6: when every bundle of ``s`` is too big to send alone, one bundle out and at
         most :data:`TRADE_BACK` smaller ones back, with one of the first ``partners``; the
         trade that leaves the pair closest to even, made only if it at least halves the
         pair's gap (so noise never pays for a trade). (partner, out, back) or None."""
-        best: tuple[float, int, int, list[int]] | None = None
+        best: tuple[float, int, int, tuple[int, ...]] | None = None
         for t in partners:
             amount = _amount(levels, s, t, ratio, raw=True)
             if amount is None:
@@ -469,23 +447,24 @@ def _amount(
 
 def _closest_trade(
     sizes: FloatArray, out: list[int], back: list[int], amount: float
-) -> tuple[float, int, list[int]] | None:
+) -> tuple[float, int, tuple[int, ...]] | None:
     """The trade (one of ``out`` for at most :data:`TRADE_BACK` of ``back``, each of them
-    smaller) whose net comes closest to ``amount``: (miss, out bundle, back bundles)."""
+    smaller than the one sent) whose net comes closest to ``amount``, the net positive:
+    (miss, out bundle, back bundles)."""
     back_sizes = sizes[np.array(back, dtype=np.intp)]
     combos = [c for r in range(1, TRADE_BACK + 1) for c in combinations(range(len(back)), r)]
     totals = np.array([back_sizes[list(c)].sum() for c in combos])
-    best: tuple[float, int, list[int]] | None = None
+    largest = np.array([back_sizes[list(c)].max() for c in combos])
+    best: tuple[float, int, tuple[int, ...]] | None = None
     for o in out:
         net = float(sizes[o]) - totals
-        # every bundle sent back is smaller than the one sent out, so the net is positive
-        ok = np.array([bool((back_sizes[list(c)] < sizes[o]).all()) for c in combos]) & (net > 0)
+        ok = (largest < sizes[o]) & (net > 0)  # two smaller bundles may still outweigh it
         if not ok.any():
             continue
         miss = np.where(ok, np.abs(net - amount), np.inf)
         k = int(np.argmin(miss))
         if best is None or miss[k] < best[0]:
-            best = (float(miss[k]), o, [back[j] for j in combos[k]])
+            best = (float(miss[k]), o, tuple(back[j] for j in combos[k]))
     return best
 
 
