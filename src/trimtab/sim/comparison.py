@@ -166,12 +166,19 @@ def _start(
     rng: np.random.Generator,
     per: int,
     utilisation: tuple[float, float],
+    *,
+    cadence: bool = False,
 ) -> tuple[_Cluster, random.Random, _Reports]:
-    """A drawn cluster, the RNG that places unload-only moves, and its brokers' reports."""
+    """A drawn cluster, the RNG that places unload-only moves, and its brokers' reports
+    (every sample published, or with ``cadence`` at the shedder's report cadence)."""
     low, high = utilisation
     cluster = _Cluster.draw(caps, rng, per=per, low=low, high=high)
     place = random.Random(int(rng.integers(2**31)))
-    return cluster, place, _Reports(cluster.ids, caps, shedder.config.history_resource_percentage)
+    cfg = shedder.config
+    reports = _Reports(
+        cluster.ids, caps, cfg.history_resource_percentage, cadence=cfg if cadence else None
+    )
+    return cluster, place, reports
 
 
 def _patience(shedder: Shedder, interval: float) -> int:
@@ -253,8 +260,9 @@ def churn_trial(
 ) -> ChurnTrial:
     """Unloads per simulated day of ``shedder`` on a stationary, noisy cluster (see the
     module docstring)."""
-    cluster, place, reports = _start(caps, shedder, rng, bundles_per_broker, utilisation)
-    reports.cadence = shedder.config
+    cluster, place, reports = _start(
+        caps, shedder, rng, bundles_per_broker, utilisation, cadence=True
+    )
     state = ShedderState()
     counted = 0
     moved = 0.0
