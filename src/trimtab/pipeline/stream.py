@@ -45,7 +45,7 @@ import random
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +68,7 @@ from trimtab.shedding import (
     shedder_for,
     snapshot_of,
 )
+from trimtab.shedding.decisions import frozen_map
 from trimtab.shedding.telemetry import fold
 
 if TYPE_CHECKING:
@@ -276,34 +277,29 @@ def _folded_of(doc: Mapping[str, Any]) -> Folded:
 
 
 def _shedder_doc(state: ShedderState) -> dict[str, Any]:
-    return {
-        "hit_count": state.hit_count,
-        "recently_unloaded_bundles": dict(state.recently_unloaded_bundles),
-        "recently_unloaded_brokers": dict(state.recently_unloaded_brokers),
-        "scores": dict(state.scores),
-        "predictions": [asdict(p) for p in state.predictions],
-        "hits_low": dict(state.hits_low),
-        "hits_high": dict(state.hits_high),
-        "spread_hits": state.spread_hits,
-    }
+    """Every field of the shedder's state as JSON values (a field added later comes along)."""
+    doc: dict[str, Any] = {}
+    for f in fields(state):
+        value = getattr(state, f.name)
+        if f.name == "predictions":
+            value = [asdict(p) for p in value]
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        doc[f.name] = value
+    return doc
 
 
 def _shedder_of(doc: Mapping[str, Any]) -> ShedderState:
-    from types import MappingProxyType
-
-    def mapping(key: str) -> Mapping[str, float]:
-        return MappingProxyType({k: float(v) for k, v in doc[key].items()})
-
-    return ShedderState(
-        hit_count=int(doc["hit_count"]),
-        recently_unloaded_bundles=mapping("recently_unloaded_bundles"),
-        recently_unloaded_brokers=mapping("recently_unloaded_brokers"),
-        scores=mapping("scores"),
-        predictions=tuple(Prediction(**p) for p in doc["predictions"]),
-        hits_low=mapping("hits_low"),
-        hits_high=mapping("hits_high"),
-        spread_hits=int(doc["spread_hits"]),
-    )
+    values: dict[str, Any] = {}
+    for f in fields(ShedderState):
+        value = doc[f.name]
+        if f.name == "predictions":
+            values[f.name] = tuple(Prediction(**p) for p in value)
+        elif isinstance(value, Mapping):
+            values[f.name] = frozen_map((k, float(v)) for k, v in value.items())
+        else:
+            values[f.name] = int(value)
+    return ShedderState(**values)
 
 
 def _iso(us: int) -> str:
