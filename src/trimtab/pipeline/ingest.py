@@ -65,6 +65,7 @@ __all__ = [
     "repeated_keys",
     "resolve_copies",
     "summarize",
+    "typed_columns",
     "unknown_members",
 ]
 
@@ -342,6 +343,33 @@ def _fix(table: InputTable) -> str:
     )
 
 
+def typed_columns(
+    table: InputTable, fmt: str, present: Sequence[str], stored: Mapping[str, str]
+) -> tuple[list[SparkColumn], SparkColumn, dict[str, SparkColumn]]:
+    """From the input columns set aside as ``_in_<name>``: each contract column typed (null
+    when absent), ``_type_errors`` (the names of the cells that did not parse), and each
+    column's input as text for the reasons. ``stored`` gives a Parquet file's column types."""
+    typed: list[SparkColumn] = []
+    type_errors: list[SparkColumn] = []
+    texts: dict[str, SparkColumn] = {}
+    for column in table.columns:
+        if column.name not in present:
+            typed.append(F.lit(None).cast(SPARK_TYPES[column.type]).alias(column.name))
+            texts[column.name] = F.lit(None).cast("string")
+            continue
+        source = F.col(f"_in_{column.name}")
+        # A Parquet column stored as text is read as a CSV cell is (epoch seconds, ISO 8601).
+        as_text = fmt != "parquet" or stored.get(column.name) == "string"
+        texts[column.name] = source if as_text else source.cast("string")
+        value = _typed(source, column.type, "csv" if as_text else fmt)
+        typed.append(value.alias(column.name))
+        if as_text and column.type != "string":
+            failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
+            type_errors.append(F.when(failed, F.lit(column.name)))
+    errors = F.concat_ws(",", *type_errors) if type_errors else F.lit("")
+    return typed, errors, texts
+
+
 def _read_group(
     spark: SparkSession,
     fmt: str,
@@ -391,24 +419,7 @@ def _read_group(
         (F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")).alias("_corrupt"),
         F.col("_metadata.file_path").alias("_source_file"),
     )
-    typed: list[SparkColumn] = []
-    type_errors: list[SparkColumn] = []
-    texts: dict[str, SparkColumn] = {}
-    for column in table.columns:
-        if column.name not in present:
-            typed.append(F.lit(None).cast(SPARK_TYPES[column.type]).alias(column.name))
-            texts[column.name] = F.lit(None).cast("string")
-            continue
-        source = F.col(f"_in_{column.name}")
-        # A Parquet column stored as text is read as a CSV cell is (epoch seconds, ISO 8601).
-        as_text = fmt != "parquet" or stored.get(column.name) == "string"
-        texts[column.name] = source if as_text else source.cast("string")
-        value = _typed(source, column.type, "csv" if as_text else fmt)
-        typed.append(value.alias(column.name))
-        if as_text and column.type != "string":
-            failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
-            type_errors.append(F.when(failed, F.lit(column.name)))
-    errors = F.concat_ws(",", *type_errors) if type_errors else F.lit("")
+    typed, errors, texts = typed_columns(table, fmt, present, stored)
     typed_frame = frame.select("*", *typed, errors.alias("_type_errors"))
     limit = F.lit(now).cast("timestamp") + F.expr(f"INTERVAL {int(future_tolerance_s)} SECONDS")
     first = row_rules(table, texts, limit)

@@ -686,7 +686,7 @@ def _one_stream(
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from trimtab.pipeline.ingest import _typed
+    from trimtab.pipeline.ingest import typed_columns
     from trimtab.pipeline.rules import key_verdict, row_rules
     from trimtab.pipeline.schemas import SPARK_TYPES
 
@@ -709,21 +709,9 @@ def _one_stream(
         F.col("_metadata.file_path").alias("_source_file"),
         F.unix_micros(F.col("_metadata.file_modification_time")).alias("_landed_us"),
     )
-    typed: list[SparkColumn] = []
-    errors: list[SparkColumn] = []
-    texts: dict[str, SparkColumn] = {}
-    for column in table.columns:
-        source = F.col(f"_in_{column.name}")
-        as_text = fmt != "parquet"
-        texts[column.name] = source if as_text else source.cast("string")
-        value = _typed(source, column.type, "csv" if as_text else fmt)
-        typed.append(value.alias(column.name))
-        if as_text and column.type != "string":
-            failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
-            errors.append(F.when(failed, F.lit(column.name)))
-    frame = frame.select(
-        "*", *typed, (F.concat_ws(",", *errors) if errors else F.lit("")).alias("_type_errors")
-    )
+    # every column is in the stream's schema, Parquet ones with the contract's types
+    typed, errors, texts = typed_columns(table, fmt, names, {})
+    frame = frame.select("*", *typed, errors.alias("_type_errors"))
     limit = F.current_timestamp() + F.expr(f"INTERVAL {int(options.future_tolerance_s)} SECONDS")
     first = row_rules(table, texts, limit)
     verdict = key_verdict(table)
