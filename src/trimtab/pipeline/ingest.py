@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -50,7 +50,16 @@ from pyspark.sql import types as T
 
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
-from trimtab.pipeline.rules import key_verdict, parse_long, parse_timestamp, row_rules
+from trimtab.pipeline.rules import (
+    Sql,
+    key_verdict,
+    key_verdict_sql,
+    parse_long,
+    parse_timestamp,
+    q,
+    row_rules_sql,
+    text,
+)
 from trimtab.pipeline.schemas import INPUT_TABLES, SPARK_TYPES, InputTable
 
 __all__ = [
@@ -66,6 +75,7 @@ __all__ = [
     "resolve_copies",
     "summarize",
     "typed_columns",
+    "typed_sql",
     "unknown_members",
 ]
 
@@ -230,7 +240,7 @@ def ingest(
             assert repeated is not None
             marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
             rows = (
-                rows.withColumn("_key_hash", _key_hash(table))
+                rows.withColumn("_key_hash", F.expr(_key_hash(table)))
                 .join(F.broadcast(marks), "_key_hash", "left")
                 .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
                 .drop("_key_hash")
@@ -345,29 +355,40 @@ def _fix(table: InputTable) -> str:
 
 def typed_columns(
     table: InputTable, fmt: str, present: Sequence[str], stored: Mapping[str, str]
-) -> tuple[list[SparkColumn], SparkColumn, dict[str, SparkColumn]]:
+) -> tuple[list[SparkColumn], SparkColumn, dict[str, Sql]]:
+    """:func:`typed_sql` as columns (each parsed once), with the texts left as SQL for
+    :func:`~trimtab.pipeline.rules.row_rules`."""
+    typed, errors, texts = typed_sql(table, fmt, present, stored)
+    return [F.expr(c) for c in typed], F.expr(errors), texts
+
+
+def typed_sql(
+    table: InputTable, fmt: str, present: Sequence[str], stored: Mapping[str, str]
+) -> tuple[list[Sql], Sql, dict[str, Sql]]:
     """From the input columns set aside as ``_in_<name>``: each contract column typed (null
-    when absent), ``_type_errors`` (the names of the cells that did not parse), and each
-    column's input as text for the reasons. ``stored`` gives a Parquet file's column types."""
-    typed: list[SparkColumn] = []
-    type_errors: list[SparkColumn] = []
-    texts: dict[str, SparkColumn] = {}
+    when absent) and named, ``_type_errors`` (the names of the cells that did not parse), and
+    each column's input as text for the reasons, as SQL. ``stored`` gives a Parquet file's
+    column types."""
+    typed: list[Sql] = []
+    type_errors: list[Sql] = []
+    texts: dict[str, Sql] = {}
     for column in table.columns:
+        sql_type = SPARK_TYPES[column.type].simpleString()
         if column.name not in present:
-            typed.append(F.lit(None).cast(SPARK_TYPES[column.type]).alias(column.name))
-            texts[column.name] = F.lit(None).cast("string")
+            typed.append(f"CAST(NULL AS {sql_type}) AS {q(column.name)}")
+            texts[column.name] = "CAST(NULL AS STRING)"
             continue
-        source = F.col(f"_in_{column.name}")
+        source = q(f"_in_{column.name}")
         # A Parquet column stored as text is read as a CSV cell is (epoch seconds, ISO 8601).
         as_text = fmt != "parquet" or stored.get(column.name) == "string"
-        texts[column.name] = source if as_text else source.cast("string")
+        texts[column.name] = source if as_text else f"CAST({source} AS STRING)"
         value = _typed(source, column.type, "csv" if as_text else fmt)
-        typed.append(value.alias(column.name))
+        typed.append(f"{value} AS {q(column.name)}")
         if as_text and column.type != "string":
-            failed = source.isNotNull() & (F.trim(source) != "") & value.isNull()
-            type_errors.append(F.when(failed, F.lit(column.name)))
-    errors = F.concat_ws(",", *type_errors) if type_errors else F.lit("")
-    return typed, errors, texts
+            failed = f"{source} IS NOT NULL AND trim({source}) != '' AND {value} IS NULL"
+            type_errors.append(f"CASE WHEN {failed} THEN {text(column.name)} END")
+    errors = f"concat_ws(',', {', '.join(type_errors)})" if type_errors else "''"
+    return typed, f"{errors} AS `_type_errors`", texts
 
 
 def _read_group(
@@ -414,35 +435,46 @@ def _read_group(
     known = [c.name for c in table.columns if c.name in present]
     # The input columns step aside (``_in_<name>``) so the typed columns can take their names;
     # the raw row and the text of a timestamp are built only inside the rules' lazy branches.
-    frame = frame.select(
-        *(F.col(c).alias(f"_in_{c}") for c in known),
-        (F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")).alias("_corrupt"),
-        F.col("_metadata.file_path").alias("_source_file"),
+    # Everything is SQL text, parsed once per expression (see trimtab.pipeline.rules.Sql).
+    corrupt = q(_CORRUPT) if fmt != "parquet" else "CAST(NULL AS STRING)"
+    frame = frame.selectExpr(
+        *(f"{q(c)} AS {q(f'_in_{c}')}" for c in known),
+        f"{corrupt} AS `_corrupt`",
+        "`_metadata`.`file_path` AS `_source_file`",
     )
-    typed, errors, texts = typed_columns(table, fmt, present, stored)
-    typed_frame = frame.select("*", *typed, errors.alias("_type_errors"))
-    limit = F.lit(now).cast("timestamp") + F.expr(f"INTERVAL {int(future_tolerance_s)} SECONDS")
-    first = row_rules(table, texts, limit)
-    original = F.struct(*[F.col(f"_in_{c}").alias(c) for c in known])
-    ruled = typed_frame.select("*", first.alias("_first"))
-    return ruled.select(
-        *(c.name for c in table.columns),
-        "_source_file",
-        "_first",
+    typed, errors, texts = typed_sql(table, fmt, present, stored)
+    typed_frame = frame.selectExpr("*", *typed, errors)
+    limit = f"timestamp_micros({_micros(now)}) + INTERVAL {int(future_tolerance_s)} SECONDS"
+    first = row_rules_sql(table, texts, limit)
+    original = ", ".join(f"{text(c)}, {q(f'_in_{c}')}" for c in known)
+    ruled = typed_frame.selectExpr("*", f"{first} AS `_first`")
+    return ruled.selectExpr(
+        *(q(c.name) for c in table.columns),
+        "`_source_file`",
+        "`_first`",
         # The raw row is rendered only for rows already refused: good rows never pay for JSON.
-        F.when(F.col("_first").isNotNull(), F.to_json(original)).alias("_raw"),
+        f"CASE WHEN `_first` IS NOT NULL THEN to_json(named_struct({original})) END AS `_raw`",
     )
 
 
-def _typed(source: SparkColumn, type_: str, fmt: str) -> SparkColumn:
+def _micros(moment: datetime) -> int:
+    """A time as microseconds since the epoch (a naive one is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return round(moment.timestamp() * 1_000_000)
+
+
+def _typed(source: Sql, type_: str, fmt: str) -> Sql:
     """An input column as its canonical type; text is read as the Python readers read it."""
     if fmt == "parquet":
-        return source if type_ == "timestamp" else source.try_cast(SPARK_TYPES[type_])
+        if type_ == "timestamp":
+            return source
+        return f"TRY_CAST({source} AS {SPARK_TYPES[type_].simpleString()})"
     if type_ == "timestamp":
         return parse_timestamp(source)
     if type_ == "long":
         return parse_long(source)
-    return source.try_cast(SPARK_TYPES[type_])
+    return f"TRY_CAST({source} AS {SPARK_TYPES[type_].simpleString()})"
 
 
 def _ts(table: InputTable) -> list[str]:
@@ -454,20 +486,13 @@ def _others(table: InputTable) -> list[str]:
     return [k for k in table.keys if k not in _ts(table)]
 
 
-def _present(columns: Sequence[str]) -> SparkColumn:
+def _present(columns: Sequence[str]) -> Sql:
     """True where none of ``columns`` is null."""
-    present = F.lit(True)
-    for column in columns:
-        present = present & F.col(column).isNotNull()
-    return present
+    return "(" + " AND ".join(["true", *(f"{q(c)} IS NOT NULL" for c in columns)]) + ")"
 
 
-def _blank(column: SparkColumn) -> SparkColumn:
-    return column.isNull() | (F.trim(column) == "")
-
-
-def _key_hash(table: InputTable) -> SparkColumn:
-    return F.xxhash64(*table.keys)
+def _key_hash(table: InputTable) -> Sql:
+    return f"xxhash64({', '.join(q(k) for k in table.keys)})"
 
 
 def check(frame: DataFrame) -> DataFrame:
@@ -492,10 +517,9 @@ def _default_cluster(rows: DataFrame, table: InputTable, clusters: Sequence[str]
     optional = any(c.name == "cluster" and not c.required for c in table.columns)
     if not optional or not clusters:
         return rows
-    only = F.lit(clusters[0] if len(clusters) == 1 else "")
-    return rows.withColumn(
-        "cluster", F.when(_blank(F.col("cluster")), only).otherwise(F.col("cluster"))
-    )
+    only = text(clusters[0] if len(clusters) == 1 else "")
+    blank = "`cluster` IS NULL OR trim(`cluster`) = ''"
+    return rows.withColumn("cluster", F.expr(f"CASE WHEN {blank} THEN {only} ELSE `cluster` END"))
 
 
 def _verdict_keys(unknown: DataFrame) -> list[str]:
@@ -536,32 +560,30 @@ def _with_verdict(
     """``summary`` with ``_member_rule`` and ``_member_reason``: the first key or membership
     rule its key breaks (null where none does, or where a key column is null)."""
     keys = _verdict_columns(summary, table)
-    verdict = key_verdict(table) if table is not None else None
-    groups = summary
-    rule, reason = verdict if verdict is not None else (F.when(F.lit(False), F.lit("")),) * 2
-    outside = ~F.col("cluster").isin(*clusters)
-    rule = rule.when(outside, F.lit("unknown_cluster"))
+    found = key_verdict_sql(table) if table is not None else []
+    rules = [f"WHEN {cond} THEN {text(name)}" for name, cond, _ in found]
+    reasons = [f"WHEN {cond} THEN {why}" for _, cond, why in found]
+    listed = ", ".join(text(c) for c in clusters)
+    outside = f"NOT (`cluster` IN ({listed}))" if clusters else "true"
+    rules.append(f"WHEN {outside} THEN 'unknown_cluster'")
     several = f"no cluster given and the inventory has {len(clusters)} clusters"
-    reason = reason.when(F.col("cluster") == "", F.lit(several)).when(
-        outside, F.format_string("cluster %s is not in the inventory", F.col("cluster"))
+    reasons.append(f"WHEN `cluster` = '' THEN {text(several)}")
+    reasons.append(
+        f"WHEN {outside} THEN format_string('cluster %s is not in the inventory', `cluster`)"
     )
+    groups = summary
     node = next((k for k in ("node", "broker") if k in keys), None)
     if node is not None:
-        known = nodes.select("cluster", F.col("node").alias(node), F.lit(True).alias("_known"))
+        known = nodes.selectExpr("`cluster`", f"`node` AS {q(node)}", "true AS `_known`")
         groups = groups.join(known, ["cluster", node], "left")
-        missing = F.col("_known").isNull()
-        rule = rule.when(missing, F.lit("unknown_node"))
-        reason = reason.when(
-            missing,
-            F.format_string(
-                f"{node} %s is not a node of cluster %s", F.col(node), F.col("cluster")
-            ),
-        )
+        rules.append("WHEN `_known` IS NULL THEN 'unknown_node'")
+        missing = text(f"{node} %s is not a node of cluster %s")
+        reasons.append(f"WHEN `_known` IS NULL THEN format_string({missing}, {q(node)}, `cluster`)")
     present = _present(keys)
-    return groups.select(
-        *summary.columns,
-        F.when(present, rule).alias("_member_rule"),
-        F.when(present, reason).alias("_member_reason"),
+    return groups.selectExpr(
+        *(q(c) for c in summary.columns),
+        f"CASE WHEN {present} THEN CASE {' '.join(rules)} END END AS `_member_rule`",
+        f"CASE WHEN {present} THEN CASE {' '.join(reasons)} END END AS `_member_reason`",
     )
 
 
@@ -577,21 +599,20 @@ def _probe(
     verdict = "_member_rule" in summary.columns
     keys = _verdict_columns(summary, table) if verdict else []
     # The hash of (key, repeated time), columns in the table's key order as _key_hash has them.
-    hashes = F.transform(
-        "_repeated", lambda t: F.xxhash64(*(t if k == stamp else F.col(k) for k in table.keys))
-    )
+    parts = ", ".join("`_t`" if k == stamp else q(k) for k in table.keys)
+    hashes = f"transform(`_repeated`, `_t` -> xxhash64({parts}))"
+    listed = f"{_present(others)} AND `_repeated` IS NOT NULL"
     aggregates = [
-        F.sum("_rows").alias("rows"),
-        F.flatten(
-            F.collect_list(F.when(_present(others) & F.col("_repeated").isNotNull(), hashes))
-        ).alias("repeated"),
+        "sum(`_rows`) AS `rows`",
+        f"flatten(collect_list(CASE WHEN {listed} THEN {hashes} END)) AS `repeated`",
     ]
     if verdict:
-        refused = F.struct(*keys, "_member_rule", "_member_reason")
+        refused = ", ".join(q(c) for c in (*keys, "_member_rule", "_member_reason"))
         aggregates.append(
-            F.collect_list(F.when(F.col("_member_rule").isNotNull(), refused)).alias("unknown")
+            f"collect_list(CASE WHEN `_member_rule` IS NOT NULL THEN struct({refused}) END)"
+            " AS `unknown`"
         )
-    got = summary.agg(*aggregates).collect()[0]
+    got = summary.selectExpr(*aggregates).collect()[0]
     unknown = None
     if verdict and got["unknown"]:
         fields = [summary.schema[k] for k in (*keys, "_member_rule", "_member_reason")]
@@ -606,13 +627,13 @@ def _probe(
 def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> DataFrame:
     """``rows`` with the key or membership rule applied where no row-local rule refused the
     row first; ``_unknown`` marks the rows it refused."""
-    hit = F.col("_rule").isNull() & F.col("_member_rule").isNotNull()
+    hit = "`_rule` IS NULL AND `_member_rule` IS NOT NULL"
     joined = rows.join(F.broadcast(unknown), _verdict_keys(unknown), "left")
     refused = _refuse(
-        joined.withColumn("_unknown", hit),
+        joined.withColumn("_unknown", F.expr(hit)),
         "_unknown",
-        F.col("_member_rule"),
-        F.col("_member_reason"),
+        "`_member_rule`",
+        "`_member_reason`",
         table,
     )
     return refused.drop("_member_rule", "_member_reason")
@@ -633,37 +654,39 @@ def summarize(
     newest accepted values: those need no duplicate check first.
     """
     stamps, others = _ts(table), _others(table)
-    seen = F.col(stamps[0]) if stamps else F.lit(0)
+    seen = q(stamps[0]) if stamps else "0"
+    every = ", ".join(q(c) for c in rows.columns)
     aggregates = [
-        F.collect_list(seen).alias("_seen"),  # skips null times
-        F.collect_list(F.when(F.col("_rule").isNotNull(), F.struct(*rows.columns))).alias(
-            "_refused"
-        ),
+        f"collect_list({seen}) AS `_seen`",  # skips null times
+        f"collect_list(CASE WHEN `_rule` IS NOT NULL THEN struct({every}) END) AS `_refused`",
     ]
     values: list[str] = []
     if latest and stamps:
-        newest = F.when(F.col("_rule").isNull(), F.col(stamps[0]))
+        newest = f"CASE WHEN `_rule` IS NULL THEN {q(stamps[0])} END"
         values = [c.name for c in table.columns if c.name not in table.keys]
-        aggregates.append(F.max(newest).alias(stamps[0]))
-        aggregates.extend(F.max_by(c, newest).alias(c) for c in values)
+        aggregates.append(f"max({newest}) AS {q(stamps[0])}")
+        aggregates.extend(f"max_by({q(c)}, {newest}) AS {q(c)}" for c in values)
     kept = [*others, *(stamps if values else []), *values, "_refused"]
     if counted:
-        aggregates.append(F.count(F.lit(1)).alias("_rows"))
+        aggregates.append("count(1) AS `_rows`")
         kept.append("_rows")
-    grouped = rows.groupBy(*others).agg(*aggregates)
+    grouped = rows.groupBy(*others).agg(*(F.expr(a) for a in aggregates))
     # Keys are checked per group, not per row: a group with a null key holds only refused rows.
-    repeats = _present(others) & (F.size(F.array_distinct("_seen")) < F.size("_seen"))
-    ordered = grouped.select(*kept, F.when(repeats, F.sort_array("_seen")).alias("_sorted"))
+    repeats = f"{_present(others)} AND size(array_distinct(`_seen`)) < size(`_seen`)"
     # In the sorted times a repeat sits next to its copy (sequence indices are 1-based).
-    adjacent = F.transform(
-        F.sequence(F.lit(2), F.size("_sorted")),
-        lambda i: F.when(
-            F.element_at("_sorted", i) == F.element_at("_sorted", i - 1),
-            F.element_at("_sorted", i),
-        ),
+    at = "element_at(`_sorted`, {})"
+    adjacent = (
+        f"transform(sequence(2, size(`_sorted`)), i -> CASE WHEN {at.format('i')} = "
+        f"{at.format('i - 1')} THEN {at.format('i')} END)"
     )
-    repeated = F.array_distinct(F.filter(adjacent, lambda t: t.isNotNull()))
-    return ordered.select(*kept, F.when(F.col("_sorted").isNotNull(), repeated).alias("_repeated"))
+    repeated = f"array_distinct(filter({adjacent}, t -> t IS NOT NULL))"
+    names = [q(c) for c in kept]
+    ordered = grouped.selectExpr(
+        *names, f"CASE WHEN {repeats} THEN sort_array(`_seen`) END AS `_sorted`"
+    )
+    return ordered.selectExpr(
+        *names, f"CASE WHEN `_sorted` IS NOT NULL THEN {repeated} END AS `_repeated`"
+    )
 
 
 def repeated_keys(summary: DataFrame, table: InputTable) -> DataFrame:
@@ -671,7 +694,7 @@ def repeated_keys(summary: DataFrame, table: InputTable) -> DataFrame:
     stamps = _ts(table)
     time = stamps[0] if stamps else "_t"
     exploded = summary.select(*_others(table), F.explode("_repeated").alias(time))
-    return exploded.select(_key_hash(table).alias("_key_hash")).distinct()
+    return exploded.selectExpr(f"{_key_hash(table)} AS `_key_hash`").distinct()
 
 
 def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
@@ -682,26 +705,29 @@ def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
     verdict. Only these few rows are shuffled.
     """
     keys = list(table.keys)
-    accepted = F.col("_rule").isNull()
-    group = Window.partitionBy(accepted, *keys)
-    content = F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
-    marked = few.withColumn("_content", content)
-    variants = F.collect_list(F.struct("_content", "_source_file")).over(group)
-    other = F.filter(variants, lambda v: v["_content"] != F.col("_content"))
-    conflict = accepted & (F.size(other) > 0)
-    copy = accepted & ~conflict & (F.row_number().over(group.orderBy("_pos")) > 1)
-    what = F.concat_ws(", ", *(F.concat(F.lit(f"{k} "), F.col(k).cast("string")) for k in keys))
-    reason = F.when(
-        conflict,
-        F.format_string(
-            "conflicting rows for %s: this one and one in %s differ, so both are refused",
-            what,
-            F.element_at(other, 1)["_source_file"],
-        ),
-    ).otherwise(F.concat(F.lit("an exact duplicate of an earlier row for "), what))
-    rule = F.when(conflict, F.lit("conflict")).otherwise(F.lit("duplicate"))
-    marked = marked.withColumn("_repeat", conflict | copy)
-    return _refuse(marked, "_repeat", rule, reason, table).drop("_repeat", "_content")
+    group = f"PARTITION BY `_rule` IS NULL, {', '.join(q(k) for k in keys)}"
+    content = f"to_json(struct({', '.join(q(c.name) for c in table.columns)}))"
+    marked = few.withColumn("_content", F.expr(content))
+    variants = f"collect_list(struct(`_content`, `_source_file`)) OVER ({group})"
+    marked = marked.selectExpr(
+        "*",
+        f"filter({variants}, v -> v._content != `_content`) AS `_other`",
+        f"row_number() OVER ({group} ORDER BY `_pos`) AS `_nth`",
+    )
+    conflict = "(`_rule` IS NULL AND size(`_other`) > 0)"
+    copy = f"(`_rule` IS NULL AND NOT {conflict} AND `_nth` > 1)"
+    what = ", ".join(f"concat({text(k + ' ')}, CAST({q(k)} AS STRING))" for k in keys)
+    what = f"concat_ws(', ', {what})"
+    differ = text("conflicting rows for %s: this one and one in %s differ, so both are refused")
+    reason = (
+        f"CASE WHEN {conflict} THEN format_string({differ}, {what}, "
+        "element_at(`_other`, 1)._source_file) "
+        f"ELSE concat('an exact duplicate of an earlier row for ', {what}) END"
+    )
+    rule = f"CASE WHEN {conflict} THEN 'conflict' ELSE 'duplicate' END"
+    marked = marked.withColumn("_repeat", F.expr(f"{conflict} OR {copy}"))
+    refused = _refuse(marked, "_repeat", rule, reason, table)
+    return refused.drop("_repeat", "_content", "_other", "_nth")
 
 
 def _without_conflicts(latest: DataFrame, checked: CheckedTable, table: InputTable) -> DataFrame:
@@ -727,20 +753,20 @@ def _without_conflicts(latest: DataFrame, checked: CheckedTable, table: InputTab
     return latest.join(conflicted, others, "left_anti").unionByName(again)
 
 
-def _refuse(
-    frame: DataFrame, flag: str, rule: SparkColumn, reason: SparkColumn, table: InputTable
-) -> DataFrame:
+def _refuse(frame: DataFrame, flag: str, rule: Sql, reason: Sql, table: InputTable) -> DataFrame:
     """``frame`` with ``rule`` and ``reason`` set where column ``flag`` is true, and the raw
     row rendered from the typed values (a row refused by a rule needing other rows parsed
-    cleanly). Elsewhere the verdict stays; ``flag`` is a column, so it is read before
-    ``_rule`` changes."""
-    hit = F.col(flag)
-    return (
-        frame.withColumn("_raw", F.when(hit, _typed_json(table)).otherwise(F.col("_raw")))
-        .withColumn("_reason", F.when(hit, reason).otherwise(F.col("_reason")))
-        .withColumn("_rule", F.when(hit, rule).otherwise(F.col("_rule")))
+    cleanly). Elsewhere the verdict stays; all three are computed from the frame as it was."""
+    hit = q(flag)
+    changed = {
+        "_raw": f"CASE WHEN {hit} THEN {_typed_json(table)} ELSE `_raw` END",
+        "_reason": f"CASE WHEN {hit} THEN {reason} ELSE `_reason` END",
+        "_rule": f"CASE WHEN {hit} THEN {rule} ELSE `_rule` END",
+    }
+    return frame.selectExpr(
+        *(f"{changed[c]} AS {q(c)}" if c in changed else q(c) for c in frame.columns)
     )
 
 
-def _typed_json(table: InputTable) -> SparkColumn:
-    return F.to_json(F.struct(*[F.col(c.name) for c in table.columns]))
+def _typed_json(table: InputTable) -> Sql:
+    return f"to_json(struct({', '.join(q(c.name) for c in table.columns)}))"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import reduce
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import functions as F
@@ -34,10 +33,15 @@ from trimtab.contract import (
 __all__ = [
     "KEY_CHECKS",
     "SPARK_CHECKS",
+    "Sql",
     "key_verdict",
+    "key_verdict_sql",
     "parse_long",
     "parse_timestamp",
+    "q",
     "row_rules",
+    "row_rules_sql",
+    "text",
 ]
 
 _NUMBERS = (Kind.FRACTION, Kind.RATE)
@@ -48,14 +52,28 @@ _EPOCH_MAX = 1e11
 @dataclass(frozen=True, slots=True)
 class _Ctx:
     """What a rule needs: the table, each column's input as text (reasons only), and the
-    latest time a sample may have."""
+    latest time a sample may have (all as Spark SQL)."""
 
     table: Table
-    texts: dict[str, SparkColumn]
-    limit: SparkColumn
+    texts: dict[str, Sql]
+    limit: Sql
 
 
-Found = list[tuple[SparkColumn, SparkColumn]]
+#: A Spark SQL expression. The rules are written as SQL text and parsed once per table by
+#: ``F.expr``: building them as Column objects cost one Py4J round trip per operator, some
+#: 25,000 calls (seconds) per run on the driver however few rows there are.
+Sql = str
+Found = list[tuple[Sql, Sql]]
+
+
+def q(name: str) -> Sql:
+    """A column name as SQL."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def text(value: str) -> Sql:
+    """A string literal as SQL (Spark's parser unescapes backslashes, so they are doubled)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 #: The Spark check of each row rule of scope "row" (Python's are in trimtab.contract).
@@ -73,44 +91,53 @@ def _spark(rule: str) -> Callable[[Callable[[_Ctx], Found]], Callable[[_Ctx], Fo
     return register
 
 
-def _blank(column: SparkColumn) -> SparkColumn:
-    return column.isNull() | (F.trim(column) == "")
+def _blank(column: Sql) -> Sql:
+    return f"({column} IS NULL OR trim({column}) = '')"
 
 
-def _any(conditions: Sequence[SparkColumn]) -> SparkColumn | None:
-    return reduce(lambda a, b: a | b, conditions) if conditions else None
+def _any(conditions: Sequence[Sql]) -> Sql | None:
+    return "(" + " OR ".join(conditions) + ")" if conditions else None
 
 
-def _first_of(columns: Sequence[Column], hit: Callable[[SparkColumn], SparkColumn]) -> Found:
+def _first_non_null(parts: Sequence[Sql]) -> Sql:
+    return f"coalesce({', '.join(parts)})"
+
+
+def _first_of(columns: Sequence[Column], hit: Callable[[Sql], Sql]) -> Found:
     """One condition for all ``columns``; the reason names the first one hit, built lazily."""
-    cond = _any([hit(F.col(c.name)) for c in columns])
+    cond = _any([hit(q(c.name)) for c in columns])
     if cond is None:
         return []
-    which = F.coalesce(*[F.when(hit(F.col(c.name)), F.lit(c.name)) for c in columns])
+    which = _first_non_null(
+        [f"CASE WHEN {hit(q(c.name))} THEN {text(c.name)} END" for c in columns]
+    )
     return [(cond, which)]
 
 
-def parse_long(source: SparkColumn) -> SparkColumn:
+def _format(template: str, *args: Sql) -> Sql:
+    return f"format_string({', '.join([text(template), *args])})"
+
+
+def parse_long(source: Sql) -> Sql:
     """A text cell as a long: ``8`` and also whole floats (``8.0``, ``1e3``), as the Python
     readers take them; null if not whole or beyond a long."""
-    as_double = source.try_cast("double")
+    as_double = f"TRY_CAST({source} AS DOUBLE)"
     # ``% 1`` rather than floor(), which is a long and would overflow on 1e20.
-    whole = (as_double % 1 == 0) & (F.abs(as_double) < float(LONG_MAX))
-    return F.coalesce(source.try_cast("long"), F.when(whole, as_double.cast("long")))
+    whole = f"({as_double} % 1 = 0 AND abs({as_double}) < {float(LONG_MAX)!r})"
+    fallback = f"CASE WHEN {whole} THEN CAST({as_double} AS BIGINT) END"
+    return f"coalesce(TRY_CAST({source} AS BIGINT), {fallback})"
 
 
-def parse_timestamp(source: SparkColumn) -> SparkColumn:
+def parse_timestamp(source: Sql) -> Sql:
     """A text cell as a timestamp: ISO 8601, or epoch seconds as the Python readers take."""
-    seconds = source.try_cast("double")
-    epoch = F.when(F.abs(seconds) < _EPOCH_MAX, F.timestamp_seconds(seconds))
-    return F.coalesce(F.try_to_timestamp(source), epoch)
+    seconds = f"TRY_CAST({source} AS DOUBLE)"
+    epoch = f"CASE WHEN abs({seconds}) < {_EPOCH_MAX!r} THEN timestamp_seconds({seconds}) END"
+    return f"coalesce(try_to_timestamp({source}), {epoch})"
 
 
 @_spark("malformed")
 def _malformed(ctx: _Ctx) -> Found:
-    return [
-        (F.col("_corrupt").isNotNull(), F.lit("the line does not parse as a row of this table"))
-    ]
+    return [("`_corrupt` IS NOT NULL", text("the line does not parse as a row of this table"))]
 
 
 @_spark("missing_key")
@@ -120,29 +147,24 @@ def _missing_key(ctx: _Ctx) -> Found:
         if not (column.key and column.required):
             continue
         if column.kind is Kind.TIMESTAMP:
-            missing = F.col(column.name).isNull() & _blank(ctx.texts[column.name])
+            missing = f"({q(column.name)} IS NULL AND {_blank(ctx.texts[column.name])})"
         else:
-            missing = _blank(F.col(column.name))
-        found.append((missing, F.lit(f"missing {column.name}")))
+            missing = _blank(q(column.name))
+        found.append((missing, text(f"missing {column.name}")))
     return found
 
 
 @_spark("bad_timestamp")
 def _bad_timestamp(ctx: _Ctx) -> Found:
     return [
-        (
-            F.col(c.name).isNull(),
-            F.format_string(f"{c.name} %s is not a timestamp", ctx.texts[c.name]),
-        )
+        (f"{q(c.name)} IS NULL", _format(f"{c.name} %s is not a timestamp", ctx.texts[c.name]))
         for c in ctx.table.of(Kind.TIMESTAMP)
     ]
 
 
 @_spark("wrong_type")
 def _wrong_type(ctx: _Ctx) -> Found:
-    return [
-        (F.col("_type_errors") != "", F.format_string("not a number: %s", F.col("_type_errors")))
-    ]
+    return [("`_type_errors` != ''", _format("not a number: %s", "`_type_errors`"))]
 
 
 @_spark("missing_value")
@@ -152,10 +174,12 @@ def _missing_value(ctx: _Ctx) -> Found:
     numbers = [c for c in columns if c.type != "string"]
     if numbers:
         # One null test for all: a sum of zeros is null when any term is (``* 0``: no overflow).
-        cond = _zeros(numbers).isNull()
-        which = F.coalesce(*[F.when(F.col(c.name).isNull(), F.lit(c.name)) for c in numbers])
+        cond = f"{_zeros(numbers)} IS NULL"
+        which = _first_non_null(
+            [f"CASE WHEN {q(c.name)} IS NULL THEN {text(c.name)} END" for c in numbers]
+        )
         found.append((cond, which))
-    return [(cond, F.format_string("missing %s", which)) for cond, which in found]
+    return [(cond, _format("missing %s", which)) for cond, which in found]
 
 
 @_spark("not_finite")
@@ -164,24 +188,26 @@ def _not_finite(ctx: _Ctx) -> Found:
     if not columns:
         return []
     # x * 0 is 0 for a finite x and NaN for NaN or an infinity: one comparison per row.
-    which = F.coalesce(*[F.when(_infinite(F.col(c.name)), F.lit(c.name)) for c in columns])
-    return [(_zeros(columns) != 0, F.format_string("%s is not a finite number", which))]
+    which = _first_non_null(
+        [f"CASE WHEN {_infinite(q(c.name))} THEN {text(c.name)} END" for c in columns]
+    )
+    return [(f"{_zeros(columns)} != 0", _format("%s is not a finite number", which))]
 
 
-def _infinite(col: SparkColumn) -> SparkColumn:
-    return F.isnan(col) | (F.abs(col) == float("inf"))
+def _infinite(col: Sql) -> Sql:
+    return f"(isnan({col}) OR abs({col}) = CAST('Infinity' AS DOUBLE))"
 
 
-def _zeros(columns: Sequence[Column]) -> SparkColumn:
-    return reduce(lambda a, b: a + b, [F.col(c.name) * 0 for c in columns])
+def _zeros(columns: Sequence[Column]) -> Sql:
+    return "(" + " + ".join(f"{q(c.name)} * 0" for c in columns) + ")"
 
 
 @_spark("out_of_range")
 def _out_of_range(ctx: _Ctx) -> Found:
     return [
         (
-            (F.col(c.name) < 0) | (F.col(c.name) > 1),
-            F.format_string(f"{c.name} %s is outside 0..1", F.col(c.name)),
+            f"({q(c.name)} < 0 OR {q(c.name)} > 1)",
+            _format(f"{c.name} %s is outside 0..1", q(c.name)),
         )
         for c in ctx.table.of(Kind.FRACTION)
     ]
@@ -191,8 +217,8 @@ def _out_of_range(ctx: _Ctx) -> Found:
 def _negative(ctx: _Ctx) -> Found:
     return [
         (
-            F.col(c.name) < 0,
-            F.format_string(f"{c.name} %s is negative", F.col(c.name).cast("string")),
+            f"{q(c.name)} < 0",
+            _format(f"{c.name} %s is negative", f"CAST({q(c.name)} AS STRING)"),
         )
         for c in ctx.table.of(Kind.COUNT, Kind.RATE)
     ]
@@ -201,7 +227,7 @@ def _negative(ctx: _Ctx) -> Found:
 @_spark("not_positive")
 def _not_positive(ctx: _Ctx) -> Found:
     return [
-        (F.col(c.name) == 0, F.lit(f"{c.name} must be above 0, got 0"))
+        (f"{q(c.name)} = 0", text(f"{c.name} must be above 0, got 0"))
         for c in ctx.table.columns
         if c.positive
     ]
@@ -211,10 +237,10 @@ def _not_positive(ctx: _Ctx) -> Found:
 def _implausible(ctx: _Ctx) -> Found:
     return [
         (
-            F.col(c.name) > F.lit(c.most),
-            F.format_string(
+            f"{q(c.name)} > {c.most!r}",
+            _format(
                 f"{c.name} %s is above {c.most:,}, the plausible most: check the unit",
-                F.col(c.name).cast("string"),
+                f"CAST({q(c.name)} AS STRING)",
             ),
         )
         for c in ctx.table.columns
@@ -226,19 +252,24 @@ def _implausible(ctx: _Ctx) -> Found:
 def _free_above_total(ctx: _Ctx) -> Found:
     if not {"disk_free_bytes", "disk_total_bytes"} <= set(ctx.table.names):
         return []
-    free, total = F.col("disk_free_bytes"), F.col("disk_total_bytes")
-    reason = F.format_string("disk_free_bytes %d is above disk_total_bytes %d", free, total)
-    return [(free > total, reason)]
+    free, total = q("disk_free_bytes"), q("disk_total_bytes")
+    reason = _format("disk_free_bytes %d is above disk_total_bytes %d", free, total)
+    return [(f"{free} > {total}", reason)]
+
+
+def _one_of(value: Sql, allowed: Sequence[str]) -> Sql:
+    return f"{value} IN ({', '.join(text(a) for a in allowed)})"
 
 
 @_spark("bad_state")
 def _bad_state(ctx: _Ctx) -> Found:
     # NodeState.parse: case, '-' and '_' do not matter ("read-only" is readonly).
     states = [s.value for s in NodeState]
+    plain = "regexp_replace(lower(trim({})), '[-_]', '')"
     return [
         (
-            ~F.regexp_replace(F.lower(F.trim(F.col(c.name))), "[-_]", "").isin(*states),
-            F.format_string("state %s is not writable, readonly or down", F.col(c.name)),
+            f"NOT ({_one_of(plain.format(q(c.name)), states)})",
+            _format("state %s is not writable, readonly or down", q(c.name)),
         )
         for c in ctx.table.of(Kind.STATE)
     ]
@@ -247,10 +278,11 @@ def _bad_state(ctx: _Ctx) -> Found:
 @_spark("bad_role")
 def _bad_role(ctx: _Ctx) -> Found:
     roles = [r.value for r in Role]
+    plain = "lower(trim(coalesce({}, '')))"
     return [
         (
-            ~F.lower(F.trim(F.coalesce(F.col(c.name), F.lit("")))).isin(*roles),
-            F.format_string("role %s is not bookie, broker or empty (both)", F.col(c.name)),
+            f"NOT ({_one_of(plain.format(q(c.name)), roles)})",
+            _format("role %s is not bookie, broker or empty (both)", q(c.name)),
         )
         for c in ctx.table.of(Kind.ROLE)
     ]
@@ -260,8 +292,8 @@ def _bad_role(ctx: _Ctx) -> Found:
 def _bad_node_id(ctx: _Ctx) -> Found:
     return [
         (
-            ~F.trim(F.col(c.name)).rlike(NODE_ID_PATTERN),
-            F.format_string(f"{c.name} %s is not host:port", F.col(c.name)),
+            f"NOT (trim({q(c.name)}) RLIKE {text(NODE_ID_PATTERN)})",
+            _format(f"{c.name} %s is not host:port", q(c.name)),
         )
         for c in ctx.table.of(Kind.NODE_ID)
     ]
@@ -271,8 +303,8 @@ def _bad_node_id(ctx: _Ctx) -> Found:
 def _bad_location(ctx: _Ctx) -> Found:
     return [
         (
-            F.col(c.name).contains("/"),
-            F.format_string(f"{c.name} %s must not contain '/'", F.col(c.name)),
+            f"contains({q(c.name)}, '/')",
+            _format(f"{c.name} %s must not contain '/'", q(c.name)),
         )
         for c in ctx.table.of(Kind.LOCATION)
     ]
@@ -282,9 +314,9 @@ def _bad_location(ctx: _Ctx) -> Found:
 def _bad_topic(ctx: _Ctx) -> Found:
     found: Found = []
     for c in ctx.table.of(Kind.TOPIC):
-        topic = F.trim(F.col(c.name))
-        bad = ~topic.rlike(TOPIC_PATTERN) | topic.isin(".", "..")
-        found.append((bad, F.format_string("bad topic name %s", topic)))
+        topic = f"trim({q(c.name)})"
+        bad = f"(NOT ({topic} RLIKE {text(TOPIC_PATTERN)}) OR {_one_of(topic, ['.', '..'])})"
+        found.append((bad, _format("bad topic name %s", topic)))
     return found
 
 
@@ -292,8 +324,8 @@ def _bad_topic(ctx: _Ctx) -> Found:
 def _future_timestamp(ctx: _Ctx) -> Found:
     return [
         (
-            F.col(c.name) > ctx.limit,
-            F.format_string(f"{c.name} %s is in the future", F.col(c.name).cast("string")),
+            f"{q(c.name)} > {ctx.limit}",
+            _format(f"{c.name} %s is in the future", f"CAST({q(c.name)} AS STRING)"),
         )
         for c in ctx.table.of(Kind.TIMESTAMP)
     ]
@@ -302,10 +334,8 @@ def _future_timestamp(ctx: _Ctx) -> Found:
 def _bad_bundle(table: Table) -> Found:
     return [
         (
-            ~F.trim(F.col(c.name)).rlike("(?U)" + BUNDLE_PATTERN),
-            F.format_string(
-                "bad bundle name %s: expected tenant/namespace/0xLOWER_0xUPPER", F.col(c.name)
-            ),
+            f"NOT (trim({q(c.name)}) RLIKE {text('(?U)' + BUNDLE_PATTERN)})",
+            _format("bad bundle name %s: expected tenant/namespace/0xLOWER_0xUPPER", q(c.name)),
         )
         for c in table.of(Kind.BUNDLE)
     ]
@@ -317,11 +347,12 @@ KEY_CHECKS: dict[str, Callable[[Table], Found]] = {"bad_bundle": _bad_bundle}
 SPARK_CHECKS = dict(sorted(SPARK_CHECKS.items(), key=lambda item: _ORDER[item[0]]))
 
 
-def row_rules(table: Table, texts: dict[str, SparkColumn], limit: SparkColumn) -> SparkColumn:
+def row_rules_sql(table: Table, texts: dict[str, Sql], limit: Sql) -> Sql:
     """The first row rule a row breaks, as ``struct(r: rule, m: reason)``, else null.
 
     ``texts`` holds each column's input as text, used only in reasons and only evaluated for
-    a row that breaks the rule (CASE branches are lazy).
+    a row that breaks the rule (CASE branches are lazy); ``limit`` is the latest time a
+    sample may have.
     """
     ctx = _Ctx(table, texts, limit)
     found = [
@@ -330,24 +361,32 @@ def row_rules(table: Table, texts: dict[str, SparkColumn], limit: SparkColumn) -
         if rule.scope == "row"
         for cond, why in SPARK_CHECKS[rule.name](ctx)
     ]
-    return F.coalesce(
-        *[F.when(cond, F.struct(F.lit(r).alias("r"), why.alias("m"))) for r, cond, why in found]
+    return _first_non_null(
+        [f"CASE WHEN {c} THEN named_struct('r', {text(r)}, 'm', {why}) END" for r, c, why in found]
     )
 
 
-def key_verdict(table: Table) -> tuple[SparkColumn, SparkColumn] | None:
-    """``(rule, reason)`` columns over a frame of keys for the key-scope rules, the first
-    broken one winning; None when the table has none."""
-    found = [
+def row_rules(table: Table, texts: dict[str, Sql], limit: Sql) -> SparkColumn:
+    """:func:`row_rules_sql` as a column (parsed once)."""
+    return F.expr(row_rules_sql(table, texts, limit))
+
+
+def key_verdict_sql(table: Table) -> list[tuple[str, Sql, Sql]]:
+    """``(rule, condition, reason)`` of each key-scope rule, in order, as SQL over a frame of
+    keys (the first broken one wins)."""
+    return [
         (rule.name, cond, why)
         for rule in ROW_RULES
         if rule.scope == "key"
         for cond, why in KEY_CHECKS[rule.name](table)
     ]
+
+
+def key_verdict(table: Table) -> tuple[SparkColumn, SparkColumn] | None:
+    """:func:`key_verdict_sql` as ``(rule, reason)`` columns; None when the table has none."""
+    found = key_verdict_sql(table)
     if not found:
         return None
-    rule = F.when(found[0][1], F.lit(found[0][0]))
-    reason = F.when(found[0][1], found[0][2])
-    for name, cond, why in found[1:]:
-        rule, reason = rule.when(cond, F.lit(name)), reason.when(cond, why)
-    return rule, reason
+    rule = " ".join(f"WHEN {cond} THEN {text(name)}" for name, cond, _ in found)
+    reason = " ".join(f"WHEN {cond} THEN {why}" for _, cond, why in found)
+    return F.expr(f"CASE {rule} END"), F.expr(f"CASE {reason} END")

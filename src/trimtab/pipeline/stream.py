@@ -712,7 +712,7 @@ def _one_stream(
     # every column is in the stream's schema, Parquet ones with the contract's types
     typed, errors, texts = typed_columns(table, fmt, names, {})
     frame = frame.select("*", *typed, errors.alias("_type_errors"))
-    limit = F.current_timestamp() + F.expr(f"INTERVAL {int(options.future_tolerance_s)} SECONDS")
+    limit = f"current_timestamp() + INTERVAL {int(options.future_tolerance_s)} SECONDS"
     first = row_rules(table, texts, limit)
     verdict = key_verdict(table)
     if verdict is not None:  # bad_bundle: a key rule, after the row rules
