@@ -147,7 +147,10 @@ def _missing_key(ctx: _Ctx) -> Found:
         if not (column.key and column.required):
             continue
         if column.kind is Kind.TIMESTAMP:
-            missing = f"({q(column.name)} IS NULL AND {_blank(ctx.texts[column.name])})"
+            # The text once: a repeated subexpression under AND/OR is computed for every row
+            # (Spark's codegen hoists it), and a timestamp as text is costly to make.
+            blank = f"coalesce(trim({ctx.texts[column.name]}), '') = ''"
+            missing = f"({q(column.name)} IS NULL AND {blank})"
         else:
             missing = _blank(q(column.name))
         found.append((missing, text(f"missing {column.name}")))

@@ -47,6 +47,10 @@ DEFAULT_CONF: Mapping[str, str] = {
     # not-null filters a join could use) cost 7-10 s of planning per query that joins the
     # checked rows, far more than those filters ever save here.
     "spark.sql.constraintPropagation.enabled": "false",
+    # A rule's condition is an OR of tests whose later terms run only when the earlier ones
+    # fail; by default Spark hoists a subexpression repeated under AND/OR out of them and
+    # computes it for every row. Measured on 41.6 M bundle rows: the rules cost about half.
+    "spark.sql.subexpressionElimination.skipForShortcutExpr": "true",
 }
 
 #: Lets HotSpot compile the row rules' large generated method (see the module docstring).
