@@ -338,3 +338,26 @@ def _engine_cycle(
         )
         for d in result.decisions
     ]
+
+
+def test_a_report_file_gives_the_cluster_its_folder_names() -> None:
+    """What the stream's UDF makes of one file of ``load_reports/``: the batch job's rows
+    (``report_rows``), the cluster from the folder, none for a file deeper down."""
+    from trimtab.pipeline.stream import _report_file
+
+    base = "file:/in/load_reports"
+    report = fixture_reports(NOW)[0]
+    data = document(report)
+    rows = _report_file(base, f"{base}/pulsar/b1.json", data)
+    assert [(r[0], r[2]) for r in rows] == [("node_metrics", "pulsar")] + [
+        ("bundle_metrics", "pulsar")
+    ] * len(report.bundle_rows("pulsar"))
+    assert json.loads(str(rows[0][1])) == report.node_row("pulsar")
+    # directly under load_reports/: no cluster (its rows are refused as missing_key)
+    assert {r[2] for r in _report_file(base, f"{base}/b1.json", data)} == {""}
+    assert _report_file(base, f"{base}/pulsar/deeper/b1.json", data) == []
+    assert _report_file(base, f"{base}/pulsar/b1.json", b"\xff") == [
+        (None, None, "pulsar", "not UTF-8 text", "")
+    ]
+    lines = _report_file(base, f"{base}/pulsar/all.jsonl", data + b"\n\n[]\n")
+    assert [r[3] for r in lines if r[3] is not None] == ["a load report is a JSON object, got list"]

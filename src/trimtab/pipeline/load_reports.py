@@ -18,7 +18,9 @@ Constraints
       the report file, never the staged one (:meth:`StagedReports.quarantine`).
     * A document refused by the reader (not JSON, a missing field, an impossible usage) is
       quarantined as table ``load_reports``, rule ``bad_report``, with the reader's reason.
-    * The documents are read on the driver: a saved cluster (one report per broker) is small.
+    * ``pipeline run`` reads the documents on the driver: a saved cluster (one report per
+      broker) is small. ``pipeline stream`` reads each file as it lands, in a task; both turn
+      a file into rows with :func:`report_rows`, so they read a report alike.
 """
 
 from __future__ import annotations

@@ -7,9 +7,12 @@ Goals
 
 Algorithm
     1. One file stream per (telemetry table, format) under ``INPUT/node_metrics/`` and
-       ``INPUT/bundle_metrics/``, typed and checked by the row rules of
-       :mod:`trimtab.pipeline.rules` (and the key rule ``bad_bundle``) exactly as ingest does,
-       then unioned into one wide frame with a watermark on ``ts``.
+       ``INPUT/bundle_metrics/`` (CSV files read whole, so that each file's header names its
+       columns, as ingest matches them), and one over ``INPUT/load_reports/``, whose files
+       become node and bundle rows by the batch job's own function
+       (:func:`trimtab.pipeline.load_reports.report_rows`); all typed and checked by the row
+       rules of :mod:`trimtab.pipeline.rules` (and the key rule ``bad_bundle``) exactly as
+       ingest does, then unioned into one wide frame with a watermark on ``ts``.
     2. ``groupBy(cluster).applyInPandasWithState``: per cluster, Spark's state store keeps
        * per node, the samples not yet *sealed* (newer than the watermark's window), and the
          engine's fold (:func:`trimtab.shedding.telemetry.fold`: the moving averages with
