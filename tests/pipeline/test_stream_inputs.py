@@ -135,6 +135,15 @@ def test_stream_reads_csv_by_header_and_load_reports_as_the_batch_job(
     path = source / "bundle_metrics" / "all.csv"
     path.parent.mkdir(parents=True)
     path.write_text(_csv(bundles, seed=7, extra=quoted, quoting=csv.QUOTE_ALL))
+    # CRLF, blank lines, a header name quoted and spaced, a short line, and a quote left open
+    # (Spark's reader takes the rest of the line as the cell)
+    (source / "bundle_metrics" / "crlf.csv").write_bytes(
+        b' "broker" ,ts,"cluster",bundle,msg_in_per_s,msg_out_per_s,'
+        b"throughput_in_bytes_per_s,throughput_out_bytes_per_s\r\n\r\n"
+        b"b:1,2026-11-01T00:00:00Z,elsewhere,t/n/0x0_0x1,1,2,3,4\r\n   \r\n"
+        b'b:1,2026-11-01T00:01:00Z,elsewhere,"t/n/0x0_0x1",1,2,3\r\n'
+        b'b:1,2026-11-01T00:02:00Z,elsewhere,"t/n/0x0_0x1,1,2,3,4\r\n'
+    )
 
     # load reports of another cluster (the test of pipeline run's load_reports, plus a file
     # of JSON lines: an older report of broker1 and a line that is not JSON)
@@ -174,9 +183,11 @@ def test_stream_reads_csv_by_header_and_load_reports_as_the_batch_job(
         ("node_metrics", "duplicate"),
         ("node_metrics", "malformed"),
         ("bundle_metrics", "bad_bundle"),
+        ("bundle_metrics", "malformed"),
+        ("bundle_metrics", "unknown_cluster"),
         ("load_reports", "bad_report"),
     }
-    assert len(batch) == 8
+    assert len(batch) == 11
 
     # a CSV file lacking a required column: the batch job stops; the stream refuses its rows
     lacking = samples[samples["ts"] == stamps[0]].drop(columns=["node"])

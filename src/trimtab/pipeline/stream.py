@@ -756,12 +756,17 @@ def _csv_stream(spark: SparkSession, path: str, table: InputTable) -> DataFrame:
     schema = ", ".join(f"_c{i} string" for i in range(_CSV_WIDTH + 1))
     parsed = F.from_csv(F.concat(F.col("_line"), F.lit("," + _END)), schema, {"mode": "PERMISSIVE"})
     cells = F.array(*(parsed[f"_c{i}"] for i in range(_CSV_WIDTH + 1)))
+    # The mark is a cell of its own, or the end of the last cell when a quote left open runs
+    # to the end of the line (Spark's reader then reads that cell to the end of the line)
+    marked = F.array_position("_cells", _END)
+    swallowed = F.array_position(F.transform("_cells", lambda c: c.endswith("," + _END)), True)
     frame = frame.select("*", cells.alias("_cells"))
-    count = F.array_position("_cells", _END) - 1  # -1: the mark was swallowed by an open quote
+    frame = frame.select("*", F.when(marked > 0, marked - 1).otherwise(swallowed).alias("_count"))
+    count = F.col("_count")
     values = []
     for column in table.columns:
         at = F.array_position("_names", column.name)
-        cell = F.try_element_at("_cells", at.cast("int"))
+        cell = F.regexp_replace(F.try_element_at("_cells", at.cast("int")), f",{_END}$", "")
         values.append(F.when((at > 0) & (at <= count), cell).alias(f"_in_{column.name}"))
     # Spark's reader counts a line's cells only when it reads every column of the header: a
     # header naming a column outside the contract has it parse only the contract's columns
