@@ -755,12 +755,13 @@ def _csv_stream(spark: SparkSession, path: str, table: InputTable) -> DataFrame:
     )
     schema = ", ".join(f"_c{i} string" for i in range(_CSV_WIDTH + 1))
     parsed = F.from_csv(F.concat(F.col("_line"), F.lit("," + _END)), schema, {"mode": "PERMISSIVE"})
-    cells = F.array(*(parsed[f"_c{i}"] for i in range(_CSV_WIDTH + 1)))
+    # one SQL expression, parsed once (not a Py4J call per cell)
+    cells = F.expr("array(" + ", ".join(f"_parsed._c{i}" for i in range(_CSV_WIDTH + 1)) + ")")
     # The mark is a cell of its own, or the end of the last cell when a quote left open runs
     # to the end of the line (Spark's reader then reads that cell to the end of the line)
     marked = F.array_position("_cells", _END)
     swallowed = F.array_position(F.transform("_cells", lambda c: c.endswith("," + _END)), True)
-    frame = frame.select("*", cells.alias("_cells"))
+    frame = frame.select("*", parsed.alias("_parsed")).select("*", cells.alias("_cells"))
     frame = frame.select("*", F.when(marked > 0, marked - 1).otherwise(swallowed).alias("_count"))
     count = F.col("_count")
     values = []
