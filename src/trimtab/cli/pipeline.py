@@ -317,7 +317,8 @@ def stream_cmd(
         str,
         typer.Option(
             "--input",
-            help="Directory with nodes/ and the node_metrics/, bundle_metrics/ files landing.",
+            help="Directory with nodes/ and the node_metrics/, bundle_metrics/ and "
+            "load_reports/<cluster>/ files landing.",
         ),
     ],
     output_dir: Annotated[

@@ -79,10 +79,12 @@ class HadoopFS:
             stream.close()
 
     def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8")
+
+    def read_bytes(self, path: str) -> bytes:
         stream = self._fs.open(self._path(path))
         try:
-            data = self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
-            return bytes(data).decode("utf-8")
+            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
         finally:
             stream.close()
 

@@ -18,7 +18,9 @@ Constraints
       the report file, never the staged one (:meth:`StagedReports.quarantine`).
     * A document refused by the reader (not JSON, a missing field, an impossible usage) is
       quarantined as table ``load_reports``, rule ``bad_report``, with the reader's reason.
-    * The documents are read on the driver: a saved cluster (one report per broker) is small.
+    * ``pipeline run`` reads the documents on the driver: a saved cluster (one report per
+      broker) is small. ``pipeline stream`` reads each file as it lands, in a task; both turn
+      a file into rows with :func:`report_rows`, so they read a report alike.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from trimtab.errors import ReportError
 from trimtab.pipeline.fs import HadoopFS
 from trimtab.shedding.reports import broker_of_file, parse_report
 
-__all__ = ["LOAD_REPORTS", "StagedReports", "stage_load_reports"]
+__all__ = ["LOAD_REPORTS", "ReportRows", "StagedReports", "report_rows", "stage_load_reports"]
 
 LOAD_REPORTS = "load_reports"
 
@@ -74,17 +76,10 @@ def stage_load_reports(spark: SparkSession, input_dir: str, staging: str) -> Sta
     for folder in fs.list_dirs(root):
         files += [(f, PurePosixPath(folder).name) for f in fs.list_files(folder)]
     for number, (path, cluster) in enumerate(sorted(files)):
-        lines: dict[str, list[str]] = {"node_metrics": [], "bundle_metrics": []}
-        for source, text, broker in _documents(fs, path, staged):
-            staged.read += 1
-            try:
-                report = parse_report(text, source=source, broker=broker)
-            except ReportError as exc:
-                staged.refused.append((path, exc.reason, text[:2000]))
-                continue
-            lines["node_metrics"].append(json.dumps(report.node_row(cluster)))
-            lines["bundle_metrics"] += [json.dumps(r) for r in report.bundle_rows(cluster)]
-        for table, rows in lines.items():
+        got = report_rows(path, fs.read_bytes(path), cluster)
+        staged.read += got.read
+        staged.refused += [(path, reason, raw) for reason, raw in got.refused]
+        for table, rows in got.lines.items():
             if not rows:
                 continue
             target = f"{staging}/{table}/{number:06d}.jsonl"
@@ -95,14 +90,40 @@ def stage_load_reports(spark: SparkSession, input_dir: str, staging: str) -> Sta
     return staged
 
 
-def _documents(fs: HadoopFS, path: str, staged: StagedReports) -> list[tuple[str, str, str | None]]:
-    """(source, text, broker named by the file) of each document in one file."""
+@dataclass(frozen=True, slots=True)
+class ReportRows:
+    """One load report file's rows per table, as JSON lines, and its refused documents as
+    (reason, text); ``read`` counts its documents."""
+
+    lines: dict[str, list[str]]
+    refused: list[tuple[str, str]]
+    read: int
+
+
+def report_rows(path: str, data: bytes, cluster: str) -> ReportRows:
+    """The rows of one file of ``load_reports/`` (``path``, its bytes, the cluster its folder
+    names): what the batch job stages and the stream parses, so both read a report alike."""
+    lines: dict[str, list[str]] = {"node_metrics": [], "bundle_metrics": []}
+    refused: list[tuple[str, str]] = []
+    read = 0
     try:
-        text = fs.read_text(path)
+        documents = _documents(path, data.decode("utf-8"))
     except UnicodeDecodeError:
-        staged.read += 1
-        staged.refused.append((path, "not UTF-8 text", ""))
-        return []
+        return ReportRows(lines, [("not UTF-8 text", "")], 1)
+    for source, text, broker in documents:
+        read += 1
+        try:
+            report = parse_report(text, source=source, broker=broker)
+        except ReportError as exc:
+            refused.append((exc.reason, text[:2000]))
+            continue
+        lines["node_metrics"].append(json.dumps(report.node_row(cluster)))
+        lines["bundle_metrics"] += [json.dumps(r) for r in report.bundle_rows(cluster)]
+    return ReportRows(lines, refused, read)
+
+
+def _documents(path: str, text: str) -> list[tuple[str, str, str | None]]:
+    """(source, text, broker named by the file) of each document in one file."""
     name = PurePosixPath(path).name
     if not name.endswith((".jsonl", ".ndjson")):
         return [(path, text, broker_of_file(name))]

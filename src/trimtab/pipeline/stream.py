@@ -7,9 +7,12 @@ Goals
 
 Algorithm
     1. One file stream per (telemetry table, format) under ``INPUT/node_metrics/`` and
-       ``INPUT/bundle_metrics/``, typed and checked by the row rules of
-       :mod:`trimtab.pipeline.rules` (and the key rule ``bad_bundle``) exactly as ingest does,
-       then unioned into one wide frame with a watermark on ``ts``.
+       ``INPUT/bundle_metrics/`` (CSV files read whole, so that each file's header names its
+       columns, as ingest matches them), and one over ``INPUT/load_reports/``, whose files
+       become node and bundle rows by the batch job's own function
+       (:func:`trimtab.pipeline.load_reports.report_rows`); all typed and checked by the row
+       rules of :mod:`trimtab.pipeline.rules` (and the key rule ``bad_bundle``) exactly as
+       ingest does, then unioned into one wide frame with a watermark on ``ts``.
     2. ``groupBy(cluster).applyInPandasWithState``: per cluster, Spark's state store keeps
        * per node, the samples not yet *sealed* (newer than the watermark's window), and the
          engine's fold (:func:`trimtab.shedding.telemetry.fold`: the moving averages with
@@ -47,6 +50,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -89,8 +93,7 @@ __all__ = [
 ]
 
 STREAM_TABLES = ("node_metrics", "bundle_metrics")
-#: The file formats a stream reads, by glob (a CSV's header must list the contract's columns
-#: in the contract's order: a file stream cannot match CSV columns by name file by file).
+#: The file formats a stream reads, by glob.
 _GLOBS = {"parquet": "*.{parquet,pq}", "json": "*.{jsonl,json,ndjson}", "csv": "*.csv"}
 _CORRUPT = "_corrupt_record"
 OUTPUT_TABLES = ("decisions", "transfers", "quarantine", "node_load")
@@ -659,16 +662,20 @@ def _quarantine(
 
 
 def telemetry_stream(spark: SparkSession, options: StreamOptions) -> DataFrame:
-    """Every telemetry file landing under the input, checked row by row, as one wide frame
-    with a watermark on ``ts``."""
+    """Every telemetry file and load report landing under the input, checked row by row, as
+    one wide frame with a watermark on ``ts``."""
 
     from trimtab.pipeline.schemas import INPUT_TABLES
 
     frames = []
     for name in STREAM_TABLES:
+        table = INPUT_TABLES[name]
         path = f"{options.input.rstrip('/')}/{name}"
-        for fmt in _GLOBS:
-            frames.append(_one_stream(spark, path, fmt, INPUT_TABLES[name], options))
+        parquet = _file_stream(spark, path, "parquet", table)
+        frames.append(_checked(parquet, table, options, parquet=True))
+        frames.append(_checked(_file_stream(spark, path, "json", table), table, options))
+        frames.append(_checked(_csv_stream(spark, path, table), table, options))
+    frames += _report_streams(spark, options)
     wide = frames[0]
     for other in frames[1:]:
         wide = wide.unionByName(other)
@@ -679,15 +686,16 @@ def _interval(text: str) -> str:
     return f"{window_seconds(text)} seconds"
 
 
-def _one_stream(
-    spark: SparkSession, path: str, fmt: str, table: InputTable, options: StreamOptions
-) -> DataFrame:
-    """One table's files of one format, typed and ruled as ingest's ``_read_group`` does."""
+#: A rule a whole file breaks, before the row rules (a CSV header lacking a required column).
+_RULE_TYPE = "struct<r:string,m:string>"
+
+
+def _file_stream(spark: SparkSession, path: str, fmt: str, table: InputTable) -> DataFrame:
+    """One table's Parquet or JSON-lines files: their columns as ``_in_<name>``, matched by
+    name (Parquet with the contract's types, JSON as text, as ingest reads them)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from trimtab.pipeline.ingest import typed_columns
-    from trimtab.pipeline.rules import key_verdict, row_rules
     from trimtab.pipeline.schemas import SPARK_TYPES
 
     names = [c.name for c in table.columns]
@@ -697,23 +705,233 @@ def _one_stream(
         schema = T.StructType([T.StructField(n, T.StringType()) for n in names])
         schema = schema.add(_CORRUPT, T.StringType())
     reader = spark.readStream.schema(schema).option("pathGlobFilter", _GLOBS[fmt])
-    if fmt == "csv":
-        reader = reader.option("header", True).option("mode", "PERMISSIVE")
-        reader = reader.option("columnNameOfCorruptRecord", _CORRUPT)
-    elif fmt == "json":
+    if fmt == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", _CORRUPT)
     frame = reader.format(fmt).load(path)
-    frame = frame.select(
+    return frame.select(
         *(F.col(c).alias(f"_in_{c}") for c in names),
         (F.col(_CORRUPT) if fmt != "parquet" else F.lit(None).cast("string")).alias("_corrupt"),
+        F.lit(None).cast(_RULE_TYPE).alias("_file_rule"),
         F.col("_metadata.file_path").alias("_source_file"),
         F.unix_micros(F.col("_metadata.file_modification_time")).alias("_landed_us"),
     )
-    # every column is in the stream's schema, Parquet ones with the contract's types
-    typed, errors, texts = typed_columns(table, fmt, names, {})
+
+
+#: The cells a CSV line of the stream may have (``from_csv`` needs a fixed schema: a line is
+#: parsed into this many positional cells, then each file's header maps names to positions).
+_CSV_WIDTH = 128
+#: Appended to each CSV line as one more cell: where it lands counts the line's cells.
+_END = "\ue000"
+
+
+def _csv_stream(spark: SparkSession, path: str, table: InputTable) -> DataFrame:
+    """One table's CSV files, their columns matched by each file's own header as ingest's
+    ``_read_group`` matches them: a file is read whole, its first line names the columns
+    (split as ingest splits it), and each later non-blank line is parsed by Spark's CSV
+    parser (quotes and all) into positional cells. A line with more or fewer cells than the
+    header is ``malformed`` where Spark's reader makes it so (when the header names only
+    contract columns); a header lacking a required column refuses every row of its file, as
+    ``missing_key`` or ``missing_value``, with the message the batch job stops with."""
+    from pyspark.sql import functions as F
+
+    files = (
+        spark.readStream.format("text")
+        .option("wholetext", True)
+        .option("pathGlobFilter", _GLOBS["csv"])
+        .load(path)
+    )
+    lines = F.split(F.col("value"), r"\r\n|\r|\n")
+    # Spark's CSV reader skips blank lines (Java's trim), its header the first non-blank one
+    filled = F.filter(lines, lambda line: ~line.rlike(r"^[\x00-\x20]*$"))
+    names = F.transform(
+        F.split(F.element_at(lines, 1), ","),
+        lambda c: F.regexp_replace(F.regexp_replace(c, r"^\s+|\s+$", ""), '^"+|"+$', ""),
+    )
+    frame = files.select(
+        names.alias("_names"),
+        F.explode(F.slice(filled, 2, F.greatest(F.size(filled) - 1, F.lit(0)))).alias("_line"),
+        F.col("_metadata.file_path").alias("_source_file"),
+        F.unix_micros(F.col("_metadata.file_modification_time")).alias("_landed_us"),
+    )
+    schema = ", ".join(f"_c{i} string" for i in range(_CSV_WIDTH + 1))
+    parsed = F.from_csv(F.concat(F.col("_line"), F.lit("," + _END)), schema, {"mode": "PERMISSIVE"})
+    # one SQL expression, parsed once (not a Py4J call per cell)
+    cells = F.expr("array(" + ", ".join(f"_parsed._c{i}" for i in range(_CSV_WIDTH + 1)) + ")")
+    # The mark is a cell of its own, or the end of the last cell when a quote left open runs
+    # to the end of the line (Spark's reader then reads that cell to the end of the line)
+    marked = F.array_position("_cells", _END)
+    swallowed = F.array_position(F.transform("_cells", lambda c: c.endswith("," + _END)), True)
+    frame = frame.select("*", parsed.alias("_parsed")).select("*", cells.alias("_cells"))
+    frame = frame.select("*", F.when(marked > 0, marked - 1).otherwise(swallowed).alias("_count"))
+    count = F.col("_count")
+    values = []
+    for column in table.columns:
+        at = F.array_position("_names", column.name)
+        cell = F.regexp_replace(F.try_element_at("_cells", at.cast("int")), f",{_END}$", "")
+        values.append(F.when((at > 0) & (at <= count), cell).alias(f"_in_{column.name}"))
+    # Spark's reader counts a line's cells only when it reads every column of the header: a
+    # header naming a column outside the contract has it parse only the contract's columns
+    contract = F.array(*(F.lit(c.name) for c in table.columns))
+    outside = F.filter("_names", lambda name: ~F.array_contains(contract, name))
+    checked = F.size(outside) == 0
+    missing = [F.when(F.array_position("_names", c) == 0, F.lit(c)) for c in table.required]
+    keys = [F.when(F.array_position("_names", c) == 0, F.lit(c)) for c in table.keys]
+    has = F.concat_ws(", ", "_names")
+    message = F.format_string(
+        f"table {table.name}: %s lacks required column(s) %s; it has %s. "
+        f"Required: {', '.join(table.required)}",
+        F.col("_source_file"),
+        F.concat_ws(", ", *missing),
+        F.when(has == "", F.lit("none")).otherwise(has),
+    )
+    rule = F.when(F.concat_ws("", *keys) != "", F.lit("missing_key")).otherwise("missing_value")
+    lacking = F.concat_ws("", *missing) != ""
+    return frame.select(
+        *values,
+        F.when(checked & (count != F.size("_names")), F.col("_line")).alias("_corrupt"),
+        F.when(lacking, F.struct(rule.alias("r"), message.alias("m"))).alias("_file_rule"),
+        "_source_file",
+        "_landed_us",
+    )
+
+
+_BINARY_FILE = "path string, modificationTime timestamp, length long, content binary"
+_REPORT_ROWS = "array<struct<table:string, line:string, cluster:string, reason:string, raw:string>>"
+
+
+def _report_streams(spark: SparkSession, options: StreamOptions) -> list[DataFrame]:
+    """``load_reports/<cluster>/*`` as the batch job reads it: each file, as it lands, turned
+    by :func:`trimtab.pipeline.load_reports.report_rows` into node and bundle rows (JSON
+    lines, read as ingest reads its staged files), checked like the tables' rows; each
+    document the reader refuses is one row of table ``load_reports``, rule ``bad_report``."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from trimtab.pipeline.fs import HadoopFS
+    from trimtab.pipeline.load_reports import LOAD_REPORTS
+    from trimtab.pipeline.schemas import INPUT_TABLES
+
+    root = f"{options.input.rstrip('/')}/{LOAD_REPORTS}"
+    base = HadoopFS(spark, options.input).qualify(root)
+    # A glob (matching the directory itself) is not required to exist when the query starts.
+    glob = f"{root[:-1]}[{root[-1]}]"
+    files = (
+        spark.readStream.schema(_BINARY_FILE)
+        .format("binaryFile")
+        .option("recursiveFileLookup", True)
+        .load(glob)
+    )
+    # a plain Python UDF (a trigger brings a few files; useArrow given: no type-hint guess)
+    rows_of = F.udf(partial(_report_file, base), _REPORT_ROWS, useArrow=False)
+    reports = files.select(
+        F.explode(rows_of(F.col("_metadata.file_path"), F.col("content"))).alias("_r"),
+        F.col("_metadata.file_path").alias("_source_file"),
+        F.unix_micros(F.col("_metadata.file_modification_time")).alias("_landed_us"),
+    )
+    frames = []
+    for name in STREAM_TABLES:
+        table = INPUT_TABLES[name]
+        names = [c.name for c in table.columns]
+        schema = T.StructType([T.StructField(n, T.StringType()) for n in names])
+        schema = schema.add(_CORRUPT, T.StringType())
+        options_ = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+        parsed = reports.where(F.col("_r.table") == name).select(
+            F.from_json("_r.line", schema, options_).alias("_j"), "_source_file", "_landed_us"
+        )
+        frame = parsed.select(
+            *(F.col(f"_j.{c}").alias(f"_in_{c}") for c in names),
+            F.col(f"_j.{_CORRUPT}").alias("_corrupt"),
+            F.lit(None).cast(_RULE_TYPE).alias("_file_rule"),
+            "_source_file",
+            "_landed_us",
+        )
+        frames.append(_checked(frame, table, options))
+    refused = reports.where(F.col("_r.reason").isNotNull())
+    frames.append(
+        refused.select(
+            *_wide(
+                _table=F.lit(LOAD_REPORTS),
+                cluster=F.col("_r.cluster"),
+                _rule=F.lit("bad_report"),
+                _reason=F.col("_r.reason"),
+                _raw=F.col("_r.raw"),
+                _source_file=F.col("_source_file"),
+                _landed_us=F.col("_landed_us"),
+            )
+        )
+    )
+    return frames
+
+
+def _report_file(base: str, path: str, content: bytes) -> list[tuple[str | None, ...]]:
+    """One load report file's rows (see :func:`_report_streams`); none for a file deeper than
+    ``load_reports/<cluster>/``, which the batch job does not read either."""
+    from urllib.parse import unquote, urlsplit
+
+    from trimtab.pipeline.load_reports import report_rows
+
+    root = unquote(urlsplit(base).path).rstrip("/") + "/"
+    local = unquote(urlsplit(path).path)
+    parts = local.removeprefix(root).split("/") if local.startswith(root) else []
+    if not 1 <= len(parts) <= 2:
+        return []
+    cluster = parts[0] if len(parts) == 2 else ""  # a report directly under load_reports/
+    got = report_rows(path, bytes(content), cluster)
+    out: list[tuple[str | None, ...]] = [
+        (table, line, cluster, None, None) for table, lines in got.lines.items() for line in lines
+    ]
+    out += [(None, None, cluster, reason, raw) for reason, raw in got.refused]
+    return out
+
+
+#: The wide frame's columns and their types, in order (every stream gives them all).
+_WIDE = (
+    ("_table", "string"),
+    ("cluster", "string"),
+    ("node", "string"),
+    ("bundle", "string"),
+    ("broker", "string"),
+    ("ts", "timestamp"),
+    ("ts_us", "long"),
+    *((name, "double") for name in _IN_DOUBLES),
+    ("disk_free_bytes", "long"),
+    ("disk_total_bytes", "long"),
+    ("storage_bytes", "long"),
+    ("_rule", "string"),
+    ("_reason", "string"),
+    ("_raw", "string"),
+    ("_source_file", "string"),
+    ("_landed_us", "long"),
+)
+
+
+def _wide(**values: SparkColumn) -> list[SparkColumn]:
+    """The wide frame's columns from ``values``, null where not given."""
+    from pyspark.sql import functions as F
+
+    return [
+        values[name].cast(type_).alias(name)
+        if name in values
+        else F.lit(None).cast(type_).alias(name)
+        for name, type_ in _WIDE
+    ]
+
+
+def _checked(
+    frame: DataFrame, table: InputTable, options: StreamOptions, *, parquet: bool = False
+) -> DataFrame:
+    """Rows read as ``_in_<name>`` (text, or with the contract's types from ``parquet``)
+    typed and ruled as ingest's ``_read_group`` does, as the wide frame's columns."""
+    from pyspark.sql import functions as F
+
+    from trimtab.pipeline.ingest import typed_columns
+    from trimtab.pipeline.rules import key_verdict, row_rules
+
+    names = [c.name for c in table.columns]
+    typed, errors, texts = typed_columns(table, "parquet" if parquet else "text", names, {})
     frame = frame.select("*", *typed, errors.alias("_type_errors"))
     limit = f"current_timestamp() + INTERVAL {int(options.future_tolerance_s)} SECONDS"
-    first = row_rules(table, texts, limit)
+    first = F.coalesce(F.col("_file_rule"), row_rules(table, texts, limit))
     verdict = key_verdict(table)
     if verdict is not None:  # bad_bundle: a key rule, after the row rules
         rule, reason = verdict
@@ -722,26 +940,20 @@ def _one_stream(
         )
     original = F.struct(*[F.col(f"_in_{c}").alias(c) for c in names])
     frame = frame.select("*", first.alias("_first"))
-    columns: list[SparkColumn] = [F.lit(table.name).alias("_table")]
     present = set(names)
-    for name in ("cluster", "node", "bundle", "broker"):
-        columns.append((F.col(name) if name in present else F.lit(None).cast("string")).alias(name))
-    columns.append(F.col("ts"))
-    columns.append(F.unix_micros("ts").alias("ts_us"))
-    for name in (*_IN_DOUBLES,):
-        value = F.col(name) if name in present else F.lit(None)
-        columns.append(value.cast("double").alias(name))
-    for name in ("disk_free_bytes", "disk_total_bytes", "storage_bytes"):
-        value = F.col(name) if name in present else F.lit(None)
-        columns.append(value.cast("long").alias(name))
-    columns += [
-        F.col("_first.r").alias("_rule"),
-        F.col("_first.m").alias("_reason"),
-        F.when(F.col("_first").isNotNull(), F.to_json(original)).alias("_raw"),
-        F.col("_source_file"),
-        F.col("_landed_us"),
-    ]
-    return frame.select(*columns)
+    values: dict[str, SparkColumn] = {"_table": F.lit(table.name)}
+    for name, _ in _WIDE:
+        if name in present:
+            values[name] = F.col(name)
+    values |= {
+        "ts_us": F.unix_micros("ts"),
+        "_rule": F.col("_first.r"),
+        "_reason": F.col("_first.m"),
+        "_raw": F.when(F.col("_first").isNotNull(), F.to_json(original)),
+        "_source_file": F.col("_source_file"),
+        "_landed_us": F.col("_landed_us"),
+    }
+    return frame.select(*_wide(**values))
 
 
 def stateful(wide: DataFrame, decider: Decider) -> DataFrame:
