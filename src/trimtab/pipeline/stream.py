@@ -27,7 +27,8 @@ Algorithm
        Each trigger with new rows for a cluster runs one shedder cycle on it (the engine's
        ``cycle`` then ``assign_destinations``, as :class:`~trimtab.shedding.follow.Follower`),
        at the newest sample time, with a random source seeded by (seed, cluster, cycle): a
-       batch Spark re-runs after a crash decides the same.
+       batch Spark re-runs after a crash decides the same. That cycle is :func:`live_cycle`,
+       which ``pipeline run --replay`` (:mod:`trimtab.pipeline.replay`) runs once a minute.
     3. ``foreachBatch`` publishes batch N: ``decisions``, ``transfers``, ``quarantine`` and
        ``node_load`` under ``OUT/<table>/batch=N/``, each renamed into place from a staging
        directory, then ``status.json`` (written aside and renamed), then the marker
