@@ -122,10 +122,15 @@ def test_pipeline_transfers_equal_the_shed_command(
     ],
 )
 def test_replay_refuses_a_plans_cycle_options_before_spark_starts(
-    tmp_path: Path, args: list[str], flag: str
+    tmp_path: Path, args: list[str], flag: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--replay`` runs one cycle per minute: a cycle count given with it is an error, one
     line and exit 2, even when it is the default's value."""
+
+    def no_spark(**_: object) -> None:
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr("trimtab.pipeline.session.spark_session", no_spark)
     (tmp_path / "in" / "nodes").mkdir(parents=True)
     result = CliRunner().invoke(
         app,
