@@ -110,3 +110,90 @@ def test_pipeline_transfers_equal_the_shed_command(
         assert script.pop(0) == f"# warning: {warning}"
     assert len(script) == len(want)
     assert all(line.startswith("pulsar-admin namespaces unload ") for line in script)
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--cycles", "3"], "--cycles"),
+        (["--cycles", "1"], "--cycles"),
+        (["--until-balanced"], "--until-balanced"),
+        (["--no-until-balanced"], "--no-until-balanced"),
+    ],
+)
+def test_replay_refuses_a_plans_cycle_options_before_spark_starts(
+    tmp_path: Path, args: list[str], flag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--replay`` runs one cycle per minute: a cycle count given with it is an error, one
+    line and exit 2, even when it is the default's value."""
+
+    def no_spark(**_: object) -> None:
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr("trimtab.pipeline.session.spark_session", no_spark)
+    (tmp_path / "in" / "nodes").mkdir(parents=True)
+    result = CliRunner().invoke(
+        app,
+        [
+            "pipeline",
+            "run",
+            "--input",
+            str(tmp_path / "in"),
+            "--output",
+            str(tmp_path / "o"),
+            "--replay",
+            *args,
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("error:") == 1
+    assert f"--replay runs one cycle per minute of telemetry: drop {flag}," in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_replay_decides_once_a_minute_at_its_newest_sample() -> None:
+    """One cycle per minute holding a sample of the cluster (none for an empty minute), at the
+    newest sample time up to that minute's end, numbered from 1; the shedder's state carries
+    over (its hit count grows while the condition holds)."""
+    import pandas as pd
+
+    from trimtab.config import Config
+    from trimtab.pipeline.loads import SAMPLE_FIELDS
+    from trimtab.pipeline.replay import replay_cluster
+    from trimtab.pipeline.stream import Node
+    from trimtab.shedding import Limits
+
+    limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
+    nodes = {n: Node(limits, broker=True, writable=True) for n in ("a:1", "b:1")}
+    minute = 60_000_000
+
+    def sample(node: str, ts_us: int, cpu: float) -> dict[str, object]:
+        return (
+            {"cluster": "c", "node": node, "ts_us": ts_us}
+            | dict.fromkeys(SAMPLE_FIELDS, 0.0)
+            | {"cpu": cpu}
+        )
+
+    samples = pd.DataFrame(
+        [
+            sample("a:1", 0, 0.9),
+            sample("b:1", 0, 0.1),
+            sample("a:1", 30_000_000, 0.9),  # minute 0's newest
+            sample("a:1", 3 * minute, 0.9),  # minutes 1 and 2 hold nothing
+            sample("b:1", 3 * minute + 5, 0.1),
+        ]
+    )
+    bundle = {"cluster": "c", "bundle": "t/n/0x00000000_0xffffffff", "broker": "a:1"}
+    rates = dict.fromkeys(
+        ("throughput_in_bytes_per_s", "throughput_out_bytes_per_s", "msg_in_per_s"), 1e6
+    )
+    bundles = pd.DataFrame(
+        [bundle | rates | {"ts_us": 0, "msg_out_per_s": 1.0, "storage_bytes": None}]
+    )
+    rows = replay_cluster("c", samples, bundles, nodes, Config(), None, 0)
+    cycles = [r for r in rows if r["kind"] == "cycle"]
+    assert [(r["cycle"], r["at_us"]) for r in cycles] == [(1, 30_000_000), (2, 3 * minute + 5)]
+    notes = [r["note"] for r in cycles]
+    assert "hit 1 time" in notes[0] and "hit 2 time" in notes[1]
+    (summary,) = (r for r in rows if r["kind"] == "summary")
+    assert summary["note"] == "replay: 2 cycles, strategy transfer"

@@ -98,6 +98,7 @@ def generate_fleet_cmd(
 
 @pipeline_app.command("run")
 def run_cmd(
+    ctx: typer.Context,
     input_dir: Annotated[
         str,
         typer.Option(
@@ -127,6 +128,14 @@ def run_cmd(
     until_balanced: Annotated[
         bool, typer.Option(help="Plan cycles until the shedder stops (default) or run --cycles.")
     ] = True,
+    replay: Annotated[
+        bool,
+        typer.Option(
+            "--replay",
+            help="Decide as the live shedder (and `pipeline stream`) would have: one cycle at "
+            "the end of every minute of telemetry, its state carried from minute to minute.",
+        ),
+    ] = False,
     seed: Annotated[
         int, typer.Option(help="Seed for every random choice of the engines.", min=0)
     ] = 0,
@@ -138,6 +147,8 @@ def run_cmd(
 ) -> None:
     """Read the fleet's tables, check every row, decide, and publish the outputs."""
     with user_errors():
+        if replay:
+            _check_replay(ctx)
         settings = _spark_settings(conf)
         options = _job_options(
             input_dir,
@@ -148,6 +159,7 @@ def run_cmd(
             strategy=strategy,
             cycles=cycles,
             until_balanced=until_balanced,
+            replay=replay,
             seed=seed,
         )
         summary = _run_job(options, master=master, settings=settings, quiet=as_json)
@@ -198,6 +210,7 @@ def _job_options(
     cycles: int,
     until_balanced: bool,
     seed: int,
+    replay: bool = False,
 ) -> JobOptions:
     """The job's options from the command line, every one checked before Spark starts; a
     reference time without a zone is UTC."""
@@ -222,7 +235,20 @@ def _job_options(
         strategy=strategy or configured_strategy(config),
         cycles=cycles,
         until_balanced=until_balanced,
+        replay=replay,
     )
+
+
+def _check_replay(ctx: typer.Context) -> None:
+    """``--replay`` decides one cycle a minute: a plan's cycle count has no say in it."""
+    balanced = "--until-balanced" if ctx.params.get("until_balanced") else "--no-until-balanced"
+    for name, flag in (("cycles", "--cycles"), ("until_balanced", balanced)):
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":  # given, not defaulted
+            raise TrimtabError(
+                f"--replay runs one cycle per minute of telemetry: drop {flag}, which "
+                "sets the cycles of a plan"
+            )
 
 
 #: The longest averaging window (a week): telemetry is kept for days, not months.

@@ -32,7 +32,9 @@ from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import shedding_plans
+from trimtab.pipeline.replay import replay_plans
 from trimtab.pipeline.report import inventory, write_staged_report
+from trimtab.pipeline.stream import Inventory, Node, inventory_rows
 from trimtab.pipeline.weights import bookie_weights
 from trimtab.shedding import Move
 
@@ -70,6 +72,7 @@ class JobOptions:
     strategy: str | None = None  # default: the config's loadBalancerLoadSheddingStrategy
     cycles: int = 1
     until_balanced: bool = True  # plan from history: run cycles until the shedder is satisfied
+    replay: bool = False  # instead: the live shedder's cycle at the end of every minute
 
 
 @dataclass(slots=True)
@@ -89,7 +92,12 @@ class RunSummary:
             "trimtab_version": __version__,
             "run_id": self.run_id,
             "started": started.isoformat(),
-            "inputs": {"path": options.input, "seed": options.seed, "window": options.window},
+            "inputs": {
+                "path": options.input,
+                "seed": options.seed,
+                "window": options.window,
+                "replay": options.replay,
+            },
             "tables": self.tables,
             "quarantine_by_rule": self.quarantine_by_rule,
             "clusters": self.clusters,
@@ -199,26 +207,50 @@ def _plans(
     out: StagedOutput,
     summary: RunSummary,
 ) -> None:
-    """Shedding plans per cluster -> decisions, transfers, pulsar-admin lines, std in run.json."""
-    plans = shedding_plans(
-        out.read_table(spark, "node_load"),
-        ingested.latest("bundle_metrics"),
-        ingested.accepted("nodes"),
-        options.config.shedding,
-        samples=ingested.latest("node_metrics"),
-        strategy=options.strategy,
-        cycles=options.cycles,
-        until_balanced=options.until_balanced,
-        seed=options.seed,
-    )
+    """Shedding plans per cluster -> decisions, transfers, pulsar-admin lines, std in run.json;
+    with ``replay``, the live shedder's cycles instead, each with its ``data_time``."""
+    if options.replay:
+        members = inventory_rows(ingested.accepted("nodes")).collect()
+        by_cluster: dict[str, dict[str, Node]] = {}
+        for member in members:
+            by_cluster.setdefault(member["cluster"], {})[member["node"]] = Node.of(member)
+        plans = replay_plans(
+            ingested.accepted("node_metrics"),
+            ingested.accepted("bundle_metrics"),
+            Inventory(by_cluster),
+            options.config,
+            strategy=options.strategy,
+            seed=options.seed,
+        )
+    else:
+        plans = shedding_plans(
+            out.read_table(spark, "node_load"),
+            ingested.latest("bundle_metrics"),
+            ingested.accepted("nodes"),
+            options.config.shedding,
+            samples=ingested.latest("node_metrics"),
+            strategy=options.strategy,
+            cycles=options.cycles,
+            until_balanced=options.until_balanced,
+            seed=options.seed,
+        )
     plans, rows = _collected(spark, plans)
+    times = [F.timestamp_micros("at_us").alias("data_time")] if options.replay else []
     order = ["cluster", "cycle", "source", "bundle"]
     transfers = plans.where("kind = 'transfer'").select(
-        "cluster", "cycle", "bundle", "source", "destination", "throughput", "reason", "std_after"
+        "cluster",
+        "cycle",
+        "bundle",
+        "source",
+        "destination",
+        "throughput",
+        "reason",
+        "std_after",
+        *times,
     )
     out.write_table("transfers", _small(transfers, *order, local=True))
     decisions = plans.where("kind IN ('decision', 'transfer')").select(
-        "cluster", "cycle", "label", "reason", "broker", "bundle", "note"
+        "cluster", "cycle", "label", "reason", "broker", "bundle", "note", *times
     )
     out.write_table(
         "decisions", _small(decisions, "cluster", "cycle", "broker", "bundle", local=True)
@@ -228,7 +260,7 @@ def _plans(
     per_cycle = transfers.groupBy("cluster", "cycle").agg(F.count("*").alias("transfers"))
     cycles = (
         plans.where("kind = 'cycle'")
-        .select("cluster", "cycle", "label", "reason", "std_before", "std_after", "note")
+        .select("cluster", "cycle", "label", "reason", "std_before", "std_after", "note", *times)
         .join(per_cycle, ["cluster", "cycle"], "left")
         .fillna(0, subset=["transfers"])
     )

@@ -30,7 +30,8 @@ Algorithm
        Each trigger with new rows for a cluster runs one shedder cycle on it (the engine's
        ``cycle`` then ``assign_destinations``, as :class:`~trimtab.shedding.follow.Follower`),
        at the newest sample time, with a random source seeded by (seed, cluster, cycle): a
-       batch Spark re-runs after a crash decides the same.
+       batch Spark re-runs after a crash decides the same. That cycle is :func:`live_cycle`,
+       which ``pipeline run --replay`` (:mod:`trimtab.pipeline.replay`) runs once a minute.
     3. ``foreachBatch`` publishes batch N: ``decisions``, ``transfers``, ``quarantine`` and
        ``node_load`` under ``OUT/<table>/batch=N/``, each renamed into place from a staging
        directory, then ``status.json`` (written aside and renamed), then the marker
@@ -47,7 +48,7 @@ import math
 import random
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from functools import partial
@@ -56,15 +57,17 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from trimtab.cluster import NodeState, Role
-from trimtab.config import Config
+from trimtab.config import Config, SheddingConfig
 from trimtab.pipeline.loads import METRICS, SAMPLE_FIELDS, window_seconds
 from trimtab.pipeline.plans import decision_fields
 from trimtab.shedding import (
     BrokerTelemetry,
     BundleLoads,
+    CycleResult,
     Folded,
     Limits,
     LoadModel,
+    LoadSnapshot,
     NodeSample,
     Prediction,
     ShedderState,
@@ -152,6 +155,15 @@ class Node:
     broker: bool
     writable: bool
 
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> Node:
+        """A row of :func:`inventory_rows` (cluster, node, limits, state, broker)."""
+        return cls(
+            limits=Limits(cores=float(row[2]), memory_bytes=float(row[3]), nic_bps=float(row[4])),
+            writable=NodeState.parse(str(row[5])) is NodeState.WRITABLE,
+            broker=bool(row[6]),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
@@ -168,26 +180,13 @@ def read_inventory(spark: SparkSession, input_dir: str, *, now: datetime) -> Inv
 
     from trimtab.pipeline.fs import HadoopFS
     from trimtab.pipeline.ingest import check, read_table
-    from trimtab.pipeline.schemas import INPUT_TABLES, serves
+    from trimtab.pipeline.schemas import INPUT_TABLES
 
     fs = HadoopFS(spark, input_dir)
     frame, _ = read_table(
         spark, fs, input_dir, INPUT_TABLES["nodes"], now=now, future_tolerance_s=300.0
     )
-    rows = (
-        check(frame)
-        .where(F.col("_rule").isNull())
-        .select(
-            "cluster",
-            "node",
-            "cores",
-            "memory_bytes",
-            "nic_bps",
-            F.lower(F.col("state")).alias("state"),
-            serves(Role.BROKER).alias("broker"),
-        )
-        .collect()
-    )
+    rows = inventory_rows(check(frame).where(F.col("_rule").isNull())).collect()
     seen: dict[tuple[str, str], list[Any]] = {}
     for row in rows:
         seen.setdefault((row["cluster"], row["node"]), []).append(tuple(row))
@@ -195,13 +194,25 @@ def read_inventory(spark: SparkSession, input_dir: str, *, now: datetime) -> Inv
     for (cluster, node), copies in sorted(seen.items()):
         if len(set(copies)) > 1:
             continue  # conflicting rows: both refused, as ingest does
-        row = copies[0]
-        clusters.setdefault(cluster, {})[node] = Node(
-            limits=Limits(cores=float(row[2]), memory_bytes=float(row[3]), nic_bps=float(row[4])),
-            writable=NodeState.parse(str(row[5])) is NodeState.WRITABLE,
-            broker=bool(row[6]),
-        )
+        clusters.setdefault(cluster, {})[node] = Node.of(copies[0])
     return Inventory(clusters, inventory_signature(spark, input_dir))
+
+
+def inventory_rows(nodes: DataFrame) -> DataFrame:
+    """Accepted ``nodes`` rows as :meth:`Node.of` takes them."""
+    from pyspark.sql import functions as F
+
+    from trimtab.pipeline.schemas import serves
+
+    return nodes.select(
+        "cluster",
+        "node",
+        "cores",
+        "memory_bytes",
+        "nic_bps",
+        F.lower(F.col("state")).alias("state"),
+        serves(Role.BROKER).alias("broker"),
+    )
 
 
 def inventory_signature(spark: SparkSession, input_dir: str) -> str:
@@ -417,48 +428,89 @@ class Decider:
         model: LoadModel,
         summary: dict[str, Any],
     ) -> list[dict[str, Any]]:
-        """One shedder cycle on the cluster as it stands: brokers with samples, newest bundles."""
-        reference = _reference(nodes, model)
-        brokers = []
-        for name, info in sorted(nodes.items()):
-            if not info.broker:
-                continue
-            folded = current_fold(state, name, info, model, reference)
-            if folded is not None:
-                brokers.append(
-                    BrokerTelemetry(
-                        node=name, limits=info.limits, writable=info.writable, folded=folded
-                    )
-                )
-        table, at = newest_bundles(state.bundles)
-        shedder = shedder_for(self.config.shedding, self.strategy)
-        state.cycles += 1
-        built = snapshot_of(brokers, table, model, bundles_at=at)
-        result = shedder.cycle(built.snapshot, state.shedder, now=built.now)
-        rng = random.Random(cycle_seed(self.seed, cluster, state.cycles))
-        result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
-        state.shedder = result.state
-        at_us = round(built.now * 1e6)
-        summary.update(
-            cycle=state.cycles,
-            at_us=at_us,
-            std=_finite(result.std),
-            std_after=_finite(result.std_after),
-            note=str(shedder.config.strategy),
+        """One shedder cycle on the cluster as it stands (see :func:`live_cycle`)."""
+        cycle = live_cycle(
+            cluster, state, nodes, model, self.config.shedding, self.strategy, self.seed
         )
-        out = []
-        for decision in result.decisions:
-            out.append(
-                _empty_out(
-                    cluster=cluster,
-                    cycle=state.cycles,
-                    at_us=at_us,
-                    std=_finite(result.std),
-                    std_after=_finite(result.std_after),
-                    **decision_fields(decision),
+        summary.update(
+            cycle=cycle.number,
+            at_us=cycle.at_us,
+            std=_finite(cycle.result.std),
+            std_after=_finite(cycle.result.std_after),
+            note=cycle.strategy,
+        )
+        return [_empty_out(**row) for row in cycle.rows()]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCycle:
+    """One cycle of the live shedder on a cluster: its number, data time, shedder, result and
+    the snapshot it decided on."""
+
+    cluster: str
+    number: int
+    at_us: int
+    strategy: str
+    result: CycleResult
+    snapshot: LoadSnapshot
+
+    def rows(self) -> list[dict[str, Any]]:
+        """A row per decision, as the stream and ``pipeline run --replay`` write them."""
+        std, after = _finite(self.result.std), _finite(self.result.std_after)
+        return [
+            {
+                "cluster": self.cluster,
+                "cycle": self.number,
+                "at_us": self.at_us,
+                "std": std,
+                "std_after": after,
+                **decision_fields(decision),
+            }
+            for decision in self.result.decisions
+        ]
+
+
+def live_cycle(
+    cluster: str,
+    state: ClusterStream,
+    nodes: Mapping[str, Node],
+    model: LoadModel,
+    config: SheddingConfig,
+    strategy: str | None,
+    seed: int,
+) -> LiveCycle:
+    """The next cycle of the live shedder on ``state``: brokers folded through their newest
+    sample, each bundle's newest sample, at the newest sample time, with the shedder's state
+    carried from the cycle before and a random source seeded by (seed, cluster, cycle).
+    The one code path of the stream's triggers and ``pipeline run --replay``'s minutes."""
+    reference = _reference(nodes, model)
+    brokers = []
+    for name, info in sorted(nodes.items()):
+        if not info.broker:
+            continue
+        folded = current_fold(state, name, info, model, reference)
+        if folded is not None:
+            brokers.append(
+                BrokerTelemetry(
+                    node=name, limits=info.limits, writable=info.writable, folded=folded
                 )
             )
-        return out
+    table, at = newest_bundles(state.bundles)
+    shedder = shedder_for(config, strategy)
+    state.cycles += 1
+    built = snapshot_of(brokers, table, model, bundles_at=at)
+    result = shedder.cycle(built.snapshot, state.shedder, now=built.now)
+    rng = random.Random(cycle_seed(seed, cluster, state.cycles))
+    result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+    state.shedder = result.state
+    return LiveCycle(
+        cluster=cluster,
+        number=state.cycles,
+        at_us=round(built.now * 1e6),
+        strategy=str(shedder.config.strategy),
+        result=result,
+        snapshot=built.snapshot,
+    )
 
 
 def _records(rows: pd.DataFrame) -> Iterator[dict[str, Any]]:
@@ -586,19 +638,19 @@ def _absorb_node(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | No
     return _repeat(seen, values, what, by_ts, ts)
 
 
+def bundle_slots(ts_us: int, rec: Mapping[str, Any], source: str | None) -> list[Any]:
+    """A bundle's sample as the state keeps it (:data:`_BUNDLE_SLOTS`)."""
+    rates = (float(rec[f]) for f in _BUNDLE_FIELDS)
+    return [ts_us, *rates, _plain(rec.get("storage_bytes")), source, False]
+
+
 def _absorb_bundle(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | None, str | None]:
     """A checked bundle sample: kept if it is its (bundle, broker)'s newest."""
     ts = int(rec["ts_us"])
     key = f"{rec['bundle']}|{rec['broker']}"
     seen = state.bundles.get(key)
     if seen is None or ts > seen[0]:
-        state.bundles[key] = [
-            ts,
-            *(float(rec[f]) for f in _BUNDLE_FIELDS),
-            _plain(rec["storage_bytes"]),
-            rec["_source_file"],
-            False,
-        ]
+        state.bundles[key] = bundle_slots(ts, rec, rec["_source_file"])
         return None, None
     if ts < seen[0]:
         return None, None  # an older sample: accepted, not the newest
