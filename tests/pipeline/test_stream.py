@@ -7,7 +7,6 @@ repeats a decision."""
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import signal
 import subprocess
@@ -24,41 +23,29 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from tests.pipeline.engine_reference import (
+    DECISION_COLUMNS,
+    NODE_FIELDS,
+    decision_rows,
+    engine_cycle,
+)
 from tests.pipeline.test_standalone import standalone_master  # noqa: F401 (a fixture)
 from trimtab.cli import app
-from trimtab.cluster import NodeState, Role
 from trimtab.config import Config
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
-from trimtab.pipeline.stream import cycle_seed
 from trimtab.shedding import (
-    BrokerTelemetry,
-    BundleLoads,
     Limits,
     LoadModel,
     NodeSample,
     ShedderState,
-    assign_destinations,
     shedder_for,
-    snapshot_of,
 )
-from trimtab.shedding.telemetry import fold
 
 #: Acting after two hits in a row, so that the three minutes see a skip, then moves, then a
 #: cycle whose choices depend on the moves before (the unloaded bundles' cooldown).
 PROPERTIES = "loadBalancerSheddingConditionHitCountThreshold=2\n"
 DECISION = ["label", "reason", "broker", "bundle"]
 MOVE = ["bundle", "source", "destination"]
-NODE_FIELDS = [
-    "cpu",
-    "memory",
-    "direct_memory",
-    "net_in_bps",
-    "net_out_bps",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-]
 #: What the bad rows break, as the batch job names it (plus the duplicate sent again later).
 BAD = {
     ("node_metrics", "wrong_type"),
@@ -467,72 +454,20 @@ def reference(
         seen_bundles = pd.concat([seen_bundles, bundles])
         touched = set(nodes["cluster"]) | set(bundles["cluster"])
         for cluster in sorted(touched):
-            inventory = fleet.nodes[fleet.nodes["cluster"] == cluster]
-            telemetry = []
-            for row in inventory.sort_values("node").to_dict("records"):
-                if not Role(str(row["role"] or "").lower()).serves(Role.BROKER):
-                    continue
-                limits = Limits(
-                    cores=float(row["cores"]),
-                    memory_bytes=float(row["memory_bytes"]),
-                    nic_bps=float(row["nic_bps"]),
-                )
-                mine = seen_nodes[
-                    (seen_nodes["cluster"] == cluster) & (seen_nodes["node"] == row["node"])
-                ]
-                samples = [
-                    NodeSample(
-                        ts=pd.Timestamp(s["ts"]).timestamp(), **{f: s[f] for f in NODE_FIELDS}
-                    )
-                    for s in mine.to_dict("records")
-                ]
-                folded = fold(model, samples, limits, None)
-                if folded is None:
-                    continue
-                writable = NodeState.parse(str(row["state"])) is NodeState.WRITABLE
-                telemetry.append(
-                    BrokerTelemetry(
-                        node=row["node"], limits=limits, writable=writable, folded=folded
-                    )
-                )
-            newest = (
-                seen_bundles[seen_bundles["cluster"] == cluster]
-                .sort_values(["ts", "broker"], ascending=[False, True])
-                .drop_duplicates("bundle")
-                .sort_values("bundle")
-            )
-            table = BundleLoads.from_arrays(
-                newest["bundle"].tolist(),
-                newest["broker"].tolist(),
-                throughput_in=newest["throughput_in_bytes_per_s"].to_numpy(float),
-                throughput_out=newest["throughput_out_bytes_per_s"].to_numpy(float),
-                msg_rate_in=newest["msg_in_per_s"].to_numpy(float),
-                msg_rate_out=newest["msg_out_per_s"].to_numpy(float),
-            )
-            at = pd.Timestamp(newest["ts"].max()).timestamp() if len(newest) else None
-            built = snapshot_of(telemetry, table, model, bundles_at=at)
-            result = shedder.cycle(
-                built.snapshot, states.get(cluster, ShedderState()), now=built.now
-            )
             cycles[cluster] = cycles.get(cluster, 0) + 1
-            rng = random.Random(cycle_seed(0, cluster, cycles[cluster]))
-            result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+            result = engine_cycle(
+                model,
+                shedder,
+                cluster,
+                fleet.nodes,
+                seen_nodes,
+                seen_bundles,
+                state=states.get(cluster),
+                cycle=cycles[cluster],
+            )
             states[cluster] = result.state
             decided.setdefault(cluster, []).append(
-                pd.DataFrame(
-                    [
-                        (
-                            d.label.value,
-                            d.reason.value,
-                            d.broker,
-                            d.move.bundle if d.move else None,
-                            d.move.source if d.move else None,
-                            d.move.destination if d.move else None,
-                        )
-                        for d in result.decisions
-                    ],
-                    columns=[*DECISION, "source", "destination"],
-                )
+                pd.DataFrame(decision_rows(result), columns=DECISION_COLUMNS)
             )
     assert late_cluster in decided
     return decided

@@ -21,8 +21,11 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.pipeline.engine_reference import (
+    decision_rows,
+    engine_cycle,
+)
 from tests.shedding.pulsar_reports import document, fixture_reports
-from trimtab.cluster import NodeState, Role
 from trimtab.config import Config
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
@@ -30,32 +33,13 @@ from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.pipeline.ingest import read_table
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.pipeline.schemas import INPUT_TABLES
-from trimtab.pipeline.stream import StreamOptions, cycle_seed, run_stream
+from trimtab.pipeline.stream import StreamOptions, run_stream
 from trimtab.shedding import (
-    BrokerTelemetry,
-    BundleLoads,
-    Limits,
     LoadModel,
-    NodeSample,
-    ShedderState,
-    assign_destinations,
     shedder_for,
-    snapshot_of,
 )
-from trimtab.shedding.telemetry import fold
 
 NOW = 1_790_000_000.0  # the load reports' time
-NODE_FIELDS = [
-    "cpu",
-    "memory",
-    "direct_memory",
-    "net_in_bps",
-    "net_out_bps",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-]
 #: Rules whose ``row`` both render from the cells as read (the others from typed values,
 #: which the stream renders in Python).
 RAW_RULES = {"malformed", "wrong_type", "bad_report"}
@@ -267,7 +251,15 @@ def test_stream_reads_csv_by_header_and_load_reports_as_the_batch_job(
     assert set(decided["cycle"]) == {1}
     transfers = pd.read_parquet(live / "transfers")
     for cluster in clusters:
-        want = _engine_cycle(loaded, everyone, all_samples, all_bundles, cluster)
+        result = engine_cycle(
+            LoadModel.of(loaded.shedding),
+            shedder_for(loaded.shedding),
+            cluster,
+            everyone,
+            all_samples,
+            all_bundles,
+        )
+        want = decision_rows(result)
         got = decided[decided["cluster"] == cluster]
         assert _rows(got[["label", "reason", "broker", "bundle"]]) == sorted(w[:4] for w in want), (
             cluster
@@ -282,73 +274,6 @@ def _rows(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
     return sorted(
         tuple(None if pd.isna(v) else v for v in r) for r in plain.itertuples(index=False)
     )
-
-
-def _engine_cycle(
-    config: Config,
-    nodes: pd.DataFrame,
-    samples: pd.DataFrame,
-    bundles: pd.DataFrame,
-    cluster: str,
-) -> list[tuple[Any, ...]]:
-    """The engine's first cycle on a cluster's rows, as the stream's state function runs it:
-    each broker's samples folded, each bundle's newest sample, a fresh shedder state."""
-    model = LoadModel.of(config.shedding)
-    shedder = shedder_for(config.shedding)
-    telemetry = []
-    for row in nodes[nodes["cluster"] == cluster].sort_values("node").to_dict("records"):
-        if not Role(str(row["role"] or "").lower()).serves(Role.BROKER):
-            continue
-        limits = Limits(
-            cores=float(row["cores"]),
-            memory_bytes=float(row["memory_bytes"]),
-            nic_bps=float(row["nic_bps"]),
-        )
-        mine = samples[(samples["cluster"] == cluster) & (samples["node"] == row["node"])]
-        folded = fold(
-            model,
-            [
-                NodeSample(ts=pd.Timestamp(s["ts"]).timestamp(), **{f: s[f] for f in NODE_FIELDS})
-                for s in mine.sort_values("ts").to_dict("records")
-            ],
-            limits,
-            None,
-        )
-        if folded is not None:
-            writable = NodeState.parse(str(row["state"])) is NodeState.WRITABLE
-            telemetry.append(
-                BrokerTelemetry(node=row["node"], limits=limits, writable=writable, folded=folded)
-            )
-    newest = (
-        bundles[bundles["cluster"] == cluster]
-        .sort_values(["ts", "broker"], ascending=[False, True])
-        .drop_duplicates("bundle")
-        .sort_values("bundle")
-    )
-    table = BundleLoads.from_arrays(
-        newest["bundle"].tolist(),
-        newest["broker"].tolist(),
-        throughput_in=newest["throughput_in_bytes_per_s"].to_numpy(float),
-        throughput_out=newest["throughput_out_bytes_per_s"].to_numpy(float),
-        msg_rate_in=newest["msg_in_per_s"].to_numpy(float),
-        msg_rate_out=newest["msg_out_per_s"].to_numpy(float),
-    )
-    at = pd.Timestamp(newest["ts"].max()).timestamp() if len(newest) else None
-    built = snapshot_of(telemetry, table, model, bundles_at=at)
-    result = shedder.cycle(built.snapshot, ShedderState(), now=built.now)
-    rng = random.Random(cycle_seed(0, cluster, 1))
-    result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
-    return [
-        (
-            d.label.value,
-            d.reason.value,
-            d.broker,
-            d.move.bundle if d.move else None,
-            d.move.source if d.move else None,
-            d.move.destination if d.move else None,
-        )
-        for d in result.decisions
-    ]
 
 
 def test_a_report_file_gives_the_cluster_its_folder_names() -> None:

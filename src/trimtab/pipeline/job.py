@@ -31,10 +31,15 @@ from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import node_loads
 from trimtab.pipeline.output import StagedOutput
-from trimtab.pipeline.plans import shedding_plans
+from trimtab.pipeline.plans import (
+    DECISION_COLUMNS,
+    TRANSFER_COLUMNS,
+    inventory_rows,
+    shedding_plans,
+)
 from trimtab.pipeline.replay import replay_plans
 from trimtab.pipeline.report import inventory, write_staged_report
-from trimtab.pipeline.stream import Inventory, Node, inventory_rows
+from trimtab.pipeline.stream import Inventory, Node
 from trimtab.pipeline.weights import bookie_weights
 from trimtab.shedding import Move
 
@@ -237,21 +242,9 @@ def _plans(
     plans, rows = _collected(spark, plans)
     times = [F.timestamp_micros("at_us").alias("data_time")] if options.replay else []
     order = ["cluster", "cycle", "source", "bundle"]
-    transfers = plans.where("kind = 'transfer'").select(
-        "cluster",
-        "cycle",
-        "bundle",
-        "source",
-        "destination",
-        "throughput",
-        "reason",
-        "std_after",
-        *times,
-    )
+    transfers = plans.where("kind = 'transfer'").select(*TRANSFER_COLUMNS, *times)
     out.write_table("transfers", _small(transfers, *order, local=True))
-    decisions = plans.where("kind IN ('decision', 'transfer')").select(
-        "cluster", "cycle", "label", "reason", "broker", "bundle", "note", *times
-    )
+    decisions = plans.where("kind IN ('decision', 'transfer')").select(*DECISION_COLUMNS, *times)
     out.write_table(
         "decisions", _small(decisions, "cluster", "cycle", "broker", "bundle", local=True)
     )

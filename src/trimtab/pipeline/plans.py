@@ -57,7 +57,15 @@ from trimtab.shedding import (
 from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.recommend import Recommendation, recommend
 
-__all__ = ["PLAN_COLUMNS", "PLAN_SCHEMA", "decision_fields", "shedding_plans"]
+__all__ = [
+    "DECISION_COLUMNS",
+    "PLAN_COLUMNS",
+    "PLAN_SCHEMA",
+    "TRANSFER_COLUMNS",
+    "decision_fields",
+    "inventory_rows",
+    "shedding_plans",
+]
 
 PLAN_SCHEMA = (
     "cluster string, kind string, cycle int, label string, reason string, broker string, "
@@ -65,6 +73,18 @@ PLAN_SCHEMA = (
     "std_after double, note string, load_before double, load_after double, warning string"
 )
 PLAN_COLUMNS = [c.split()[0] for c in PLAN_SCHEMA.split(", ")]
+#: The ``decisions`` and ``transfers`` tables' columns (``pipeline run`` and the stream).
+DECISION_COLUMNS = ("cluster", "cycle", "label", "reason", "broker", "bundle", "note")
+TRANSFER_COLUMNS = (
+    "cluster",
+    "cycle",
+    "bundle",
+    "source",
+    "destination",
+    "throughput",
+    "reason",
+    "std_after",
+)
 
 
 def shedding_plans(
@@ -121,18 +141,25 @@ def shedding_plans(
     )
 
 
-def _brokers(node_load: DataFrame, samples: DataFrame, nodes: DataFrame) -> DataFrame:
-    """Per broker with samples: limits, state, sample count, the moving averages through its
-    last sample (its newest ``node_load`` window) and that sample's values (``ts`` and
-    :data:`SAMPLE_FIELDS`, from ``samples``: the newest accepted row per node)."""
-    brokers = nodes.where(serves(Role.BROKER)).select(
+def inventory_rows(nodes: DataFrame) -> DataFrame:
+    """Accepted ``nodes`` rows with what the shedding plans read of them: limits, state (lower
+    case) and whether the node is a broker."""
+    return nodes.select(
         "cluster",
         "node",
         "cores",
         "memory_bytes",
         "nic_bps",
         F.lower(F.col("state")).alias("state"),
+        serves(Role.BROKER).alias("broker"),
     )
+
+
+def _brokers(node_load: DataFrame, samples: DataFrame, nodes: DataFrame) -> DataFrame:
+    """Per broker with samples: limits, state, sample count, the moving averages through its
+    last sample (its newest ``node_load`` window) and that sample's values (``ts`` and
+    :data:`SAMPLE_FIELDS`, from ``samples``: the newest accepted row per node)."""
+    brokers = inventory_rows(nodes).where("broker").drop("broker")
     counts = node_load.groupBy("cluster", "node").agg(F.sum("samples").alias("samples"))
     newest = node_load.where("latest").select(
         "cluster", "node", F.col("last_sample_ts").alias("ts"), "load", "msg_throughput_ema"

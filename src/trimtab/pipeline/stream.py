@@ -56,10 +56,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from trimtab.cluster import NodeState, Role
+from trimtab.cluster import NodeState
 from trimtab.config import Config, SheddingConfig
 from trimtab.pipeline.loads import METRICS, SAMPLE_FIELDS, window_seconds
-from trimtab.pipeline.plans import decision_fields
+from trimtab.pipeline.plans import (
+    DECISION_COLUMNS,
+    TRANSFER_COLUMNS,
+    decision_fields,
+    inventory_rows,
+)
 from trimtab.shedding import (
     BrokerTelemetry,
     BundleLoads,
@@ -196,23 +201,6 @@ def read_inventory(spark: SparkSession, input_dir: str, *, now: datetime) -> Inv
             continue  # conflicting rows: both refused, as ingest does
         clusters.setdefault(cluster, {})[node] = Node.of(copies[0])
     return Inventory(clusters, inventory_signature(spark, input_dir))
-
-
-def inventory_rows(nodes: DataFrame) -> DataFrame:
-    """Accepted ``nodes`` rows as :meth:`Node.of` takes them."""
-    from pyspark.sql import functions as F
-
-    from trimtab.pipeline.schemas import serves
-
-    return nodes.select(
-        "cluster",
-        "node",
-        "cores",
-        "memory_bytes",
-        "nic_bps",
-        F.lower(F.col("state")).alias("state"),
-        serves(Role.BROKER).alias("broker"),
-    )
 
 
 def inventory_signature(spark: SparkSession, input_dir: str) -> str:
@@ -1086,19 +1074,6 @@ def _previous_status(fs: Any, root: str) -> dict[str, Any] | None:
     return loaded
 
 
-_DECISION_COLUMNS = ("cluster", "cycle", "label", "reason", "broker", "bundle", "note")
-_TRANSFER_COLUMNS = (
-    "cluster",
-    "cycle",
-    "bundle",
-    "source",
-    "destination",
-    "throughput",
-    "reason",
-    "std_after",
-)
-
-
 #: The published tables' columns: explicit, so a batch whose column is all null still writes
 #: the same Parquet type as the others (readers merge the batches' files).
 TABLE_SCHEMAS = {
@@ -1144,9 +1119,9 @@ def _tables(rows: pd.DataFrame, trigger: datetime, batch: int) -> dict[str, pd.D
     node_load.insert(0, "trigger_time", stamp)
     return {
         "decisions": of(
-            ("decision", "transfer"), _DECISION_COLUMNS, ["cluster", "broker", "bundle"]
+            ("decision", "transfer"), DECISION_COLUMNS, ["cluster", "broker", "bundle"]
         ),
-        "transfers": of(("transfer",), _TRANSFER_COLUMNS, ["cluster", "source", "bundle"]),
+        "transfers": of(("transfer",), TRANSFER_COLUMNS, ["cluster", "source", "bundle"]),
         "quarantine": quarantine.sort_values(["table", "source_file", "rule", "row"]),
         "node_load": node_load.sort_values(["cluster", "node", "window_start"]),
     }
