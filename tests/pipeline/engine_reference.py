@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from trimtab.cluster import NodeState, Role
+from trimtab.pipeline.loads import SAMPLE_FIELDS
 from trimtab.pipeline.stream import cycle_seed
 from trimtab.shedding import (
     BrokerTelemetry,
@@ -26,17 +27,8 @@ from trimtab.shedding import (
 )
 from trimtab.shedding.telemetry import fold
 
-NODE_FIELDS = [
-    "cpu",
-    "memory",
-    "direct_memory",
-    "net_in_bps",
-    "net_out_bps",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-]
+#: What a node sample carries besides its time (``NodeSample``'s fields).
+NODE_FIELDS = list(SAMPLE_FIELDS)
 #: The columns of :func:`decision_rows`.
 DECISION_COLUMNS = ["label", "reason", "broker", "bundle", "source", "destination"]
 
