@@ -267,13 +267,16 @@ def _check_window(window: str) -> None:
 
 
 def _check_parquet(input_dir: str) -> None:
-    """Every local Parquet file of the input has a readable footer: a garbage ``.parquet``
-    is one error naming it, not a Spark stack trace minutes later (remote inputs: Spark's)."""
+    """A local input exists and every Parquet file in it has a readable footer: a garbage
+    ``.parquet`` is one error naming it, not a Spark stack trace minutes later (remote
+    inputs: Spark's)."""
     import pyarrow.parquet as pq
 
     if "://" in input_dir and not input_dir.startswith("file://"):
         return
     root = Path(input_dir.removeprefix("file://"))
+    if not root.is_dir():  # the job says the same, but only once Spark is up
+        raise TrimtabError(f"input directory {input_dir} does not exist: give --input DIR")
     for file in sorted(root.glob("*/*")):
         if file.suffix.lower() not in (".parquet", ".pq") or not file.is_file():
             continue
