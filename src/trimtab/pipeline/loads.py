@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -95,23 +96,39 @@ def node_loads(
         "_cluster",
         "_node",
         micros.alias("_ts"),
-        (micros - F.pmod(micros, F.lit(step_us))).alias("_window"),
         *(F.col(m).cast("double") for m in METRICS),
     )
     model = LoadModel.of(config)
 
-    def per_cluster(rows: pd.DataFrame) -> pd.DataFrame:
-        order = np.lexsort((rows["_ts"].to_numpy(), rows["_node"].to_numpy()))  # stable
-        node = rows["_node"].to_numpy()[order]
-        values = {m: rows[m].to_numpy(dtype=float)[order] for m in METRICS}
-        limits = inventory.limits(node)
-        reference = inventory.reference(node) if model.normalisation == "absolute" else None
-        columns = {m: values[m] for m in SAMPLE_FIELDS}
-        folded = fold_columns(model, columns, node, **limits, reference=reference)
-        ts, window = rows["_ts"].to_numpy()[order], rows["_window"].to_numpy()[order]
-        return _per_window(node, ts, window, values, folded)
+    def per_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = pa.Table.from_batches(list(batches), schema=samples_schema)
+        node, ts = rows.column("_node").to_numpy(), rows.column("_ts").to_numpy()
+        order = np.lexsort((ts, node))  # by node, then time; stable
+        node, ts = node[order], ts[order]
+        values = {m: rows.column(m).to_numpy()[order] for m in METRICS}  # nulls as NaN
+        # Node numbers follow (cluster, node) order, so each cluster is one run of rows.
+        cluster = inventory.cluster[node]
+        bounds = np.flatnonzero(np.diff(cluster)) + 1
+        for part in np.split(np.arange(len(node)), bounds):
+            if len(part) == 0:
+                continue
+            lo, hi = part[0], part[-1] + 1
+            yield from _arrow(
+                _cluster_loads(
+                    model,
+                    inventory,
+                    node[lo:hi],
+                    ts[lo:hi],
+                    {m: v[lo:hi] for m, v in values.items()},
+                    step_us,
+                )
+            ).to_batches()
 
-    numeric = samples.groupBy("_cluster").applyInPandas(per_cluster, _NUMERIC_SCHEMA)
+    samples_schema = pa.schema(
+        [("_cluster", pa.int32()), ("_node", pa.int32()), ("_ts", pa.int64())]
+        + [(m, pa.float64()) for m in METRICS]
+    )
+    numeric = samples.repartition("_cluster").mapInArrow(per_partition, _NUMERIC_SCHEMA)
     return numeric.join(F.broadcast(ids.drop("_cluster")), "_node").select(
         "cluster",
         "node",
@@ -131,49 +148,95 @@ _FOLDED = ("weighted_max", "load", "msg_throughput_ema")
 _LAST = {"disk_free_bytes": "last_disk_free_bytes", "disk_total_bytes": "last_disk_total_bytes"}
 
 
+def _cluster_loads(
+    model: LoadModel,
+    inventory: _Inventory,
+    node: np.ndarray,
+    ts: np.ndarray,
+    values: dict[str, np.ndarray],
+    step_us: int,
+) -> dict[str, np.ndarray]:
+    limits = inventory.limits(node)
+    reference = inventory.reference(node) if model.normalisation == "absolute" else None
+    columns = {m: values[m] for m in SAMPLE_FIELDS}
+    folded = fold_columns(model, columns, node, **limits, reference=reference)
+    window = ts - np.mod(ts, step_us)
+    return _per_window(node, ts, window, values, folded)
+
+
 def _per_window(
     node: np.ndarray,
     ts: np.ndarray,
     window: np.ndarray,
     values: dict[str, np.ndarray],
     folded: dict[str, np.ndarray],
-) -> pd.DataFrame:
+) -> dict[str, np.ndarray]:
     """One row per (node, window) of samples sorted by node and time: metric means (of the
-    values present, as pandas takes them), sample count, and the last sample's time, disk
-    view (its last present value) and folded values.
+    values present, NaN where none is), sample count, and the last sample's time, disk view
+    (its last present value) and folded values.
 
     Sorted, each (node, window) is a run of rows, so NumPy reduces the runs directly: a
     pandas group-by over as many groups as rows cost seconds per cluster in copies alone.
+    Where every window holds one sample, as when samples come once a window, or a column has
+    no missing value, the runs need no reduction or no count of their own.
     """
     count = len(node)
     if count == 0:
-        return pd.DataFrame({c: [] for c in _NUMERIC_COLUMNS})
+        return {
+            field.name: np.array([], dtype=field.type.to_pandas_dtype()) for field in _NUMERIC_ARROW
+        }
     change = np.ones(count, dtype=bool)
     change[1:] = (node[1:] != node[:-1]) | (window[1:] != window[:-1])
     starts = np.flatnonzero(change)
     ends = np.append(starts[1:], count) - 1
+    samples = (ends - starts + 1).astype(np.int64)
     out: dict[str, np.ndarray] = {
         "_node": node[starts],
         "_window": window[starts],
-        "samples": (ends - starts + 1).astype(np.int64),
+        "samples": samples,
         "_last": ts[ends],
     }
+    single = len(starts) == count
     rows = np.arange(count)
     for metric in METRICS:
         column = values[metric]
         present = ~np.isnan(column)
-        sums = np.add.reduceat(np.where(present, column, 0.0), starts)
-        seen = np.add.reduceat(present.astype(np.int64), starts)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[metric] = np.where(seen > 0, sums / seen, np.nan)
+        if single:
+            out[metric] = column
+        elif present.all():
+            out[metric] = np.add.reduceat(column, starts) / samples
+        else:
+            sums = np.add.reduceat(np.where(present, column, 0.0), starts)
+            seen = np.add.reduceat(present.astype(np.int64), starts)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[metric] = np.where(seen > 0, sums / seen, np.nan)
         if metric in _LAST:
-            last = np.maximum.reduceat(np.where(present, rows, -1), starts)
-            out[_LAST[metric]] = np.where(last >= starts, column[last], np.nan)
+            if single or present.all():
+                out[_LAST[metric]] = column[ends]
+            else:
+                last = np.maximum.reduceat(np.where(present, rows, -1), starts)
+                out[_LAST[metric]] = np.where(last >= starts, column[last], np.nan)
     for name in _FOLDED:
         out[name] = folded[name][ends]
     owner = node[ends]
     out["latest"] = np.append(owner[1:] != owner[:-1], True)
-    return pd.DataFrame({column: out[column] for column in _NUMERIC_COLUMNS})
+    return out
+
+
+def _arrow(columns: dict[str, np.ndarray]) -> pa.Table:
+    """The Python side's result as Arrow, NaN as null (what Spark made of pandas' NaN)."""
+    arrays = []
+    for field in _NUMERIC_ARROW:
+        values = columns[field.name]
+        if values.dtype.kind == "f":
+            missing = np.isnan(values)
+            if pa.types.is_integer(field.type):  # the disk view: byte counts, whole
+                values = np.where(missing, 0.0, values).astype(np.int64)
+            mask = missing if missing.any() else None
+            arrays.append(pa.array(values, type=field.type, mask=mask))
+        else:
+            arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=_NUMERIC_ARROW)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +249,7 @@ class _Inventory:
     memory: np.ndarray
     nic: np.ndarray
     broker: np.ndarray
+    cluster: np.ndarray
 
     @classmethod
     def of(cls, nodes: DataFrame) -> _Inventory:
@@ -208,6 +272,7 @@ class _Inventory:
             memory=np.array([float(r["memory_bytes"]) for r in rows]),
             nic=np.array([float(r["nic_bps"]) for r in rows]),
             broker=np.array([bool(r["broker"]) for r in rows]),
+            cluster=np.array([clusters[r["cluster"]] for r in rows], dtype=np.int64),
         )
 
     def limits(self, node: np.ndarray) -> dict[str, np.ndarray]:
@@ -237,4 +302,12 @@ _NUMERIC_SCHEMA = (
     + ", weighted_max double, load double, msg_throughput_ema double, latest boolean"
     + ", last_disk_free_bytes long, last_disk_total_bytes long"
 )
-_NUMERIC_COLUMNS = tuple(c.split()[0] for c in _NUMERIC_SCHEMA.split(", "))
+_ARROW_TYPES = {
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+}
+_NUMERIC_ARROW = pa.schema(
+    [(name, _ARROW_TYPES[kind]) for name, kind in (c.split() for c in _NUMERIC_SCHEMA.split(", "))]
+)
