@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
@@ -15,10 +16,19 @@ from pyspark.sql import functions as F
 from tests.pipeline.conftest import NOW
 from trimtab.config import Config
 from trimtab.inventory import read_inventory
+from trimtab.pipeline import loads
 from trimtab.pipeline.generate import GeneratedFleet
 from trimtab.pipeline.ingest import ingest
 from trimtab.pipeline.job import JobOptions, run_job
-from trimtab.pipeline.loads import METRICS, ema_by_group, parse_window
+from trimtab.pipeline.loads import (
+    METRICS,
+    NODE_LOAD_SCHEMA,
+    ema_by_group,
+    local_directory,
+    node_loads,
+    parse_window,
+    write_node_loads,
+)
 from trimtab.shedding.load import Limits, LoadModel, NodeSample
 
 
@@ -117,3 +127,43 @@ def _accepted_samples(
         sample = NodeSample(ts=row["_us"] / 1e6, **{m: float(row[m]) for m in fields})
         samples[(row["cluster"], row["node"])].append(sample)
     return samples
+
+
+def test_python_written_node_load_equals_sparks_rows(
+    spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
+) -> None:
+    """On a local output the Python side writes ``node_load`` itself; elsewhere (HDFS, object
+    stores) Spark writes :func:`node_loads`' rows. Both hold the same rows and types, and the
+    written files read back as the
+    schema the job declares."""
+    ingested = ingest(spark, str(dirty_fleet.out), now=NOW)
+    inputs = (ingested.accepted("node_metrics"), ingested.accepted("nodes"), Config().shedding)
+    rows = write_node_loads(*inputs, str(tmp_path / "py"), window="2m")
+    node_loads(*inputs, window="2m").write.parquet(str(tmp_path / "spark"))
+    keys = ["cluster", "node", "window_start"]
+    ours = pq.read_table(tmp_path / "py").to_pandas().sort_values(keys, ignore_index=True)
+    spark_rows = pq.read_table(tmp_path / "spark").to_pandas().sort_values(keys, ignore_index=True)
+    assert rows == len(ours) == len(spark_rows) > 0
+    assert list(ours.columns) == list(spark_rows.columns)
+    pd.testing.assert_frame_equal(ours, spark_rows, check_dtype=False)
+    read = spark.read.schema(NODE_LOAD_SCHEMA).parquet(str(tmp_path / "py"))
+    assert read.count() == rows
+    assert read.schema == spark.read.parquet(str(tmp_path / "spark")).schema
+    assert local_directory("file:/tmp/x") == "/tmp/x" and local_directory("hdfs://nn/x") is None
+
+
+def test_a_window_without_a_value_holds_null() -> None:
+    """A metric no sample of a window has is null in its mean and its last value, not NaN
+    or 0, whichever side writes the rows; a window of one sample keeps its values as they
+    are, and a mean skips the missing ones."""
+    node, ts, window = np.array([0, 0, 1]), np.array([1, 2, 1]), np.array([0, 0, 0])
+    values = {m: np.array([1.0, 2.0, 3.0]) for m in METRICS}
+    values["disk_free_bytes"] = np.array([np.nan, np.nan, 5.0])
+    values["cpu"] = np.array([np.nan, 4.0, 3.0])
+    folded = {name: np.zeros(3) for name in ("weighted_max", "load", "msg_throughput_ema")}
+    table = loads._arrow(loads._per_window(node, ts, window, values, folded))
+    assert table.column("samples").to_pylist() == [2, 1]
+    assert table.column("disk_free_bytes").to_pylist() == [None, 5.0]
+    assert table.column("last_disk_free_bytes").to_pylist() == [None, 5]
+    assert table.column("cpu").to_pylist() == [4.0, 3.0]
+    assert table.column("latest").to_pylist() == [True, True]

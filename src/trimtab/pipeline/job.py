@@ -29,7 +29,12 @@ from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.allocations import allocation_plans
 from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
-from trimtab.pipeline.loads import node_loads
+from trimtab.pipeline.loads import (
+    NODE_LOAD_SCHEMA,
+    local_directory,
+    node_loads,
+    write_node_loads,
+)
 from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import (
     DECISION_COLUMNS,
@@ -156,13 +161,18 @@ def run_job(
             out.write_table("quarantine", quarantine)
         with stage("loads"):
             # Already in (cluster, node, window_start) order within each file: see node_loads.
-            loads = node_loads(
+            inputs = (
                 ingested.accepted("node_metrics"),
                 ingested.accepted("nodes"),
                 options.config.shedding,
-                window=options.window,
             )
-            out.write_table("node_load", loads, dictionary=("cluster", "node"))
+            local = local_directory(out.path("node_load"))
+            if local is not None:  # written by the Python side that computed it
+                write_node_loads(*inputs, local, window=options.window)
+                out.wrote("node_load", NODE_LOAD_SCHEMA)
+            else:
+                loads = node_loads(*inputs, window=options.window)
+                out.write_table("node_load", loads, dictionary=("cluster", "node"))
             _load_summary(out.read_table(spark, "node_load"), summary)
         with stage("weights"):
             weights = bookie_weights(
