@@ -662,10 +662,12 @@ def summarize(
     ]
     values: list[str] = []
     if latest and stamps:
-        newest = f"CASE WHEN `_rule` IS NULL THEN {q(stamps[0])} END"
+        # The newest accepted sample as one struct, time first: one comparison per row
+        # where a max_by per value column made as many (an object aggregation, as the lists
+        # make this one, evaluates each aggregate row by row, uncompiled).
         values = [c.name for c in table.columns if c.name not in table.keys]
-        aggregates.append(f"max({newest}) AS {q(stamps[0])}")
-        aggregates.extend(f"max_by({q(c)}, {newest}) AS {q(c)}" for c in values)
+        fields = ", ".join(q(c) for c in (stamps[0], *values))
+        aggregates.append(f"max(CASE WHEN `_rule` IS NULL THEN struct({fields}) END) AS `_newest`")
     kept = [*others, *(stamps if values else []), *values, "_refused"]
     if counted:
         aggregates.append("count(1) AS `_rows`")
@@ -681,8 +683,11 @@ def summarize(
     )
     repeated = f"array_distinct(filter({adjacent}, t -> t IS NOT NULL))"
     names = [q(c) for c in kept]
+    newest = (stamps[0], *values) if values else ()
+    unpacked = {c: f"`_newest`.{q(c)} AS {q(c)}" for c in newest}
     ordered = grouped.selectExpr(
-        *names, f"CASE WHEN {repeats} THEN sort_array(`_seen`) END AS `_sorted`"
+        *(unpacked.get(c, q(c)) for c in kept),
+        f"CASE WHEN {repeats} THEN sort_array(`_seen`) END AS `_sorted`",
     )
     return ordered.selectExpr(
         *names, f"CASE WHEN `_sorted` IS NOT NULL THEN {repeated} END AS `_repeated`"
