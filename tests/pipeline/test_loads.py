@@ -133,22 +133,26 @@ def test_python_written_node_load_equals_sparks_rows(
     spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path: Path
 ) -> None:
     """On a local output the Python side writes ``node_load`` itself; elsewhere (HDFS, object
-    stores) Spark writes :func:`node_loads`' rows. Both hold the same rows and types, and the
-    written files read back as the
-    schema the job declares."""
+    stores) Spark writes :func:`node_loads`' rows. Both hold the same rows and types, the
+    written files read back as the schema the job declares, and the latest windows handed
+    back to the later stages are the rows marked ``latest``."""
     ingested = ingest(spark, str(dirty_fleet.out), now=NOW)
     inputs = (ingested.accepted("node_metrics"), ingested.accepted("nodes"), Config().shedding)
-    rows = write_node_loads(*inputs, str(tmp_path / "py"), window="2m")
+    latest = write_node_loads(*inputs, str(tmp_path / "py"), window="2m")
     node_loads(*inputs, window="2m").write.parquet(str(tmp_path / "spark"))
     keys = ["cluster", "node", "window_start"]
     ours = pq.read_table(tmp_path / "py").to_pandas().sort_values(keys, ignore_index=True)
     spark_rows = pq.read_table(tmp_path / "spark").to_pandas().sort_values(keys, ignore_index=True)
-    assert rows == len(ours) == len(spark_rows) > 0
+    assert len(ours) == len(spark_rows) > 0
     assert list(ours.columns) == list(spark_rows.columns)
     pd.testing.assert_frame_equal(ours, spark_rows, check_dtype=False)
     read = spark.read.schema(NODE_LOAD_SCHEMA).parquet(str(tmp_path / "py"))
-    assert read.count() == rows
     assert read.schema == spark.read.parquet(str(tmp_path / "spark")).schema
+    assert read.count() == len(ours)
+    handed = latest.toPandas().sort_values(keys, ignore_index=True)
+    marked = ours[ours["latest"]].reset_index(drop=True)
+    assert len(handed) == ours[["cluster", "node"]].drop_duplicates().shape[0]
+    pd.testing.assert_frame_equal(handed, marked, check_dtype=False)
     assert local_directory("file:/tmp/x") == "/tmp/x" and local_directory("hdfs://nn/x") is None
 
 

@@ -52,6 +52,7 @@ from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.rules import (
     Sql,
+    blank,
     key_verdict,
     key_verdict_sql,
     parse_long,
@@ -518,8 +519,8 @@ def _default_cluster(rows: DataFrame, table: InputTable, clusters: Sequence[str]
     if not optional or not clusters:
         return rows
     only = text(clusters[0] if len(clusters) == 1 else "")
-    blank = "`cluster` IS NULL OR trim(`cluster`) = ''"
-    return rows.withColumn("cluster", F.expr(f"CASE WHEN {blank} THEN {only} ELSE `cluster` END"))
+    missing = blank("`cluster`")
+    return rows.withColumn("cluster", F.expr(f"CASE WHEN {missing} THEN {only} ELSE `cluster` END"))
 
 
 def _verdict_keys(unknown: DataFrame) -> list[str]:

@@ -168,21 +168,23 @@ def run_job(
             )
             local = local_directory(out.path("node_load"))
             if local is not None:  # written by the Python side that computed it
-                write_node_loads(*inputs, local, window=options.window)
+                latest = write_node_loads(*inputs, local, window=options.window)
                 out.wrote("node_load", NODE_LOAD_SCHEMA)
             else:
                 loads = node_loads(*inputs, window=options.window)
                 out.write_table("node_load", loads, dictionary=("cluster", "node"))
-            _load_summary(out.read_table(spark, "node_load"), summary)
+                latest = out.read_table(spark, "node_load").where("latest")
+            # Each node's latest window is all the later stages read of node_load.
+            _load_summary(latest, summary)
         with stage("weights"):
             weights = bookie_weights(
-                out.read_table(spark, "node_load"),
+                latest,
                 ingested.accepted("nodes"),
                 options.config.placement,
             )
             out.write_table("bookie_weights", _small(weights, "cluster", "node"))
         with stage("plans"):
-            _plans(spark, ingested, options, out, summary)
+            _plans(spark, ingested, options, out, summary, latest)
         if "allocation_requests" in ingested.checked:
             with stage("allocations"):
                 _allocations(spark, ingested, options, out, summary)
@@ -221,9 +223,11 @@ def _plans(
     options: JobOptions,
     out: StagedOutput,
     summary: RunSummary,
+    latest: DataFrame,
 ) -> None:
     """Shedding plans per cluster -> decisions, transfers, pulsar-admin lines, std in run.json;
-    with ``replay``, the live shedder's cycles instead, each with its ``data_time``."""
+    with ``replay``, the live shedder's cycles instead, each with its ``data_time``.
+    ``latest``: each node's latest ``node_load`` window."""
     if options.replay:
         members = inventory_rows(ingested.accepted("nodes")).collect()
         by_cluster: dict[str, dict[str, Node]] = {}
@@ -239,7 +243,7 @@ def _plans(
         )
     else:
         plans = shedding_plans(
-            out.read_table(spark, "node_load"),
+            latest,
             ingested.latest("bundle_metrics"),
             ingested.accepted("nodes"),
             options.config.shedding,

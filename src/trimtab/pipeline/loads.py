@@ -121,14 +121,16 @@ def write_node_loads(
     directory: str,
     *,
     window: str = "1m",
-) -> int:
+) -> DataFrame:
     """:func:`node_loads`' rows written as Parquet by the Python side itself into a local
-    ``directory`` (one ``part-NNNNN.parquet`` per partition); returns the rows written.
+    ``directory`` (one ``part-NNNNN.parquet`` per partition); returns each node's latest
+    window (the rows with ``latest``) as local rows, which is all the later stages read.
 
     The rows leave Python as Arrow already: handing them to Spark only to write them costs a
     conversion to Spark's rows, a join for the names and Spark's own Parquet writer, which is
-    a third of the stage at 8 M rows. A file is written hidden and renamed into place under
-    its partition's number, so a task run twice leaves one copy.
+    a third of the stage at 8 M rows; reading them back for their latest windows cost three
+    more scans. A file is written hidden and renamed into place under its partition's
+    number, so a task run twice leaves one copy.
     """
     samples, side = _Loads.of(metrics, nodes, config, window)
     names = side.inventory.names
@@ -137,17 +139,18 @@ def write_node_loads(
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         parts = [_named(table, clusters, members) for table in side.numeric(batches)]
-        written = sum(part.num_rows for part in parts)
-        if written:
-            number = TaskContext.get().partitionId()  # type: ignore[union-attr]
-            name = f"part-{number:05d}.parquet"
-            hidden = Path(directory, f".{name}.{uuid.uuid4().hex}")
-            pq.write_table(pa.concat_tables(parts), hidden, use_dictionary=["cluster", "node"])
-            hidden.replace(Path(directory, name))
-        yield pa.RecordBatch.from_pydict({"rows": [written]}, schema=_WRITTEN)
+        if not parts:
+            return
+        rows = pa.concat_tables(parts)
+        number = TaskContext.get().partitionId()  # type: ignore[union-attr]
+        name = f"part-{number:05d}.parquet"
+        hidden = Path(directory, f".{name}.{uuid.uuid4().hex}")
+        pq.write_table(rows, hidden, use_dictionary=["cluster", "node"])
+        hidden.replace(Path(directory, name))
+        yield from rows.filter(rows.column("latest")).to_batches()
 
-    counts = samples.mapInArrow(write, "rows long").collect()
-    return sum(int(row["rows"]) for row in counts)
+    latest = samples.mapInArrow(write, NODE_LOAD_SCHEMA)
+    return latest.sparkSession.createDataFrame(latest.collect(), latest.schema)
 
 
 def local_directory(uri: str) -> str | None:
@@ -167,7 +170,6 @@ NODE_LOAD_SCHEMA = (
     + ", weighted_max double, load double, msg_throughput_ema double, latest boolean"
     + ", last_disk_free_bytes long, last_disk_total_bytes long"
 )
-_WRITTEN = pa.schema([("rows", pa.int64())])
 
 
 def _named(table: pa.Table, clusters: pa.Array, members: pa.Array) -> pa.Table:

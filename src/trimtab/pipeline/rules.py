@@ -34,6 +34,7 @@ __all__ = [
     "KEY_CHECKS",
     "SPARK_CHECKS",
     "Sql",
+    "blank",
     "key_verdict",
     "key_verdict_sql",
     "parse_long",
@@ -91,7 +92,8 @@ def _spark(rule: str) -> Callable[[Callable[[_Ctx], Found]], Callable[[_Ctx], Fo
     return register
 
 
-def _blank(column: Sql) -> Sql:
+def blank(column: Sql) -> Sql:
+    """True where the text of ``column`` is missing or only spaces."""
     return f"({column} IS NULL OR trim({column}) = '')"
 
 
@@ -149,10 +151,10 @@ def _missing_key(ctx: _Ctx) -> Found:
         if column.kind is Kind.TIMESTAMP:
             # The text once: a repeated subexpression under AND/OR is computed for every row
             # (Spark's codegen hoists it), and a timestamp as text is costly to make.
-            blank = f"coalesce(trim({ctx.texts[column.name]}), '') = ''"
-            missing = f"({q(column.name)} IS NULL AND {blank})"
+            no_text = f"coalesce(trim({ctx.texts[column.name]}), '') = ''"
+            missing = f"({q(column.name)} IS NULL AND {no_text})"
         else:
-            missing = _blank(q(column.name))
+            missing = blank(q(column.name))
         found.append((missing, text(f"missing {column.name}")))
     return found
 
@@ -173,7 +175,7 @@ def _wrong_type(ctx: _Ctx) -> Found:
 @_spark("missing_value")
 def _missing_value(ctx: _Ctx) -> Found:
     columns = [c for c in ctx.table.columns if c.required and not c.key]
-    found = _first_of([c for c in columns if c.type == "string"], _blank)
+    found = _first_of([c for c in columns if c.type == "string"], blank)
     numbers = [c for c in columns if c.type != "string"]
     if numbers:
         # One null test for all: a sum of zeros is null when any term is (``* 0``: no overflow).
