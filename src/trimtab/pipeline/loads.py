@@ -50,7 +50,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark import TaskContext
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from trimtab.cluster import Role
@@ -96,10 +96,7 @@ def node_loads(
     """Per node and window: metric means, weighted max, load (its moving average)."""
     samples, side = _Loads.of(metrics, nodes, config, window)
     numeric = samples.mapInArrow(side.batches, _NUMERIC_SCHEMA)
-    ids = metrics.sparkSession.createDataFrame(
-        [(i, cluster, node) for i, (cluster, node) in enumerate(side.inventory.names)],
-        "_node int, cluster string, node string",
-    )
+    ids = side.inventory.ids(metrics.sparkSession).drop("_cluster")
     return numeric.join(F.broadcast(ids), "_node").select(
         "cluster",
         "node",
@@ -162,13 +159,16 @@ def local_directory(uri: str) -> str | None:
     return None
 
 
+#: ``node_load``'s columns after its key and times, in both schemas below.
+_VALUES = (
+    ", ".join(f"{m} double" for m in METRICS)
+    + ", weighted_max double, load double, msg_throughput_ema double, latest boolean"
+    + ", last_disk_free_bytes long, last_disk_total_bytes long"
+)
 #: The Spark schema of ``node_load`` (what :func:`node_loads` gives and the files hold).
 NODE_LOAD_SCHEMA = (
     "cluster string, node string, window_start timestamp, samples long, "
-    "last_sample_ts timestamp, "
-    + ", ".join(f"{m} double" for m in METRICS)
-    + ", weighted_max double, load double, msg_throughput_ema double, latest boolean"
-    + ", last_disk_free_bytes long, last_disk_total_bytes long"
+    "last_sample_ts timestamp, " + _VALUES
 )
 
 
@@ -202,10 +202,7 @@ class _Loads:
     ) -> tuple[DataFrame, _Loads]:
         """The accepted samples as numbers, partitioned by cluster, and the side for them."""
         inventory = _Inventory.of(nodes)
-        ids = metrics.sparkSession.createDataFrame(
-            [(i, int(inventory.cluster[i]), c, n) for i, (c, n) in enumerate(inventory.names)],
-            "_node int, _cluster int, cluster string, node string",
-        )
+        ids = inventory.ids(metrics.sparkSession)
         micros = F.unix_micros("ts")
         samples = metrics.join(F.broadcast(ids), ["cluster", "node"], "inner").select(
             "_cluster",
@@ -266,9 +263,9 @@ def _per_window(
     values: dict[str, np.ndarray],
     folded: dict[str, np.ndarray],
 ) -> dict[str, np.ndarray]:
-    """One row per (node, window) of samples sorted by node and time: metric means (of the
-    values present, NaN where none is), sample count, and the last sample's time, disk view
-    (its last present value) and folded values.
+    """One row per (node, window) of samples (at least one) sorted by node and time: metric
+    means (of the values present, NaN where none is), sample count, and the last sample's
+    time, disk view (its last present value) and folded values.
 
     Sorted, each (node, window) is a run of rows, so NumPy reduces the runs directly: a
     pandas group-by over as many groups as rows cost seconds per cluster in copies alone.
@@ -276,10 +273,6 @@ def _per_window(
     no missing value, the runs need no reduction or no count of their own.
     """
     count = len(node)
-    if count == 0:
-        return {
-            field.name: np.array([], dtype=field.type.to_pandas_dtype()) for field in _NUMERIC_ARROW
-        }
     change = np.ones(count, dtype=bool)
     change[1:] = (node[1:] != node[:-1]) | (window[1:] != window[:-1])
     starts = np.flatnonzero(change)
@@ -358,8 +351,8 @@ class _Inventory:
         ).collect()
         # Sorted here, not by Spark: the job's inventory is local rows, read without a job.
         rows.sort(key=lambda r: (r["cluster"], r["node"]))
-        # Nodes and clusters travel to Python as small integers: strings and timestamps are
-        # what makes Arrow's hand-over to pandas slow, and every sample would carry them.
+        # Nodes and clusters travel to Python as small integers: every sample would carry
+        # their strings, and each would cost the hand-over to Python and back.
         clusters = {name: i for i, name in enumerate(sorted({r["cluster"] for r in rows}))}
         return cls(
             names=[(r["cluster"], r["node"]) for r in rows],
@@ -368,6 +361,13 @@ class _Inventory:
             nic=np.array([float(r["nic_bps"]) for r in rows]),
             broker=np.array([bool(r["broker"]) for r in rows]),
             cluster=np.array([clusters[r["cluster"]] for r in rows], dtype=np.int64),
+        )
+
+    def ids(self, spark: SparkSession) -> DataFrame:
+        """Names to numbers, node and cluster (local rows: no Spark job to read them)."""
+        return spark.createDataFrame(
+            [(i, int(self.cluster[i]), c, n) for i, (c, n) in enumerate(self.names)],
+            "_node int, _cluster int, cluster string, node string",
         )
 
     def limits(self, node: np.ndarray) -> dict[str, np.ndarray]:
@@ -391,12 +391,7 @@ class _Inventory:
 
 
 #: What the Python side returns (names and node as integers, times in microseconds).
-_NUMERIC_SCHEMA = (
-    "_node int, _window long, samples long, _last long, "
-    + ", ".join(f"{m} double" for m in METRICS)
-    + ", weighted_max double, load double, msg_throughput_ema double, latest boolean"
-    + ", last_disk_free_bytes long, last_disk_total_bytes long"
-)
+_NUMERIC_SCHEMA = "_node int, _window long, samples long, _last long, " + _VALUES
 _ARROW_TYPES = {
     "int": pa.int32(),
     "long": pa.int64(),
