@@ -195,7 +195,7 @@ def run_job(
             out.fs.delete(out.path(_REPORTS))
             run = summary.as_json(options, started)
             out.write_json("run.json", run)
-            write_staged_report(spark, out, run)
+            write_staged_report(spark, out, run, held={"node_load": latest})
             summary.output = out.commit()
     except BaseException:
         out.abandon()

@@ -7,6 +7,7 @@ frames and rendered by :func:`trimtab.report.render.render`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -27,13 +28,22 @@ def inventory(nodes: DataFrame) -> DataFrame:
     return nodes.select(*present).orderBy("cluster", "node")
 
 
-def write_staged_report(spark: SparkSession, out: StagedOutput, run: dict[str, Any]) -> None:
-    """Render the staged outputs and ``run`` (the ``run.json`` document) to ``report.html``."""
+def write_staged_report(
+    spark: SparkSession,
+    out: StagedOutput,
+    run: dict[str, Any],
+    *,
+    held: Mapping[str, DataFrame] | None = None,
+) -> None:
+    """Render the staged outputs and ``run`` (the ``run.json`` document) to ``report.html``.
+    ``held``: tables' rows the run holds already, at least those the report shows (each
+    node's latest ``node_load`` window), read from there instead of the staged files."""
     tables: dict[str, pd.DataFrame] = {}
     for name, columns in TABLES.items():
         if not out.fs.exists(out.path(name)):
             continue
-        frame = out.read_table(spark, name)
+        given = (held or {}).get(name)
+        frame = given if given is not None else out.read_table(spark, name)
         if name == "node_load":
             frame = frame.where("latest")
         if name == "quarantine":
