@@ -30,7 +30,6 @@ from trimtab.pipeline.allocations import allocation_plans
 from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import (
-    NODE_LOAD_SCHEMA,
     local_directory,
     node_loads,
     write_node_loads,
@@ -169,7 +168,6 @@ def run_job(
             local = local_directory(out.path("node_load"))
             if local is not None:  # written by the Python side that computed it
                 latest = write_node_loads(*inputs, local, window=options.window)
-                out.wrote("node_load", NODE_LOAD_SCHEMA)
             else:
                 loads = node_loads(*inputs, window=options.window)
                 out.write_table("node_load", loads, dictionary=("cluster", "node"))

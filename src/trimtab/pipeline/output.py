@@ -32,7 +32,7 @@ class StagedOutput:
         self._previous = f"{self.target}.previous-{run_id}"
         self.recover()
         self.fs.mkdirs(self.staging)
-        self._schemas: dict[str, StructType | str] = {}
+        self._schemas: dict[str, StructType] = {}
 
     def recover(self) -> None:
         """Undo a switch interrupted between its two renames; drop dead staging directories."""
@@ -61,11 +61,6 @@ class StagedOutput:
                 writer = writer.option(f"parquet.enable.dictionary#{column}", "true")
         writer.parquet(self.path(name))
         self._schemas[name] = frame.schema
-
-    def wrote(self, name: str, schema: StructType | str) -> None:
-        """``name`` was written into the staging directory by other means (the Python side,
-        see :func:`~trimtab.pipeline.loads.write_node_loads`) with this schema."""
-        self._schemas[name] = schema
 
     def read_table(self, spark: SparkSession, name: str) -> DataFrame:
         """A table this run wrote, read back with the schema it was written with: reading
