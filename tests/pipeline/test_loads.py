@@ -101,6 +101,7 @@ def test_pipeline_loads_equal_the_engines_fold_over_every_sample(
             engine = model.fold(node, through, limits[(cluster, node)], reference)
             assert engine is not None
             assert window["samples"] == len([s for s in through if s.ts >= _start(window)])
+            assert window["folded_samples"] == len(through) == engine.samples
             assert window["load"] == pytest.approx(engine.weighted_max_ema, rel=1e-9)
             assert window["msg_throughput_ema"] == pytest.approx(
                 engine.msg_throughput_ema, rel=1e-9
@@ -171,3 +172,4 @@ def test_a_window_without_a_value_holds_null() -> None:
     assert table.column("last_disk_free_bytes").to_pylist() == [None, 5]
     assert table.column("cpu").to_pylist() == [4.0, 3.0]
     assert table.column("latest").to_pylist() == [True, True]
+    assert table.column("folded_samples").to_pylist() == [2, 1]

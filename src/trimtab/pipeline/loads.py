@@ -108,6 +108,7 @@ def node_loads(
         "latest",
         "last_disk_free_bytes",
         "last_disk_total_bytes",
+        "folded_samples",
     )
 
 
@@ -163,7 +164,7 @@ def local_directory(uri: str) -> str | None:
 _VALUES = (
     ", ".join(f"{m} double" for m in METRICS)
     + ", weighted_max double, load double, msg_throughput_ema double, latest boolean"
-    + ", last_disk_free_bytes long, last_disk_total_bytes long"
+    + ", last_disk_free_bytes long, last_disk_total_bytes long, folded_samples long"
 )
 #: The Spark schema of ``node_load`` (what :func:`node_loads` gives and the files hold).
 NODE_LOAD_SCHEMA = (
@@ -308,6 +309,11 @@ def _per_window(
         out[name] = folded[name][ends]
     owner = node[ends]
     out["latest"] = np.append(owner[1:] != owner[:-1], True)
+    # The node's samples through each window: what the moving averages have folded.
+    first = np.ones(count, dtype=bool)
+    first[1:] = node[1:] != node[:-1]
+    since = np.maximum.accumulate(np.where(first, rows, 0))
+    out["folded_samples"] = (ends - since[ends] + 1).astype(np.int64)
     return out
 
 

@@ -160,19 +160,19 @@ def _brokers(node_load: DataFrame, samples: DataFrame, nodes: DataFrame) -> Data
     last sample (its newest ``node_load`` window) and that sample's values (``ts`` and
     :data:`SAMPLE_FIELDS`, from ``samples``: the newest accepted row per node)."""
     brokers = inventory_rows(nodes).where("broker").drop("broker")
-    counts = node_load.groupBy("cluster", "node").agg(F.sum("samples").alias("samples"))
     newest = node_load.where("latest").select(
-        "cluster", "node", F.col("last_sample_ts").alias("ts"), "load", "msg_throughput_ema"
+        "cluster",
+        "node",
+        F.col("last_sample_ts").alias("ts"),
+        "load",
+        "msg_throughput_ema",
+        F.col("folded_samples").alias("samples"),
     )
     last = samples.select(
         "cluster", "node", "ts", *(F.col(f).cast("double").alias(f) for f in SAMPLE_FIELDS)
     )
     # The newest window's last sample is the node's newest accepted sample: same time.
-    return (
-        newest.join(counts, ["cluster", "node"])
-        .join(brokers, ["cluster", "node"])
-        .join(last, ["cluster", "node", "ts"])
-    )
+    return newest.join(brokers, ["cluster", "node"]).join(last, ["cluster", "node", "ts"])
 
 
 def _newest_bundles(bundles: DataFrame) -> DataFrame:
