@@ -60,6 +60,7 @@ from trimtab.pipeline.rules import (
     q,
     row_rules_sql,
     text,
+    time_limit,
 )
 from trimtab.pipeline.schemas import INPUT_TABLES, SPARK_TYPES, InputTable
 
@@ -445,7 +446,7 @@ def _read_group(
     )
     typed, errors, texts = typed_sql(table, fmt, present, stored)
     typed_frame = frame.selectExpr("*", *typed, errors)
-    limit = f"timestamp_micros({_micros(now)}) + INTERVAL {int(future_tolerance_s)} SECONDS"
+    limit = time_limit(str(_micros(now) + int(future_tolerance_s) * 1_000_000))
     first = row_rules_sql(table, texts, limit)
     original = ", ".join(f"{text(c)}, {q(f'_in_{c}')}" for c in known)
     ruled = typed_frame.selectExpr("*", f"{first} AS `_first`")

@@ -51,6 +51,12 @@ DEFAULT_CONF: Mapping[str, str] = {
     # fail; by default Spark hoists a subexpression repeated under AND/OR out of them and
     # computes it for every row. Measured on 41.6 M bundle rows: the rules cost about half.
     "spark.sql.subexpressionElimination.skipForShortcutExpr": "true",
+    # One run generates about 290 classes (the row rules per table and read format, the
+    # aggregations, the writers); Spark keeps only 100, so every run evicted the last run's
+    # and compiled all of them again, and HotSpot then compiled those anew: on the demo
+    # fleet, 290 Janino compiles and most of the JIT's work in every warm run. A session
+    # that runs the job again (a bench, `pipeline stream`'s triggers) reuses them.
+    "spark.sql.codegen.cache.maxEntries": "2000",
 }
 
 #: Lets HotSpot compile the row rules' large generated method (see the module docstring).

@@ -965,12 +965,13 @@ def _checked(
     from pyspark.sql import functions as F
 
     from trimtab.pipeline.ingest import typed_columns
-    from trimtab.pipeline.rules import key_verdict, row_rules
+    from trimtab.pipeline.rules import key_verdict, row_rules, time_limit
 
     names = [c.name for c in table.columns]
     typed, errors, texts = typed_columns(table, "parquet" if parquet else "text", names, {})
     frame = frame.select("*", *typed, errors.alias("_type_errors"))
-    limit = f"current_timestamp() + INTERVAL {int(options.future_tolerance_s)} SECONDS"
+    tolerance = int(options.future_tolerance_s) * 1_000_000
+    limit = time_limit(f"unix_micros(current_timestamp()) + {tolerance}")
     first = F.coalesce(F.col("_file_rule"), row_rules(table, texts, limit))
     verdict = key_verdict(table)
     if verdict is not None:  # bad_bundle: a key rule, after the row rules
