@@ -17,6 +17,7 @@ from tests.pipeline.conftest import NOW
 from trimtab.config import Config
 from trimtab.inventory import read_inventory
 from trimtab.pipeline import loads
+from trimtab.pipeline.fs import local_directory
 from trimtab.pipeline.generate import GeneratedFleet
 from trimtab.pipeline.ingest import ingest
 from trimtab.pipeline.job import JobOptions, run_job
@@ -24,7 +25,6 @@ from trimtab.pipeline.loads import (
     METRICS,
     NODE_LOAD_SCHEMA,
     ema_by_group,
-    local_directory,
     node_loads,
     parse_window,
     write_node_loads,

@@ -23,7 +23,10 @@ from typer.testing import CliRunner
 from trimtab.cli import app
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.pipeline.job import JobOptions, run_job
+from trimtab.pipeline.output import StagedOutput
+from trimtab.pipeline.report import spark_report_data
 from trimtab.report import write_report
+from trimtab.report.render import render
 
 #: Debian's Chromium; TRIMTAB_CHROMIUM points the browser test at another binary.
 CHROMIUM = Path(os.environ.get("TRIMTAB_CHROMIUM", "/usr/bin/chromium"))
@@ -169,6 +172,18 @@ def test_report_command_rebuilds_the_same_report(demo: Path, tmp_path: Path) -> 
         write_report(copy, tmp_path / "again.html").read_text()
         == (demo / "report.html").read_text()
     )
+
+
+def test_spark_reader_renders_the_same_report(
+    spark: SparkSession, demo: Path, tmp_path: Path
+) -> None:
+    """Staging on HDFS or an object store is read through Spark, not pyarrow: from the same
+    files it must draw the same report, byte for byte."""
+    out = StagedOutput(spark, str(tmp_path / "results"), "spark-read")
+    staging = Path(out.staging.removeprefix("file:"))
+    shutil.copytree(demo, staging, dirs_exist_ok=True)
+    data = spark_report_data(spark, out, run_json(demo))
+    assert render(data) == (demo / "report.html").read_text()
 
 
 def test_cluster_without_brokers_or_allocations(spark: SparkSession, tmp_path: Path) -> None:

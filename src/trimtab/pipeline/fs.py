@@ -9,11 +9,21 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["HadoopFS"]
+__all__ = ["HadoopFS", "local_directory"]
+
+
+def local_directory(uri: str) -> str | None:
+    """The local path of a ``file:`` URI (or a plain path), else None (HDFS, object stores:
+    written by Spark's own writer)."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        return parsed.path
+    return None
 
 
 class HadoopFS:

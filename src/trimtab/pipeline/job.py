@@ -27,13 +27,10 @@ from trimtab.errors import TrimtabError
 from trimtab.export.kafka import broker_ids, reassignment
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.allocations import allocation_plans
+from trimtab.pipeline.fs import local_directory
 from trimtab.pipeline.ingest import Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
-from trimtab.pipeline.loads import (
-    local_directory,
-    node_loads,
-    write_node_loads,
-)
+from trimtab.pipeline.loads import node_loads, write_node_loads
 from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import (
     DECISION_COLUMNS,

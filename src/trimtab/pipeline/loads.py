@@ -44,7 +44,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -149,15 +148,6 @@ def write_node_loads(
 
     latest = samples.mapInArrow(write, NODE_LOAD_SCHEMA)
     return latest.sparkSession.createDataFrame(latest.collect(), latest.schema)
-
-
-def local_directory(uri: str) -> str | None:
-    """The local path of a ``file:`` URI (or a plain path), else None (HDFS, object stores:
-    written by Spark's own writer)."""
-    parsed = urlparse(uri)
-    if parsed.scheme in ("", "file"):
-        return parsed.path
-    return None
 
 
 #: ``node_load``'s columns after its key and times, in both schemas below.
