@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,31 @@ def test_interrupted_switch_is_recovered(spark: SparkSession, tmp_path: Path) ->
     staged = StagedOutput(spark, str(tmp_path / "out"), "20260102T000000-next")
     assert run_json(tmp_path / "out") == {"run_id": "old"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.staging-20260102T000000-next"]
+    staged.abandon()
+
+
+def test_small_tables_read_alike_written_by_pyarrow_or_spark(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small table staged locally is written by pyarrow, elsewhere by Spark: read back with
+    Spark, both give the same schema and the same rows in the same order (nulls first)."""
+    rows = [
+        ("b", 2, 0.5, datetime(2026, 11, 2, 0, 1, tzinfo=UTC), None),
+        ("a", None, float("nan"), None, True),
+        (None, 1, -1.0, datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), False),
+        ("a", 1, 2.0, datetime(2026, 3, 29, 1, 30, tzinfo=UTC), True),
+    ]
+    schema = "cluster string, cycle int, load double, ts timestamp, latest boolean"
+    frame = spark.createDataFrame(rows, schema)
+    staged = StagedOutput(spark, str(tmp_path / "out"), "small")
+    staged.write_small("by_pyarrow", frame, ("cluster", "cycle"))
+    monkeypatch.setattr("trimtab.pipeline.output.local_directory", lambda _: None)
+    staged.write_small("by_spark", frame, ("cluster", "cycle"))
+    pyarrow_read = spark.read.parquet(staged.path("by_pyarrow"))
+    spark_read = spark.read.parquet(staged.path("by_spark"))
+    assert pyarrow_read.schema == spark_read.schema == frame.schema
+    assert [str(r) for r in pyarrow_read.collect()] == [str(r) for r in spark_read.collect()]
+    assert [r["cluster"] for r in pyarrow_read.collect()] == [None, "a", "a", "b"]
     staged.abandon()
 
 

@@ -115,9 +115,12 @@ class CheckedTable:
     flagged: DataFrame
     rows_read: int
     latest: DataFrame | None = None
+    local: bool = False  # ``rows`` are local rows with every verdict final (see _localized)
 
     def accepted(self) -> DataFrame:
         """Rows that pass every rule, as the canonical columns."""
+        if self.local:  # one filter over local rows: Spark answers it without a job
+            return self.rows.where(F.col("_rule").isNull()).drop(*_INTERNAL)
         kept = self.flagged.where(F.col("_rule").isNull())
         return self._clean().unionByName(kept).drop(*_INTERNAL)
 
@@ -127,6 +130,8 @@ class CheckedTable:
 
     def all(self) -> DataFrame:
         """Every row once, ``_rule`` null for accepted rows (tests count by rule on it)."""
+        if self.local:
+            return self.rows
         return self._clean().unionByName(self.flagged)
 
     def _clean(self) -> DataFrame:
@@ -299,7 +304,8 @@ def _localized(spark: SparkSession, table: CheckedTable, path: str) -> CheckedTa
         spec = INPUT_TABLES[table.name]
         raise InputError(f"table {table.name}: {path} has no rows; {_fix(spec)}")
     local = spark.createDataFrame(rows, every.schema).withColumn("_candidate", F.lit(False))
-    return CheckedTable(table.name, local, local.where(F.col("_rule").isNotNull()), len(rows))
+    flagged = local.where(F.col("_rule").isNotNull())
+    return CheckedTable(table.name, local, flagged, len(rows), local=True)
 
 
 def read_table(

@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from trimtab import __version__
 from trimtab.allocation.model import PartitionAssignment, Replica
@@ -148,13 +151,13 @@ def run_job(
                 materialize=materialize,
                 extra=reports.files if reports else None,
             )
-            _count(ingested, summary, reports)
         with stage("write quarantine"):
             quarantine = ingested.quarantine()
             if reports is not None:
                 quarantine = reports.quarantine(spark, quarantine)
             quarantine = quarantine.orderBy("table", "source_file", "rule", "row")
             out.write_table("quarantine", quarantine)
+            _count(ingested, summary, reports, _by_rule(spark, out))
         with stage("loads"):
             # Already in (cluster, node, window_start) order within each file: see node_loads.
             inputs = (
@@ -177,7 +180,7 @@ def run_job(
                 ingested.accepted("nodes"),
                 options.config.placement,
             )
-            out.write_table("bookie_weights", _small(weights, "cluster", "node"))
+            out.write_small("bookie_weights", weights, ("cluster", "node"))
         with stage("plans"):
             _plans(spark, ingested, options, out, summary, latest)
         if "allocation_requests" in ingested.checked:
@@ -185,7 +188,7 @@ def run_job(
                 _allocations(spark, ingested, options, out, summary)
         with stage("publish"):
             nodes = inventory(ingested.accepted("nodes"))
-            out.write_table("inventory", _small(nodes, "cluster", "node", local=True))
+            out.write_small("inventory", nodes, ("cluster", "node"))
             out.fs.delete(out.path(_CHECKED))
             out.fs.delete(out.path(_REPORTS))
             run = summary.as_json(options, started)
@@ -196,13 +199,6 @@ def run_job(
         out.abandon()
         raise
     return summary
-
-
-def _small(frame: DataFrame, *order: str, local: bool = False) -> DataFrame:
-    """A small output as one sorted file: no range-partitioning pass, easy to read by hand.
-    ``local``: ``frame`` is local rows, joined into one partition without a shuffle."""
-    one = frame.coalesce(1) if local else frame.repartition(1)
-    return one.sortWithinPartitions(*order)
 
 
 def _collected(spark: SparkSession, frame: DataFrame) -> tuple[DataFrame, list[Row]]:
@@ -252,21 +248,19 @@ def _plans(
     times = [F.timestamp_micros("at_us").alias("data_time")] if options.replay else []
     order = ["cluster", "cycle", "source", "bundle"]
     transfers = plans.where("kind = 'transfer'").select(*TRANSFER_COLUMNS, *times)
-    out.write_table("transfers", _small(transfers, *order, local=True))
+    out.write_small("transfers", transfers, order)
     decisions = plans.where("kind IN ('decision', 'transfer')").select(*DECISION_COLUMNS, *times)
-    out.write_table(
-        "decisions", _small(decisions, "cluster", "cycle", "broker", "bundle", local=True)
-    )
+    out.write_small("decisions", decisions, ("cluster", "cycle", "broker", "bundle"))
     loads = plans.where("kind = 'broker'").select("cluster", "broker", "load_before", "load_after")
-    out.write_table("plan_loads", _small(loads, "cluster", "broker", local=True))
-    per_cycle = transfers.groupBy("cluster", "cycle").agg(F.count("*").alias("transfers"))
-    cycles = (
-        plans.where("kind = 'cycle'")
-        .select("cluster", "cycle", "label", "reason", "std_before", "std_after", "note", *times)
-        .join(per_cycle, ["cluster", "cycle"], "left")
-        .fillna(0, subset=["transfers"])
+    out.write_small("plan_loads", loads, ("cluster", "broker"))
+    # Each cycle's transfers counted on the driver: a join in Spark would be a job.
+    per_cycle = Counter((r["cluster"], r["cycle"]) for r in rows if r["kind"] == "transfer")
+    cycles = plans.where("kind = 'cycle'").select(
+        "cluster", "cycle", "label", "reason", "std_before", "std_after", "note", *times
     )
-    out.write_table("plan_cycles", _small(cycles, "cluster", "cycle"))
+    counted = [(*r, per_cycle[r["cluster"], r["cycle"]]) for r in cycles.collect()]
+    schema = T.StructType([*cycles.schema.fields, T.StructField("transfers", T.LongType())])
+    out.write_small("plan_cycles", spark.createDataFrame(counted, schema), ("cluster", "cycle"))
     _advice(rows, summary)
     for row in (r for r in rows if r["kind"] == "summary"):
         entry = summary.clusters.setdefault(row["cluster"], {})
@@ -326,8 +320,7 @@ def _allocations(
     )
     plans, rows = _collected(spark, plans)
     placed = plans.where("error IS NULL").drop("error")
-    ordered = _small(placed, "cluster", "topic", "partition", "replica", local=True)
-    out.write_table("allocations", ordered)
+    out.write_small("allocations", placed, ("cluster", "topic", "partition", "replica"))
     for row in (r for r in rows if r["error"] is not None):
         summary.clusters.setdefault(row["cluster"], {})["allocation_error"] = row["error"]
     assignments: dict[str, dict[tuple[str, int], list[Replica]]] = {}
@@ -353,30 +346,48 @@ def _allocations(
 
 
 def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
-    """Per cluster: how many nodes have a load, their mean and population std (latest)."""
-    latest = (
-        loads.where("latest")
-        .groupBy("cluster")
-        .agg(
-            F.count("*").alias("n"), F.mean("load").alias("mean"), F.stddev_pop("load").alias("std")
-        )
-    )
-    for row in latest.collect():
-        entry = summary.clusters.setdefault(row["cluster"], {})
-        entry["nodes_with_load"] = row["n"]
-        entry["load_mean"] = round(row["mean"], 6)
-        entry["load_std"] = round(row["std"], 6)
+    """Per cluster: how many nodes have a load, their mean and population std (latest).
+    Computed on the driver: ``loads`` are local rows (no Spark job), one per node."""
+    by_cluster: dict[str, list[float]] = {}
+    counts: Counter[str] = Counter()
+    for row in loads.where("latest").select("cluster", "load").collect():
+        counts[row["cluster"]] += 1
+        if row["load"] is not None:  # a window without a value (see node_loads)
+            by_cluster.setdefault(row["cluster"], []).append(row["load"])
+    for cluster in sorted(counts):
+        entry = summary.clusters.setdefault(cluster, {})
+        entry["nodes_with_load"] = counts[cluster]
+        values = np.asarray(by_cluster.get(cluster, []), dtype=float)
+        if values.size:
+            entry["load_mean"] = round(float(values.mean()), 6)
+            entry["load_std"] = round(float(values.std()), 6)
 
 
-def _count(ingested: Ingested, summary: RunSummary, reports: StagedReports | None) -> None:
+def _by_rule(spark: SparkSession, out: StagedOutput) -> list[tuple[str, str, int]]:
+    """(table, rule, rows) of the staged ``quarantine``: on a local output counted by
+    pyarrow on two of its columns (no Spark job), elsewhere by Spark."""
+    local = local_directory(out.path("quarantine"))
+    if local is None:
+        counted = out.read_table(spark, "quarantine").groupBy("table", "rule").count()
+        return [(r["table"], r["rule"], r["count"]) for r in counted.collect()]
+    columns = pq.read_table(local, columns=["table", "rule"])
+    counts = columns.group_by(["table", "rule"]).aggregate([("rule", "count")]).to_pylist()
+    return [(c["table"], c["rule"], c["rule_count"]) for c in counts]
+
+
+def _count(
+    ingested: Ingested,
+    summary: RunSummary,
+    reports: StagedReports | None,
+    refused: list[tuple[str, str, int]],
+) -> None:
     """Rows read, accepted and quarantined per table, and quarantined rows per rule.
 
     Rows read are counted on the files themselves (no rule runs for that); the quarantined
-    ones from the stored flagged rows; the rest were accepted.
+    ones in the written quarantine (``refused``: table, rule, rows); the rest were accepted.
     """
-    refused = ingested.quarantine().groupBy("table", "rule").count().collect()
     for name, table in ingested.tables.items():
-        by_rule = {row["rule"]: row["count"] for row in refused if row["table"] == name}
+        by_rule = {rule: rows for where, rule, rows in refused if where == name}
         quarantined = sum(by_rule.values())
         summary.tables[name] = {
             "read": table.rows_read,

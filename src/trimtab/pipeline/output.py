@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trimtab.pipeline.fs import HadoopFS
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from trimtab.pipeline.fs import HadoopFS, local_directory
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -60,6 +66,28 @@ class StagedOutput:
             for column in dictionary:
                 writer = writer.option(f"parquet.enable.dictionary#{column}", "true")
         writer.parquet(self.path(name))
+        self._schemas[name] = frame.schema
+
+    def write_small(self, name: str, frame: DataFrame, order: Sequence[str]) -> None:
+        """Write a small table as one Parquet file sorted by ``order`` (nulls first, as
+        Spark sorts), easy to read by hand. Staged locally, its rows are collected (Spark
+        answers over local rows without a job) and pyarrow writes the file: on the demo
+        fleet the seven small tables' Spark writes cost about two seconds. Elsewhere Spark's
+        writer does, after one shuffle into one partition."""
+        local = local_directory(self.path(name))
+        if local is None:
+            self.write_table(name, frame.repartition(1).sortWithinPartitions(*order))
+            return
+        stamps = [f.name for f in frame.schema.fields if f.dataType.typeName() == "timestamp"]
+        records = [row.asDict() for row in frame.collect()]
+        for record in records:  # collect gives naive local times; Parquet wants the instant
+            for column in stamps:
+                if isinstance(record[column], datetime):
+                    record[column] = record[column].astimezone(UTC)
+        records.sort(key=lambda r: tuple((r[c] is not None, r[c]) for c in order))
+        schema = to_arrow_schema(frame.schema, timezone="UTC")
+        Path(local).mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(records, schema=schema), f"{local}/part-00000.parquet")
         self._schemas[name] = frame.schema
 
     def read_table(self, spark: SparkSession, name: str) -> DataFrame:

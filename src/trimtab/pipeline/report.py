@@ -26,9 +26,10 @@ INVENTORY_COLUMNS = TABLES["inventory"]
 
 
 def inventory(nodes: DataFrame) -> DataFrame:
-    """The accepted inventory rows the run decided on: identity, role, state and capacities."""
+    """The accepted inventory rows the run decided on: identity, role, state and capacities
+    (unordered: the writer sorts them)."""
     present = [c for c in INVENTORY_COLUMNS if c in nodes.columns]
-    return nodes.select(*present).orderBy("cluster", "node")
+    return nodes.select(*present)
 
 
 def write_staged_report(
