@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +181,17 @@ def test_write_report_reads_an_output_directory(tmp_path: Path) -> None:
     out = write_output(tmp_path / "out", data)
     assert write_report(out).read_text() == render(read_output(out))
     assert read_output(out).table("plan_loads").shape == (4, 4)
+
+
+def test_a_table_directory_without_files_reads_as_empty(tmp_path: Path) -> None:
+    """The job writes ``node_load`` as a directory without files when no node has a load
+    (every sample refused): the report draws it as an empty table, not an error."""
+    data = two_clusters()
+    out = write_output(tmp_path / "out", data)
+    shutil.rmtree(out / "node_load", ignore_errors=True)
+    (out / "node_load").mkdir()
+    assert read_output(out).table("node_load").empty
+    assert write_report(out).exists()
 
 
 def test_not_an_output_directory(tmp_path: Path) -> None:

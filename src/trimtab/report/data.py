@@ -82,6 +82,8 @@ def read_output(path: Path) -> ReportData:
             continue
         filters = [("latest", "=", True)] if name == "node_load" else None
         try:
+            if not pq.ParquetDataset(str(where)).files:
+                continue  # a table without rows, written as a directory without files
             dataset = pq.ParquetDataset(str(where), filters=filters)
             present = [c for c in columns if c in dataset.schema.names]
             frame: pd.DataFrame = dataset.read(columns=present).to_pandas()
