@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trimtab.errors import TrimtabError
@@ -80,13 +81,15 @@ def read_output(path: Path) -> ReportData:
         where = path / name
         if not where.exists():
             continue
-        filters = [("latest", "=", True)] if name == "node_load" else None
         try:
-            if not pq.ParquetDataset(str(where)).files:
+            dataset = pq.ParquetDataset(str(where))
+            if not dataset.files:
                 continue  # a table without rows, written as a directory without files
-            dataset = pq.ParquetDataset(str(where), filters=filters)
             present = [c for c in columns if c in dataset.schema.names]
-            frame: pd.DataFrame = dataset.read(columns=present).to_pandas()
+            table = dataset.read(columns=present)
+            if name == "node_load":  # each node's latest window
+                table = table.filter(pc.field("latest"))
+            frame: pd.DataFrame = table.to_pandas()
         except (pa.ArrowException, OSError) as exc:
             raise TrimtabError(f"{where} is not a readable Parquet table: {exc}") from None
         if name == "quarantine":
