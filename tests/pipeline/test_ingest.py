@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from tests.pipeline.conftest import NOW, write
 from trimtab.errors import InputError
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.ingest import Ingested, ingest
+from trimtab.pipeline.ingest import LOCAL_TABLE_BYTES, Ingested, ingest
 
 NODES = (
     "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state\n"
@@ -39,7 +39,7 @@ def by_rule(ingested, table: str) -> dict[str | None, int]:
 def dirty_ingested(
     spark: SparkSession, dirty_fleet: GeneratedFleet, tmp_path_factory: pytest.TempPathFactory
 ) -> Ingested:
-    """``dirty_fleet`` checked as the job checks it: the small frames stored once."""
+    """``dirty_fleet`` checked as the job checks it (telemetry this small: as local rows)."""
     root = tmp_path_factory.mktemp("checked")
 
     def materialize(name: str, frame: DataFrame) -> DataFrame:
@@ -257,14 +257,15 @@ def test_unusable_input_stops_with_one_message(
         ingest(spark, str(root), now=NOW)
 
 
-@pytest.mark.parametrize("stored", [False, True], ids=["lazy", "stored"])
+@pytest.mark.parametrize("path", ["lazy", "stored", "local"])
 def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
-    spark: SparkSession, tmp_path: Path, stored: bool
+    spark: SparkSession, tmp_path: Path, path: str
 ) -> None:
     """Two different samples of one node at one ts are both refused as ``conflict`` (each
     naming the other's file); an exact copy stays a ``duplicate`` with the first kept; a
     bundle whose newest samples conflict falls back to its newest sample that is not refused.
-    The same when the small frames are stored, as the job stores them (its probes differ)."""
+    The same when the job checks the telemetry: by stored summaries and probes (``stored``,
+    big tables) or whole as local rows (``local``, tables of at most ``local_bytes``)."""
 
     def materialize(name: str, frame: DataFrame) -> DataFrame:
         frame.write.parquet(str(tmp_path / "stored" / name))
@@ -281,7 +282,14 @@ def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
         tmp_path / "bundle_metrics" / "b.csv",
         BUNDLES_HEADER + later.replace(",1,1,1,1,", ",2,2,2,2,"),
     )
-    ingested = ingest(spark, str(tmp_path), now=NOW, materialize=materialize if stored else None)
+    ingested = ingest(
+        spark,
+        str(tmp_path),
+        now=NOW,
+        materialize=None if path == "lazy" else materialize,
+        local_bytes=0 if path == "stored" else LOCAL_TABLE_BYTES,
+    )
+    assert ingested.tables["bundle_metrics"].local == (path == "local")
     assert by_rule(ingested, "node_metrics") == {None: 1, "conflict": 2, "duplicate": 1}
     assert by_rule(ingested, "bundle_metrics") == {None: 1, "conflict": 2}
     conflicts = [r for r in ingested.quarantine().collect() if r["rule"] == "conflict"]

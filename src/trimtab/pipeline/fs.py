@@ -50,14 +50,22 @@ class HadoopFS:
 
     def list_files(self, path: str) -> list[str]:
         """Data files directly under ``path`` (or ``path`` itself), skipping hidden/marker files."""
+        return [name for name, _ in self.sized_files(path)]
+
+    def sized_files(self, path: str) -> list[tuple[str, int]]:
+        """:meth:`list_files` with each file's size in bytes, from the same listing."""
         if not self.is_dir(path):
-            return [self.qualify(path)]
-        names = []
+            return [(self.qualify(path), self.size(path))]
+        found = []
         for status in self._fs.listStatus(self._path(path)):
             name = str(status.getPath().getName())
             if status.isFile() and not name.startswith(("_", ".")):
-                names.append(str(status.getPath().toString()))
-        return sorted(names)
+                found.append((str(status.getPath().toString()), int(status.getLen())))
+        return sorted(found)
+
+    def size(self, path: str) -> int:
+        """A file's size in bytes."""
+        return int(self._fs.getFileStatus(self._path(path)).getLen())
 
     def list_dirs(self, path: str) -> list[str]:
         """Directories directly under ``path`` (empty if ``path`` does not exist)."""

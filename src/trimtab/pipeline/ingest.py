@@ -42,7 +42,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import NamedTuple
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -65,10 +68,12 @@ from trimtab.pipeline.rules import (
 from trimtab.pipeline.schemas import INPUT_TABLES, SPARK_TYPES, InputTable
 
 __all__ = [
+    "LOCAL_TABLE_BYTES",
     "QUARANTINE_COLUMNS",
     "CheckedTable",
     "Ingested",
     "Materialize",
+    "TableRead",
     "check",
     "ingest",
     "read_table",
@@ -86,6 +91,10 @@ __all__ = [
 Materialize = Callable[[str, DataFrame], DataFrame]
 
 QUARANTINE_COLUMNS = ("table", "source_file", "rule", "reason", "row")
+#: A telemetry table whose files hold at most this many bytes is checked whole by one action
+#: and kept as local rows, as the inventory always is: below it, the few Spark jobs of
+#: storing and probing a summary cost more than collecting the rows (see _localized).
+LOCAL_TABLE_BYTES = 4 << 20
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json"}
 _FORMATS |= {".jsonl": "json", ".ndjson": "json"}
 _CORRUPT = "_corrupt_record"
@@ -97,6 +106,14 @@ _LATEST = ("node_metrics", "bundle_metrics")
 _INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_candidate")
 # Summary columns that are not a sample's (dropped from ``latest``).
 _SUMMARY_ONLY = ("_refused", "_repeated", "_rows", "_member_rule", "_member_reason")
+
+
+class TableRead(NamedTuple):
+    """One table's files read (see :func:`read_table`)."""
+
+    frame: DataFrame
+    rows: int  # how many rows the files hold; -1 when not counted
+    size: int  # the files' bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,14 +202,16 @@ def ingest(
     future_tolerance_s: float = 300.0,
     materialize: Materialize | None = None,
     extra: Mapping[str, Sequence[str]] | None = None,
+    local_bytes: int = LOCAL_TABLE_BYTES,
 ) -> Ingested:
     """Read and check every input table under ``input_dir`` (``nodes/``, ``node_metrics/``...).
 
-    Without ``materialize`` the result is lazy (tests); with it, each telemetry table's
-    summary (and its flagged rows, when rows had to be read again) is stored once and probed
-    by one action, and the small tables (the inventory, first, so that the telemetry is
-    checked against it, and the requests) are checked by one action each and kept as local
-    rows: a job run pays a few Spark actions per table, not one per question.
+    Without ``materialize`` the result is lazy (tests). With it, a job's run pays one or a few
+    Spark actions per table, not one per question: the inventory (first, so that the other
+    tables are checked against it), the requests and every telemetry table of at most
+    ``local_bytes`` are checked whole by one action and kept as local rows; a bigger telemetry
+    table's summary (and its flagged rows, when rows had to be read again) is stored once and
+    probed by one action.
     """
     fs = HadoopFS(spark, input_dir)
     if not fs.exists(input_dir):
@@ -201,11 +220,7 @@ def ingest(
 
     def checked(name: str, nodes: DataFrame | None, clusters: Sequence[str]) -> CheckedTable:
         table = INPUT_TABLES[name]
-        # Only telemetry is big enough to be worth storing its small derived frames; the
-        # small tables are checked in one lazy plan and collected whole (see _localized).
-        store = materialize if materialize is not None and name in _TELEMETRY else None
-        local = materialize is not None and store is None
-        read, count = read_table(
+        read = read_table(
             spark,
             fs,
             input_dir,
@@ -215,72 +230,15 @@ def ingest(
             extra=(extra or {}).get(name, ()),
             count=materialize is None,
         )
-        rows = _default_cluster(check(read), table, clusters)
-        summary = summarize(rows, table, latest=name in _LATEST, counted=store is not None)
-        unknown: DataFrame | None
-        if store is not None:
-            # One stored summary carries each key's membership verdict, and one action on it
-            # answers every question the later steps ask: rows read, keys refused, repeats.
-            if nodes is not None:
-                summary = _with_verdict(summary, nodes, clusters, table)
-            summary = store(f"{name}_summary", summary)
-            count, unknown, repeated = _probe(spark, summary, table)
-            if count == 0:
-                raise InputError(f"table {name}: {input_dir}/{name} has no rows; {_fix(table)}")
-            repeats = repeated is not None
-        else:
-            unknown = unknown_members(summary, nodes, clusters, table)
-            repeated = repeated_keys(summary, table)
-            if local:  # no probe: the plan is run once, for the whole table
-                repeats = True
-            else:
-                if unknown is not None and unknown.isEmpty():
-                    unknown = None
-                repeats = not repeated.isEmpty()
-        refused = summary.select(F.explode("_refused").alias("_r")).select("_r.*")
-        flagged = refused.withColumn("_candidate", F.lit(False))
-        # Membership and copies are decided per key on the small summary; only the rows of
-        # the few keys concerned (usually none) are read again.
-        if not repeats:
-            rows = rows.withColumn("_candidate", F.lit(False))
-        else:
-            assert repeated is not None
-            marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
-            rows = (
-                rows.withColumn("_key_hash", F.expr(_key_hash(table)))
-                .join(F.broadcast(marks), "_key_hash", "left")
-                .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
-                .drop("_key_hash")
-            )
-        if unknown is not None:
-            rows = refuse_unknown(rows, unknown, table)
-        if unknown is not None or repeats:
-            again = F.col("_rule").isNull() & F.col("_candidate")
-            if unknown is not None:
-                again = again | F.col("_unknown")
-            few = resolve_copies(rows.where(again), table)
-            flagged = flagged.unionByName(few.drop("_unknown"))
-        rows = rows.drop("_unknown")
-        if store is not None and (unknown is not None or repeats):
-            # Only rows read again need storing; else the flagged rows are the summary's.
-            flagged = store(f"{name}_flagged", flagged)
-        result = CheckedTable(name, rows, flagged, count)
-        if name in _LATEST:
-            stamp = _ts(table)[0]
-            latest = summary.where(F.col(stamp).isNotNull())
-            if "_member_rule" in summary.columns:  # the verdict travelled with the summary
-                latest = latest.where(F.col("_member_rule").isNull())
-            elif unknown is not None:
-                latest = latest.join(unknown, _verdict_keys(unknown), "left_anti")
-            latest = latest.drop(*_SUMMARY_ONLY)
-            if repeats:
-                latest = _without_conflicts(latest, result, table)
-            result = replace(result, latest=latest)
-        return result
+        rows = _default_cluster(check(read.frame), table, clusters)
+        if materialize is not None and (name not in _TELEMETRY or read.size <= local_bytes):
+            every = _every_rule(rows, nodes, clusters, table)
+            return _localized(spark, table, every, f"{input_dir}/{name}")
+        return _checked_at_scale(
+            spark, table, rows, read.rows, nodes, clusters, materialize, f"{input_dir}/{name}"
+        )
 
     tables["nodes"] = checked("nodes", None, ())
-    if materialize is not None:
-        tables["nodes"] = _localized(spark, tables["nodes"], f"{input_dir}/nodes")
     good_nodes = tables["nodes"].accepted().select("cluster", "node")
     # Local rows (materialized) answer a projection on the driver, with no Spark job.
     clusters = sorted({row["cluster"] for row in good_nodes.select("cluster").collect()})
@@ -289,23 +247,132 @@ def ingest(
         if table.optional and not fs.exists(f"{input_dir}/{name}"):
             continue
         tables[name] = checked(name, good_nodes, clusters)
-        if materialize is not None and name not in _TELEMETRY:
-            tables[name] = _localized(spark, tables[name], f"{input_dir}/{name}")
     return Ingested(tables)
 
 
-def _localized(spark: SparkSession, table: CheckedTable, path: str) -> CheckedTable:
-    """A small table (the inventory, the requests) checked by one action and kept as local
-    rows: every later stage reads them without running the checks again, and Spark plans
-    over local rows without a job where it can. Its rows are read here, so its count too."""
-    every = table.all()
-    rows = every.collect()
-    if not rows:
-        spec = INPUT_TABLES[table.name]
-        raise InputError(f"table {table.name}: {path} has no rows; {_fix(spec)}")
+def _checked_at_scale(
+    spark: SparkSession,
+    table: InputTable,
+    rows: DataFrame,
+    count: int,
+    nodes: DataFrame | None,
+    clusters: Sequence[str],
+    store: Materialize | None,
+    path: str,
+) -> CheckedTable:
+    """The rules of a table too big to collect: key rules decided on a summary per key, only
+    the rows of refused or repeated keys read again (see the module's algorithm)."""
+    name = table.name
+    summary = summarize(rows, table, latest=name in _LATEST, counted=store is not None)
+    unknown: DataFrame | None
+    if store is not None:
+        # One stored summary carries each key's membership verdict, and one action on it
+        # answers every question the later steps ask: rows read, keys refused, repeats.
+        if nodes is not None:
+            summary = _with_verdict(summary, nodes, clusters, table)
+        summary = store(f"{name}_summary", summary)
+        count, unknown, repeated = _probe(spark, summary, table)
+        if count == 0:
+            raise InputError(f"table {name}: {path} has no rows; {_fix(table)}")
+        repeats = repeated is not None
+    else:
+        unknown = unknown_members(summary, nodes, clusters, table)
+        repeated = repeated_keys(summary, table)
+        if unknown is not None and unknown.isEmpty():
+            unknown = None
+        repeats = not repeated.isEmpty()
+    refused = summary.select(F.explode("_refused").alias("_r")).select("_r.*")
+    flagged = refused.withColumn("_candidate", F.lit(False))
+    # Membership and copies are decided per key on the small summary; only the rows of
+    # the few keys concerned (usually none) are read again.
+    if not repeats:
+        rows = rows.withColumn("_candidate", F.lit(False))
+    else:
+        assert repeated is not None
+        marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
+        rows = (
+            rows.withColumn("_key_hash", F.expr(_key_hash(table)))
+            .join(F.broadcast(marks), "_key_hash", "left")
+            .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
+            .drop("_key_hash")
+        )
+    if unknown is not None:
+        rows = refuse_unknown(rows, unknown, table)
+    if unknown is not None or repeats:
+        again = F.col("_rule").isNull() & F.col("_candidate")
+        if unknown is not None:
+            again = again | F.col("_unknown")
+        few = resolve_copies(rows.where(again), table)
+        flagged = flagged.unionByName(few.drop("_unknown"))
+    rows = rows.drop("_unknown")
+    if store is not None and (unknown is not None or repeats):
+        # Only rows read again need storing; else the flagged rows are the summary's.
+        flagged = store(f"{name}_flagged", flagged)
+    result = CheckedTable(name, rows, flagged, count)
+    if name in _LATEST:
+        stamp = _ts(table)[0]
+        latest = summary.where(F.col(stamp).isNotNull())
+        if "_member_rule" in summary.columns:  # the verdict travelled with the summary
+            latest = latest.where(F.col("_member_rule").isNull())
+        elif unknown is not None:
+            latest = latest.join(unknown, _verdict_keys(unknown), "left_anti")
+        latest = latest.drop(*_SUMMARY_ONLY)
+        if repeats:
+            latest = _without_conflicts(latest, result, table)
+        result = replace(result, latest=latest)
+    return result
+
+
+def _every_rule(
+    rows: DataFrame, nodes: DataFrame | None, clusters: Sequence[str], table: InputTable
+) -> DataFrame:
+    """Every row with its final verdict in one plan, for a table small enough to collect:
+    the key and membership rules per row (a broadcast join with the inventory) and copies
+    settled over every row, with the rules, reasons and raw rows of the summary path (which
+    saves work only where rows are many). The rows are few, so they are read in one task:
+    its single partition lets the window settle copies without a shuffle, and the whole
+    check is one Spark job."""
+    if nodes is not None:
+        verdicts = _with_verdict(rows, nodes, clusters, table)
+        hit = "`_rule` IS NULL AND `_member_rule` IS NOT NULL"
+        rows = _refuse(
+            verdicts.withColumn("_unknown", F.expr(hit)),
+            "_unknown",
+            "`_member_rule`",
+            "`_member_reason`",
+            table,
+        ).drop("_unknown", "_member_rule", "_member_reason")
+    return resolve_copies(rows.coalesce(1), table)
+
+
+def _localized(spark: SparkSession, table: InputTable, every: DataFrame, path: str) -> CheckedTable:
+    """A small table checked by one action (``every``: its rows with final verdicts) and
+    kept as local rows: every later stage reads them without running the checks again, and
+    Spark plans over local rows without a job where it can. Its rows are read here, so its
+    count too; for telemetry, the newest accepted sample per key is taken from them."""
+    rows = every.toArrow()
+    if rows.num_rows == 0:
+        raise InputError(f"table {table.name}: {path} has no rows; {_fix(table)}")
     local = spark.createDataFrame(rows, every.schema).withColumn("_candidate", F.lit(False))
     flagged = local.where(F.col("_rule").isNotNull())
-    return CheckedTable(table.name, local, flagged, len(rows), local=True)
+    latest = _newest(spark, rows, every.schema, table) if table.name in _LATEST else None
+    return CheckedTable(table.name, local, flagged, rows.num_rows, latest=latest, local=True)
+
+
+def _newest(
+    spark: SparkSession, rows: pa.Table, schema: T.StructType, table: InputTable
+) -> DataFrame:
+    """Per key without its time, the newest accepted sample of local ``rows``: what
+    :func:`summarize` gives as ``latest``, in its columns. Accepted rows never share a key
+    and a time, so the newest is one row."""
+    others, stamp = _others(table), _ts(table)[0]
+    values = [c.name for c in table.columns if c.name not in table.keys]
+    columns = [*others, stamp, *values]
+    accepted = rows.filter(pc.is_null(rows["_rule"])).select(columns)
+    times = accepted.group_by(others).aggregate([(stamp, "max")])
+    times = times.rename_columns([*others, stamp])
+    newest = accepted.join(times, [*others, stamp], join_type="inner").select(columns)
+    return spark.createDataFrame(newest, T.StructType([schema[c] for c in columns]))
 
 
 def read_table(
@@ -318,25 +385,28 @@ def read_table(
     future_tolerance_s: float,
     extra: Sequence[str] = (),
     count: bool = True,
-) -> tuple[DataFrame, int]:
+) -> TableRead:
     """All files of one table as canonical typed columns plus ``_source_file``, ``_pos`` and
     ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows;
-    and how many rows the files hold (-1 without ``count``: the caller counts them with
-    work it does anyway, and refuses an empty table itself)."""
+    how many rows the files hold (-1 without ``count``: the caller counts them with work it
+    does anyway, and refuses an empty table itself) and their size."""
     path = f"{input_dir}/{table.name}"
     fix = _fix(table)
     if not fs.exists(path) and not extra:
         raise InputError(f"table {table.name}: {path} does not exist; {fix} there")
     # ``extra``: files staged from other inputs (pipeline/load_reports.py)
-    files = [*(fs.list_files(path) if fs.exists(path) else []), *extra]
+    listed = fs.sized_files(path) if fs.exists(path) else []
+    files = [*listed, *((file, fs.size(file)) for file in extra)]
     groups: dict[tuple[str, str], list[str]] = {}
-    for file in files:
+    size = 0
+    for file, length in files:
         suffix = "." + file.rsplit(".", 1)[-1].lower() if "." in file.rsplit("/", 1)[-1] else ""
         fmt = _FORMATS.get(suffix)
         if fmt is None:
             continue
         header = fs.first_line(file) if fmt == "csv" else ""
         groups.setdefault((fmt, header), []).append(file)
+        size += length
     if not groups:
         raise InputError(f"table {table.name}: {path} holds no data files; {fix}")
     frames = [
@@ -351,7 +421,7 @@ def read_table(
         rows = frame.count()  # no rule runs for this: Parquet answers from its footers
         if rows == 0:
             raise InputError(f"table {table.name}: {path} has no rows; {fix}")
-    return frame.withColumn("_pos", F.monotonically_increasing_id()), rows
+    return TableRead(frame.withColumn("_pos", F.monotonically_increasing_id()), rows, size)
 
 
 def _fix(table: InputTable) -> str:

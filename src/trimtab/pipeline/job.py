@@ -31,7 +31,7 @@ from trimtab.export.kafka import broker_ids, reassignment
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.allocations import allocation_plans
 from trimtab.pipeline.fs import local_directory
-from trimtab.pipeline.ingest import Ingested, ingest
+from trimtab.pipeline.ingest import LOCAL_TABLE_BYTES, Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import node_loads, write_node_loads
 from trimtab.pipeline.output import StagedOutput
@@ -82,6 +82,8 @@ class JobOptions:
     cycles: int = 1
     until_balanced: bool = True  # plan from history: run cycles until the shedder is satisfied
     replay: bool = False  # instead: the live shedder's cycle at the end of every minute
+    # Telemetry tables up to this size are checked whole as local rows (see ingest).
+    local_table_bytes: int = LOCAL_TABLE_BYTES
 
 
 @dataclass(slots=True)
@@ -150,6 +152,7 @@ def run_job(
                 future_tolerance_s=options.future_tolerance_s,
                 materialize=materialize,
                 extra=reports.files if reports else None,
+                local_bytes=options.local_table_bytes,
             )
         with stage("write quarantine"):
             quarantine = ingested.quarantine()

@@ -188,9 +188,9 @@ def read_inventory(spark: SparkSession, input_dir: str, *, now: datetime) -> Inv
     from trimtab.pipeline.schemas import INPUT_TABLES
 
     fs = HadoopFS(spark, input_dir)
-    frame, _ = read_table(
+    frame = read_table(
         spark, fs, input_dir, INPUT_TABLES["nodes"], now=now, future_tolerance_s=300.0
-    )
+    ).frame
     rows = inventory_rows(check(frame).where(F.col("_rule").isNull())).collect()
     seen: dict[tuple[str, str], list[Any]] = {}
     for row in rows:
