@@ -53,6 +53,7 @@ from pyspark.sql import types as T
 
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
+from trimtab.pipeline.local import local_frame
 from trimtab.pipeline.rules import (
     Sql,
     blank,
@@ -694,11 +695,12 @@ def _probe(
     unknown = None
     if verdict and got["unknown"]:
         fields = [summary.schema[k] for k in (*keys, "_member_rule", "_member_reason")]
-        unknown = spark.createDataFrame(got["unknown"], T.StructType(fields))
+        unknown = local_frame(spark, got["unknown"], T.StructType(fields))
     repeated = None
     if got["repeated"]:
         distinct = sorted(set(got["repeated"]))
-        repeated = spark.createDataFrame([(h,) for h in distinct], "_key_hash long")
+        key_hash = T.StructType([T.StructField("_key_hash", T.LongType())])
+        repeated = local_frame(spark, [(h,) for h in distinct], key_hash)
     return int(got["rows"] or 0), unknown, repeated
 
 
@@ -824,7 +826,7 @@ def _without_conflicts(latest: DataFrame, checked: CheckedTable, table: InputTab
     keys = sorted({tuple(row) for row in flagged.collect()})
     if not keys:
         return latest
-    conflicted = latest.sparkSession.createDataFrame(keys, flagged.schema)
+    conflicted = local_frame(latest.sparkSession, keys, flagged.schema)
     newest_first = Window.partitionBy(*others).orderBy(F.col(_ts(table)[0]).desc())
     again = (
         checked.accepted()

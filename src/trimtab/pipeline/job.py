@@ -34,6 +34,7 @@ from trimtab.pipeline.fs import local_directory
 from trimtab.pipeline.ingest import LOCAL_TABLE_BYTES, Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import node_loads, write_node_loads
+from trimtab.pipeline.local import local_frame
 from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.plans import (
     DECISION_COLUMNS,
@@ -208,7 +209,7 @@ def _collected(spark: SparkSession, frame: DataFrame) -> tuple[DataFrame, list[R
     """A small result computed once (one action) and kept as local rows: the outputs and
     ``run.json`` entries drawn from it then need no Spark job of their own to read it."""
     rows = frame.collect()
-    return spark.createDataFrame(rows, frame.schema), rows
+    return local_frame(spark, rows, frame.schema), rows
 
 
 def _plans(
@@ -263,7 +264,7 @@ def _plans(
     )
     counted = [(*r, per_cycle[r["cluster"], r["cycle"]]) for r in cycles.collect()]
     schema = T.StructType([*cycles.schema.fields, T.StructField("transfers", T.LongType())])
-    out.write_small("plan_cycles", spark.createDataFrame(counted, schema), ("cluster", "cycle"))
+    out.write_small("plan_cycles", local_frame(spark, counted, schema), ("cluster", "cycle"))
     _advice(rows, summary)
     for row in (r for r in rows if r["kind"] == "summary"):
         entry = summary.clusters.setdefault(row["cluster"], {})

@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 
 from trimtab.errors import ReportError
 from trimtab.pipeline.fs import HadoopFS
+from trimtab.pipeline.local import local_frame
 from trimtab.shedding.reports import broker_of_file, parse_report
 
 __all__ = ["LOAD_REPORTS", "ReportRows", "StagedReports", "report_rows", "stage_load_reports"]
@@ -61,7 +62,7 @@ class StagedReports:
         if not self.refused:
             return named
         rows = [(LOAD_REPORTS, f, "bad_report", reason, raw) for f, reason, raw in self.refused]
-        return named.unionByName(spark.createDataFrame(rows, schema=checked.schema))
+        return named.unionByName(local_frame(spark, rows, checked.schema))
 
 
 def stage_load_reports(spark: SparkSession, input_dir: str, staging: str) -> StagedReports | None:

@@ -51,9 +51,11 @@ import pyarrow.parquet as pq
 from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from trimtab.cluster import Role
 from trimtab.config import SheddingConfig
+from trimtab.pipeline.local import local_frame
 from trimtab.pipeline.schemas import serves
 from trimtab.shedding.load import Limits, LoadModel, NodeSample
 from trimtab.shedding.telemetry import ema_by_group, fold_columns
@@ -70,6 +72,15 @@ __all__ = [
 #: What the engine's load formula reads (``NodeSample``), plus the disk view.
 SAMPLE_FIELDS = tuple(f.name for f in dataclasses.fields(NodeSample) if f.name != "ts")
 METRICS = (*SAMPLE_FIELDS, "disk_free_bytes", "disk_total_bytes")
+# Node and cluster numbers and names (see _Inventory.ids).
+_IDS = T.StructType(
+    [
+        T.StructField("_node", T.IntegerType()),
+        T.StructField("_cluster", T.IntegerType()),
+        T.StructField("cluster", T.StringType()),
+        T.StructField("node", T.StringType()),
+    ]
+)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
@@ -147,7 +158,7 @@ def write_node_loads(
         yield from rows.filter(rows.column("latest")).to_batches()
 
     latest = samples.mapInArrow(write, NODE_LOAD_SCHEMA)
-    return latest.sparkSession.createDataFrame(latest.collect(), latest.schema)
+    return local_frame(latest.sparkSession, latest.collect(), latest.schema)
 
 
 #: ``node_load``'s columns after its key and times, in both schemas below.
@@ -361,9 +372,10 @@ class _Inventory:
 
     def ids(self, spark: SparkSession) -> DataFrame:
         """Names to numbers, node and cluster (local rows: no Spark job to read them)."""
-        return spark.createDataFrame(
+        return local_frame(
+            spark,
             [(i, int(self.cluster[i]), c, n) for i, (c, n) in enumerate(self.names)],
-            "_node int, _cluster int, cluster string, node string",
+            _IDS,
         )
 
     def limits(self, node: np.ndarray) -> dict[str, np.ndarray]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from trimtab.pipeline.fs import HadoopFS, local_directory
+from trimtab.pipeline.local import instant
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -82,8 +82,7 @@ class StagedOutput:
         records = [row.asDict() for row in frame.collect()]
         for record in records:  # collect gives naive local times; Parquet wants the instant
             for column in stamps:
-                if isinstance(record[column], datetime):
-                    record[column] = record[column].astimezone(UTC)
+                record[column] = instant(record[column])
         records.sort(key=lambda r: tuple((r[c] is not None, r[c]) for c in order))
         schema = to_arrow_schema(frame.schema, timezone="UTC")
         Path(local).mkdir(parents=True, exist_ok=True)
