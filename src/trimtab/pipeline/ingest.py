@@ -164,6 +164,11 @@ class Ingested:
     tables: dict[str, CheckedTable]
 
     @property
+    def local(self) -> bool:
+        """Every table was checked whole and is kept as local rows (see _localized)."""
+        return all(table.local for table in self.tables.values())
+
+    @property
     def checked(self) -> dict[str, DataFrame]:
         """Every row of each table with its verdict (``_rule`` null = accepted)."""
         return {name: table.all() for name, table in self.tables.items()}

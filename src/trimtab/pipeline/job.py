@@ -159,8 +159,11 @@ def run_job(
             quarantine = ingested.quarantine()
             if reports is not None:
                 quarantine = reports.quarantine(spark, quarantine)
-            quarantine = quarantine.orderBy("table", "source_file", "rule", "row")
-            out.write_table("quarantine", quarantine)
+            order = ("table", "source_file", "rule", "row")
+            if ingested.local:  # every refused row is a local row: few, written as one file
+                out.write_small("quarantine", quarantine, order)
+            else:
+                out.write_table("quarantine", quarantine.orderBy(*order))
             _count(ingested, summary, reports, _by_rule(spark, out))
         with stage("loads"):
             # Already in (cluster, node, window_start) order within each file: see node_loads.
