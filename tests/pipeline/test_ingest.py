@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
 from tests.pipeline.conftest import NOW, write
 from trimtab.errors import InputError
@@ -301,3 +302,51 @@ def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
         ]
     (newest,) = ingested.latest("bundle_metrics").collect()
     assert newest["ts"].minute == 0
+
+
+def test_parquet_schema_read_from_the_footer_is_the_one_spark_infers(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A local Parquet file's schema is read by pyarrow (Spark's inference is a job per
+    read); where it is given, it is exactly the schema Spark infers (as nullable columns).
+    Types Spark decides itself (unsigned, nanosecond and INT96 times, dictionaries, lists)
+    are left to Spark."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from trimtab.pipeline.ingest import _footer_schema
+
+    plain = pa.table(
+        {
+            "s": pa.array(["a"]),
+            "b": pa.array([True]),
+            "i8": pa.array([1], pa.int8()),
+            "i16": pa.array([1], pa.int16()),
+            "i32": pa.array([1], pa.int32()),
+            "i64": pa.array([1], pa.int64()),
+            "f32": pa.array([1.0], pa.float32()),
+            "f64": pa.array([1.0]),
+            "d": pa.array([0], pa.int32()).cast(pa.date32()),
+            "ts_us": pa.array([0], pa.timestamp("us", tz="UTC")),
+            "ts_ms": pa.array([0], pa.timestamp("ms", tz="Europe/Berlin")),
+        }
+    )
+    pq.write_table(plain, tmp_path / "plain.parquet")
+    given = _footer_schema(str(tmp_path / "plain.parquet"))
+    inferred = spark.read.parquet(str(tmp_path / "plain.parquet")).schema
+    assert given is not None
+    assert given == T.StructType([T.StructField(f.name, f.dataType) for f in inferred])
+    others = {
+        "unsigned": pa.array([1], pa.uint32()),
+        "nanos": pa.array([0], pa.timestamp("ns", tz="UTC")),
+        "local_time": pa.array([0], pa.timestamp("us")),
+        "listed": pa.array([[1]]),
+        "dictionary": pa.array(["a"]).dictionary_encode(),
+    }
+    for name, column in others.items():
+        pq.write_table(pa.table({name: column}), tmp_path / f"{name}.parquet")
+        assert _footer_schema(str(tmp_path / f"{name}.parquet")) is None, name
+    pq.write_table(plain, tmp_path / "int96.parquet", use_deprecated_int96_timestamps=True)
+    assert _footer_schema(str(tmp_path / "int96.parquet")) is None
+    (tmp_path / "broken.parquet").write_bytes(b"not parquet")
+    assert _footer_schema(str(tmp_path / "broken.parquet")) is None

@@ -46,13 +46,14 @@ from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from trimtab.errors import InputError
-from trimtab.pipeline.fs import HadoopFS
+from trimtab.pipeline.fs import HadoopFS, local_directory
 from trimtab.pipeline.local import local_frame
 from trimtab.pipeline.rules import (
     Sql,
@@ -487,7 +488,8 @@ def _read_group(
     reader = spark.read
     stored: dict[str, str] = {}
     if fmt == "parquet":
-        frame = reader.parquet(*files)
+        footer = _footer_schema(files[0])
+        frame = (reader if footer is None else reader.schema(footer)).parquet(*files)
         present = frame.columns
         stored = dict(frame.dtypes)
     else:
@@ -539,6 +541,45 @@ def _read_group(
         # The raw row is rendered only for rows already refused: good rows never pay for JSON.
         f"CASE WHEN `_first` IS NOT NULL THEN to_json(named_struct({original})) END AS `_raw`",
     )
+
+
+# Arrow types whose Spark type is certain, as Spark reads them from Parquet.
+_PLAIN_TYPES: dict[pa.DataType, T.DataType] = {
+    pa.string(): T.StringType(),
+    pa.large_string(): T.StringType(),
+    pa.bool_(): T.BooleanType(),
+    pa.int8(): T.ByteType(),
+    pa.int16(): T.ShortType(),
+    pa.int32(): T.IntegerType(),
+    pa.int64(): T.LongType(),
+    pa.float32(): T.FloatType(),
+    pa.float64(): T.DoubleType(),
+    pa.date32(): T.DateType(),
+}
+
+
+def _footer_schema(file: str) -> T.StructType | None:
+    """The schema Spark would take from a local Parquet file's footer, read by pyarrow:
+    Spark's own inference is a Spark job for every read. None when the file is not local or
+    any column is of a type whose reading Spark decides itself (nanosecond or INT96 times,
+    unsigned, nested, dictionary...): then Spark infers it, and reports what it cannot read."""
+    path = local_directory(file)
+    if path is None:
+        return None
+    try:
+        footer = pq.read_schema(path)
+    except (OSError, pa.ArrowException):
+        return None
+    fields = []
+    for field in footer:
+        kind = field.type
+        if pa.types.is_timestamp(kind) and kind.tz is not None and kind.unit in ("ms", "us"):
+            fields.append(T.StructField(field.name, T.TimestampType()))
+        elif kind in _PLAIN_TYPES:
+            fields.append(T.StructField(field.name, _PLAIN_TYPES[kind]))
+        else:
+            return None
+    return T.StructType(fields)
 
 
 def _micros(moment: datetime) -> int:
