@@ -183,8 +183,8 @@ def run_job(
             _load_summary(latest, summary)
         with stage("weights"):
             weights = bookie_weights(
-                latest,
-                ingested.accepted("nodes"),
+                _few(ingested, latest),
+                _few(ingested, ingested.accepted("nodes")),
                 options.config.placement,
             )
             out.write_small("bookie_weights", weights, ("cluster", "node"))
@@ -206,6 +206,15 @@ def run_job(
         out.abandon()
         raise
     return summary
+
+
+def _few(ingested: Ingested, frame: DataFrame) -> DataFrame:
+    """``frame`` in one partition when every table was small enough to be kept as local
+    rows: a per-cluster step over such inputs then needs no shuffle (one partition is
+    already grouped), so no Spark job per exchange, and the few clusters' engine calls run
+    one after the other in one task. Bigger inputs keep their partitions, so that clusters
+    are planned in parallel."""
+    return frame.coalesce(1) if ingested.local else frame
 
 
 def _collected(spark: SparkSession, frame: DataFrame) -> tuple[DataFrame, list[Row]]:
@@ -232,8 +241,8 @@ def _plans(
         for member in members:
             by_cluster.setdefault(member["cluster"], {})[member["node"]] = Node.of(member)
         plans = replay_plans(
-            ingested.accepted("node_metrics"),
-            ingested.accepted("bundle_metrics"),
+            _few(ingested, ingested.accepted("node_metrics")),
+            _few(ingested, ingested.accepted("bundle_metrics")),
             Inventory(by_cluster),
             options.config,
             strategy=options.strategy,
@@ -241,11 +250,11 @@ def _plans(
         )
     else:
         plans = shedding_plans(
-            latest,
-            ingested.latest("bundle_metrics"),
-            ingested.accepted("nodes"),
+            _few(ingested, latest),
+            _few(ingested, ingested.latest("bundle_metrics")),
+            _few(ingested, ingested.accepted("nodes")),
             options.config.shedding,
-            samples=ingested.latest("node_metrics"),
+            samples=_few(ingested, ingested.latest("node_metrics")),
             strategy=options.strategy,
             cycles=options.cycles,
             until_balanced=options.until_balanced,
@@ -320,8 +329,8 @@ def _allocations(
 ) -> None:
     """Allocation plans per cluster -> allocations, Kafka reassignment JSON where ids allow."""
     plans = allocation_plans(
-        ingested.accepted("nodes"),
-        ingested.accepted("allocation_requests"),
+        _few(ingested, ingested.accepted("nodes")),
+        _few(ingested, ingested.accepted("allocation_requests")),
         options.config.allocation,
         seed=options.seed,
     )
