@@ -32,11 +32,13 @@ class HadoopFS:
     def __init__(self, spark: SparkSession, path: str) -> None:
         jvm: Any = spark.sparkContext._jvm
         self._jvm = jvm
+        # Looked up once: each step of ``jvm.org.apache...`` is a Py4J round trip.
+        self._path_class = jvm.org.apache.hadoop.fs.Path
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
-        self._fs = jvm.org.apache.hadoop.fs.Path(path).getFileSystem(self._conf)
+        self._fs = self._path_class(path).getFileSystem(self._conf)
 
     def _path(self, path: str) -> Any:
-        return self._jvm.org.apache.hadoop.fs.Path(path)
+        return self._path_class(path)
 
     def qualify(self, path: str) -> str:
         """The absolute URI of ``path`` (``file:/...``, ``hdfs://...``)."""
