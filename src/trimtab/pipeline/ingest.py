@@ -340,15 +340,8 @@ def _every_rule(
     its single partition lets the window settle copies without a shuffle, and the whole
     check is one Spark job."""
     if nodes is not None:
-        verdicts = _with_verdict(rows, nodes, clusters, table)
-        hit = "`_rule` IS NULL AND `_member_rule` IS NOT NULL"
-        rows = _refuse(
-            verdicts.withColumn("_unknown", F.expr(hit)),
-            "_unknown",
-            "`_member_rule`",
-            "`_member_reason`",
-            table,
-        ).drop("_unknown", "_member_rule", "_member_reason")
+        rows = _member_verdict(_with_verdict(rows, nodes, clusters, table), table)
+        rows = rows.drop("_unknown")
     return resolve_copies(rows.coalesce(1), table)
 
 
@@ -377,7 +370,7 @@ def _newest(
     columns = [*others, stamp, *values]
     accepted = rows.filter(pc.is_null(rows["_rule"])).select(columns)
     times = accepted.group_by(others).aggregate([(stamp, "max")])
-    times = times.rename_columns([*others, stamp])
+    times = times.select([*others, f"{stamp}_max"]).rename_columns([*others, stamp])
     newest = accepted.join(times, [*others, stamp], join_type="inner").select(columns)
     return spark.createDataFrame(newest, T.StructType([schema[c] for c in columns]))
 
@@ -753,10 +746,17 @@ def _probe(
 def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> DataFrame:
     """``rows`` with the key or membership rule applied where no row-local rule refused the
     row first; ``_unknown`` marks the rows it refused."""
-    hit = "`_rule` IS NULL AND `_member_rule` IS NOT NULL"
     joined = rows.join(F.broadcast(unknown), _verdict_keys(unknown), "left")
+    return _member_verdict(joined, table)
+
+
+def _member_verdict(rows: DataFrame, table: InputTable) -> DataFrame:
+    """``rows`` carrying ``_member_rule``/``_member_reason`` (see :func:`_with_verdict`) with
+    that rule applied where no row-local rule refused the row first (``_unknown`` marks the
+    rows it refused), without those two columns."""
+    hit = "`_rule` IS NULL AND `_member_rule` IS NOT NULL"
     refused = _refuse(
-        joined.withColumn("_unknown", F.expr(hit)),
+        rows.withColumn("_unknown", F.expr(hit)),
         "_unknown",
         "`_member_rule`",
         "`_member_reason`",
