@@ -56,8 +56,9 @@ class HadoopFS:
 
     def sized_files(self, path: str) -> list[tuple[str, int]]:
         """:meth:`list_files` with each file's size in bytes, from the same listing."""
-        if not self.is_dir(path):
-            return [(self.qualify(path), self.size(path))]
+        status = self._fs.getFileStatus(self._path(path))
+        if not status.isDirectory():
+            return [(self.qualify(path), int(status.getLen()))]
         found = []
         for status in self._fs.listStatus(self._path(path)):
             name = str(status.getPath().getName())
