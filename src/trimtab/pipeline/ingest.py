@@ -35,6 +35,12 @@ Algorithm
        small *flagged* set (refused rows and candidates with copies resolved). Accepted rows
        are the clean non-candidates plus the flagged rows that passed; the quarantine is the
        flagged rows that did not.
+    7. In a job's run, a table small enough to collect (the inventory, the requests, and
+       telemetry of at most :data:`LOCAL_TABLE_BYTES`) skips steps 5 and 6: its key rules
+       run per row (membership by a broadcast join with the inventory, copies by
+       ``resolve_copies`` over every row) in one plan read in one task, whose rows are
+       collected once and kept as local rows (:func:`_localized`). Verdicts, reasons and raw
+       rows are those of steps 5 and 6.
 """
 
 from __future__ import annotations
