@@ -45,9 +45,8 @@ from trimtab.shedding import (
 #: cycle whose choices depend on the moves before (the unloaded bundles' cooldown).
 PROPERTIES = "loadBalancerSheddingConditionHitCountThreshold=2\n"
 DECISION = ["label", "reason", "broker", "bundle"]
-#: Seconds between a trigger's status and the next landing (see ``drop``).
-SETTLE_S = 1.0
 MOVE = ["bundle", "source", "destination"]
+TABLES = ("node_metrics", "bundle_metrics")
 #: What the bad rows break, as the batch job names it (plus the duplicate sent again later).
 BAD = {
     ("node_metrics", "wrong_type"),
@@ -236,7 +235,7 @@ def test_stream_follows_minute_files_and_survives_sigkill(
     held = str(brokers["node"].iloc[0])  # its minute-1 sample lands late
     held_cluster = str(brokers["cluster"].iloc[0])
     late = node_minutes[1][node_minutes[1]["node"] == held]
-    steps: list[tuple[pd.DataFrame, pd.DataFrame]] = []
+    landed: dict[str, pd.DataFrame] = {}  # each landed file's rows, by "table/name"
     total = 0
 
     def drop(
@@ -249,12 +248,9 @@ def test_stream_follows_minute_files_and_survives_sigkill(
         files = [(nodes_dir, f"m{step}.parquet", _arrow(nodes))] if len(nodes) else []
         if len(bundles):
             files.append((bundles_dir, f"m{step}.parquet", _arrow(bundles)))
-        # A trigger that overran its interval plans the next one the moment it ends, which is
-        # when the status this test waits on appears: landing then can split a minute's two
-        # files (two sources, listed one after the other) over two triggers, two cycles.
-        time.sleep(SETTLE_S)
         land(*files, *bad)
-        steps.append((nodes, bundles))
+        landed[f"node_metrics/m{step}.parquet"] = nodes
+        landed[f"bundle_metrics/m{step}.parquet"] = bundles
         snapshot(fleet.input, tmp_path / f"seen-{step}")
         return len(nodes) + len(bundles) + extra
 
@@ -281,23 +277,43 @@ def test_stream_follows_minute_files_and_survives_sigkill(
     # a sample of a window the watermark (1 minute) has sealed since: refused as late
     too_late = node_minutes[0].iloc[[1]].assign(cpu=0.5)
     land((nodes_dir, "m4.parquet", _arrow(too_late)))
+    refused_late = {"node_metrics/m4.parquet": too_late}
     total += 1
     status = stream.wait_rows(total)
 
     decided = pd.read_parquet(stream.out / "decisions")
     decided["data_time"] = _naive(decided["data_time"])
     transfers = pd.read_parquet(stream.out / "transfers")
-    # Minute k's trigger (cycle k, k = 1..3: one per minute, landed in time) decides what
-    # `pipeline run --replay` decides at minute k on the files seen then: its latest cycle,
-    # at the same data time. Only the latest is compared: a replay decides each minute on
-    # every file given, so a file landing late would count in its own (earlier) minute there,
-    # while the stream had decided that minute without it. That is why the late file's
-    # trigger (cycle 4 of its cluster, minute 2 decided again) has no replay to equal: a
-    # replay on the files seen after it has the late sample in minute 1's cycle, as the live
-    # shedder would have had it, and from there its own shedder state. The engine check
-    # below covers that trigger.
     stream.stop()  # the replays' Spark runs once the stream's is done: two cores
-    for step in range(3):
+    # What each trigger read, from the query's checkpoint. A minute's files, landed together,
+    # are mostly read by one trigger, not always: the sources (one per table and format) are
+    # listed one after the other, so a landing between two listings splits the minute's node
+    # and bundle files over two triggers, and the minute gets two cycles, as a live shedder
+    # deciding on what has arrived would give it. The references follow the triggers as run.
+    triggers = trigger_files(stream.out / "_checkpoint")
+    batch_of = {name: batch for batch, (_, names) in triggers.items() for name in names}
+    steps = [
+        (
+            batch,
+            _rows(landed, names, "node_metrics", fleet.node_metrics),
+            _rows(landed, names, "bundle_metrics", fleet.bundle_metrics),
+        )
+        for batch, (_, names) in sorted(triggers.items())
+    ]
+    # Minute k's trigger (cycle k + 1, when minutes 0..k were each read by one trigger)
+    # decides what `pipeline run --replay` decides at minute k on the files seen then: its
+    # latest cycle, at the same data time. Only the latest is compared: a replay decides each
+    # minute on every file given, so a file landing late would count in its own (earlier)
+    # minute there, while the stream had decided that minute without it. That is why the late
+    # file's trigger (minute 2 decided again) has no replay to equal: a replay on the files
+    # seen after it has the late sample in minute 1's cycle, as the live shedder would have
+    # had it, and from there its own shedder state. A minute split over two triggers has no
+    # replay either (a replay decides once per minute), nor have the minutes after it (their
+    # shedder state has one more cycle). The engine check below covers every trigger.
+    whole = 0
+    while whole < 3 and len({batch_of[f"{t}/m{whole}.parquet"] for t in TABLES}) == 1:
+        whole += 1
+    for step in range(whole):
         if step not in fleet.replays:
             request.getfixturevalue("spark")  # the test session's, reused by the command
             fleet.replays[step] = replay(tmp_path / f"seen-{step}", tmp_path / f"replay-{step}")
@@ -317,14 +333,14 @@ def test_stream_follows_minute_files_and_survives_sigkill(
     for cluster, want in expected.items():
         got = decided[decided["cluster"] == cluster]
         moved = transfers[transfers["cluster"] == cluster]
-        # nothing missing, nothing repeated: one cycle per step that had rows, in order
+        # nothing missing, nothing repeated: one cycle per trigger that had rows, in order
         assert sorted(got["cycle"].unique()) == list(range(1, len(want) + 1)), cluster
-        for cycle, rows in enumerate(want, start=1):
-            mine = got[got["cycle"] == cycle][DECISION]
-            assert _records(mine) == _records(rows[DECISION]), (cluster, cycle)
+        for cycle, (batch, rows) in enumerate(want, start=1):
+            mine = got[got["cycle"] == cycle]
+            assert set(mine["batch"]) == {batch}, (cluster, cycle)
+            assert _records(mine[DECISION]) == _records(rows[DECISION]), (cluster, cycle)
             mine = moved[moved["cycle"] == cycle][MOVE]
             assert _records(mine) == _records(rows[rows["source"].notna()][MOVE]), cluster
-    assert (decided.groupby(["cluster", "cycle"])["batch"].nunique() == 1).all()
     assert len(transfers) == (decided["label"] == "Success").sum() > 0
 
     refused = pd.read_parquet(stream.out / "quarantine")
@@ -347,10 +363,22 @@ def test_stream_follows_minute_files_and_survives_sigkill(
     )
     assert status["totals"] == {"rows_in": total, "rows_quarantined": 8}
     assert set(status["clusters"]) == set(fleet.nodes["cluster"])
-    # minute 0 was sealed once the watermark passed it, in the next trigger with rows of the
-    # cluster (only the late file's): one node_load row per node, each of one sample
+    # Minute 0 is sealed for a cluster once the watermark has passed it, in the first trigger
+    # that then has rows of the cluster: the late file's, for its cluster (and the other's
+    # too, when minute 2 was split). One node_load row per node, each of one sample.
+    minute_one_ms = pd.Timestamp(node_minutes[1]["ts"].iloc[0]).value // 10**6
+    rows_of = landed | refused_late
+    sealing = {
+        cluster
+        for watermark_ms, names in triggers.values()
+        if watermark_ms >= minute_one_ms
+        for name in names
+        if name in rows_of
+        for cluster in rows_of[name]["cluster"]
+    }
+    assert held_cluster in sealing
     sealed = pd.read_parquet(stream.out / "node_load")
-    zero = node_minutes[0][node_minutes[0]["cluster"] == held_cluster]
+    zero = node_minutes[0][node_minutes[0]["cluster"].isin(sealing)]
     assert sorted(sealed["node"]) == sorted(zero["node"]) and (sealed["samples"] == 1).all()
     assert set(sealed["window_start"]) == {
         pd.Timestamp(node_minutes[0]["ts"].iloc[0]).tz_convert(None)
@@ -440,11 +468,12 @@ def _records(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
 
 
 def reference(
-    fleet: Fleet, steps: list[tuple[pd.DataFrame, pd.DataFrame]], late_cluster: str
-) -> dict[str, list[pd.DataFrame]]:
-    """The engine on the data seen after each step, per cluster that got rows in the step:
-    every broker's samples folded from the first (no streaming state), its bundles' newest
-    samples, one cycle with the shedder's state from the cluster's cycle before."""
+    fleet: Fleet, steps: list[tuple[int, pd.DataFrame, pd.DataFrame]], late_cluster: str
+) -> dict[str, list[tuple[int, pd.DataFrame]]]:
+    """The engine on the data seen after each trigger, per cluster that got accepted rows in
+    it: every broker's samples folded from the first (no streaming state), its bundles'
+    newest samples, one cycle with the shedder's state from the cluster's cycle before; with
+    the trigger's batch."""
     path = fleet.input.parent / "reference.conf"
     path.write_text(PROPERTIES)
     config, _ = Config.load(path)
@@ -452,10 +481,10 @@ def reference(
     shedder = shedder_for(config.shedding)
     states: dict[str, ShedderState] = {}
     cycles: dict[str, int] = {}
-    decided: dict[str, list[pd.DataFrame]] = {}
+    decided: dict[str, list[tuple[int, pd.DataFrame]]] = {}
     seen_nodes = fleet.node_metrics.iloc[:0]
     seen_bundles = fleet.bundle_metrics.iloc[:0]
-    for nodes, bundles in steps:
+    for batch, nodes, bundles in steps:
         seen_nodes = pd.concat([seen_nodes, nodes]).drop_duplicates(["cluster", "node", "ts"])
         seen_bundles = pd.concat([seen_bundles, bundles])
         touched = set(nodes["cluster"]) | set(bundles["cluster"])
@@ -472,11 +501,44 @@ def reference(
                 cycle=cycles[cluster],
             )
             states[cluster] = result.state
-            decided.setdefault(cluster, []).append(
-                pd.DataFrame(decision_rows(result), columns=DECISION_COLUMNS)
-            )
+            rows = pd.DataFrame(decision_rows(result), columns=DECISION_COLUMNS)
+            decided.setdefault(cluster, []).append((batch, rows))
     assert late_cluster in decided
     return decided
+
+
+def trigger_files(checkpoint: Path) -> dict[int, tuple[int, set[str]]]:
+    """Per batch of the query's checkpoint: its watermark (ms) and the files it read, as
+    ``table/name``. ``offsets/N`` holds each source's log offset after batch N (one line per
+    source, ``-`` before its first file); ``sources/I/*`` lists source I's files per offset."""
+    read: dict[int, dict[int, set[str]]] = {}  # source -> its log offset -> files
+    for log in (checkpoint / "sources").glob("*/[0-9]*"):  # N, or N.compact (every 10)
+        for line in log.read_text().splitlines()[1:]:
+            entry = json.loads(line)
+            name = "/".join(Path(entry["path"]).parts[-2:])
+            read.setdefault(int(log.parent.name), {}).setdefault(entry["batchId"], set()).add(name)
+    triggers: dict[int, tuple[int, set[str]]] = {}
+    before: dict[int, int] = {}
+    for path in sorted((checkpoint / "offsets").glob("[0-9]*"), key=lambda p: int(p.name)):
+        _, meta, *offsets = path.read_text().splitlines()
+        names: set[str] = set()
+        for source, text in enumerate(offsets):
+            offset = -1 if text == "-" else int(json.loads(text)["logOffset"])
+            for new in range(before.get(source, -1) + 1, offset + 1):
+                names |= read.get(source, {}).get(new, set())
+            before[source] = offset
+        triggers[int(path.name)] = (int(json.loads(meta)["batchWatermarkMs"]), names)
+    return triggers
+
+
+def _rows(
+    landed: dict[str, pd.DataFrame], names: set[str], table: str, empty: pd.DataFrame
+) -> pd.DataFrame:
+    """The rows of ``table``'s landed files among ``names`` (refused or unknown files left out)."""
+    frames = [
+        landed[name] for name in sorted(names) if name in landed and name.startswith(f"{table}/")
+    ]
+    return pd.concat([empty.iloc[:0], *frames])
 
 
 def test_cluster_state_survives_its_json_form() -> None:
