@@ -350,3 +350,33 @@ def test_parquet_schema_read_from_the_footer_is_the_one_spark_infers(
     assert _footer_schema(str(tmp_path / "int96.parquet")) is None
     (tmp_path / "broken.parquet").write_bytes(b"not parquet")
     assert _footer_schema(str(tmp_path / "broken.parquet")) is None
+
+
+@pytest.mark.parametrize("local_bytes", [0, LOCAL_TABLE_BYTES], ids=["stored", "local"])
+def test_tables_checked_side_by_side_run_their_jobs_in_the_callers_job_group(
+    spark: SparkSession, tmp_path: Path, local_bytes: int
+) -> None:
+    """The telemetry tables are checked in threads; their Spark jobs still belong to the
+    caller's job group (what a progress bar or a cancellation follows), none runs outside."""
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        frame.write.parquet(str(tmp_path / "stored" / name))
+        return spark.read.parquet(str(tmp_path / "stored" / name))
+
+    write(tmp_path / "nodes" / "nodes.csv", NODES)
+    write(tmp_path / "node_metrics" / "a.csv", METRICS_HEADER + GOOD)
+    write(tmp_path / "bundle_metrics" / "a.csv", BUNDLES_HEADER + BUNDLE_LINE)
+    sc = spark.sparkContext
+    tracker = sc.statusTracker()
+    outside = set(tracker.getJobIdsForGroup())
+    group = f"ingest-{local_bytes}"
+    sc.setJobGroup(group, "checking the tables")
+    try:
+        ingested = ingest(
+            spark, str(tmp_path), now=NOW, materialize=materialize, local_bytes=local_bytes
+        )
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    assert len(tracker.getJobIdsForGroup(group)) >= 3  # the inventory, then two in threads
+    assert not set(tracker.getJobIdsForGroup()) - outside  # (old jobs may be forgotten)
+    assert by_rule(ingested, "bundle_metrics") == {None: 1}

@@ -37,17 +37,21 @@ Algorithm
        flagged rows that did not.
     7. In a job's run, a table small enough to collect (the inventory, the requests, and
        telemetry of at most :data:`LOCAL_TABLE_BYTES`) skips steps 5 and 6: its key rules
-       run per row (membership by a broadcast join with the inventory, copies by
-       ``resolve_copies`` over every row) in one plan read in one task, whose rows are
-       collected once and kept as local rows (:func:`_localized`). Verdicts, reasons and raw
-       rows are those of steps 5 and 6.
+       run per row (membership by a lookup in the inventory's nodes, written into the plan
+       as literals; copies by ``resolve_copies`` over every row) in one plan read in one
+       task, whose rows are collected once and kept as local rows (:func:`_localized`).
+       Verdicts, reasons and raw rows are those of steps 5 and 6. The tables checked against
+       the inventory are checked side by side, in threads: most of a small table's cost is
+       Spark planning its check on the driver, which then overlaps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -57,6 +61,7 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.util import inheritable_thread_target
 
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS, local_directory
@@ -255,11 +260,21 @@ def ingest(
     good_nodes = tables["nodes"].accepted().select("cluster", "node")
     # Local rows (materialized) answer a projection on the driver, with no Spark job.
     clusters = sorted({row["cluster"] for row in good_nodes.select("cluster").collect()})
-    for name in ("node_metrics", "bundle_metrics", "allocation_requests"):
-        table = INPUT_TABLES[name]
-        if table.optional and not fs.exists(f"{input_dir}/{name}"):
-            continue
-        tables[name] = checked(name, good_nodes, clusters)
+    names = [
+        name
+        for name in ("node_metrics", "bundle_metrics", "allocation_requests")
+        if not INPUT_TABLES[name].optional or fs.exists(f"{input_dir}/{name}")
+    ]
+    # Checked against the inventory, these tables do not depend on one another: their checks
+    # run side by side, so that Spark's planning of one (most of a small table's cost, on the
+    # driver) overlaps the others'. The first table in order whose check failed raises.
+    inherit = inheritable_thread_target(spark)  # the job group and tags, as the caller's
+    with ThreadPoolExecutor(len(names), thread_name_prefix="trimtab-ingest") as pool:
+        futures = [
+            pool.submit(inherit(partial(checked, name, good_nodes, clusters))) for name in names
+        ]
+    for name, future in zip(names, futures, strict=True):
+        tables[name] = future.result()
     return Ingested(tables)
 
 
@@ -340,7 +355,7 @@ def _every_rule(
     rows: DataFrame, nodes: DataFrame | None, clusters: Sequence[str], table: InputTable
 ) -> DataFrame:
     """Every row with its final verdict in one plan, for a table small enough to collect:
-    the key and membership rules per row (a broadcast join with the inventory) and copies
+    the key and membership rules per row (a lookup in the inventory's nodes) and copies
     settled over every row, with the rules, reasons and raw rows of the summary path (which
     saves work only where rows are many). The rows are few, so they are read in one task:
     its single partition lets the window settle copies without a shuffle, and the whole
@@ -661,7 +676,7 @@ def unknown_members(
     from the accepted inventory), with the first rule broken and its reason; None without
     ``nodes`` (when checking the inventory itself).
 
-    The summary holds one row per key, so this is a join of a few thousand rows however
+    The summary holds one row per key, so this is a lookup for a few thousand rows however
     many samples there are: no telemetry row pays for a lookup or a pattern match.
     """
     if nodes is None:
@@ -695,20 +710,33 @@ def _with_verdict(
     reasons.append(
         f"WHEN {outside} THEN format_string('cluster %s is not in the inventory', `cluster`)"
     )
-    groups = summary
     node = next((k for k in ("node", "broker") if k in keys), None)
     if node is not None:
-        known = nodes.selectExpr("`cluster`", f"`node` AS {q(node)}", "true AS `_known`")
-        groups = groups.join(known, ["cluster", node], "left")
-        rules.append("WHEN `_known` IS NULL THEN 'unknown_node'")
+        unknown = f"NOT ({_known_node(nodes, node)})"
+        rules.append(f"WHEN {unknown} THEN 'unknown_node'")
         missing = text(f"{node} %s is not a node of cluster %s")
-        reasons.append(f"WHEN `_known` IS NULL THEN format_string({missing}, {q(node)}, `cluster`)")
+        reasons.append(f"WHEN {unknown} THEN format_string({missing}, {q(node)}, `cluster`)")
     present = _present(keys)
-    return groups.selectExpr(
+    return summary.selectExpr(
         *(q(c) for c in summary.columns),
         f"CASE WHEN {present} THEN CASE {' '.join(rules)} END END AS `_member_rule`",
         f"CASE WHEN {present} THEN CASE {' '.join(reasons)} END END AS `_member_reason`",
     )
+
+
+def _known_node(nodes: DataFrame, node: str) -> Sql:
+    """Whether column ``node`` names a node of the row's cluster in the inventory ``nodes``,
+    as literals per cluster: a lookup in the plan itself (``IN`` becomes a hash set), where a
+    join with the inventory cost a Spark job to broadcast it. The inventory is local rows in
+    a job's run, so reading it here starts no job."""
+    members: dict[str, list[str]] = {}
+    for row in nodes.select("cluster", "node").collect():
+        members.setdefault(row["cluster"], []).append(row["node"])
+    branches = " ".join(
+        f"WHEN {text(cluster)} THEN {q(node)} IN ({', '.join(text(n) for n in sorted(names))})"
+        for cluster, names in sorted(members.items())
+    )
+    return f"CASE `cluster` {branches} ELSE false END" if members else "false"
 
 
 def _probe(
