@@ -42,11 +42,13 @@ Algorithm
        task, whose rows are collected once and kept as local rows (:func:`_localized`).
        Verdicts, reasons and raw rows are those of steps 5 and 6. The tables checked against
        the inventory are checked side by side, in threads: most of a small table's cost is
-       Spark planning its check on the driver, which then overlaps.
+       Spark planning its check on the driver, which then overlaps; the checks of big tables
+       (steps 5 and 6), which keep every core busy, take turns.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -235,6 +237,9 @@ def ingest(
     if not fs.exists(input_dir):
         raise InputError(f"input directory {input_dir} does not exist: give --input DIR")
     tables: dict[str, CheckedTable] = {}
+    # A big table's check keeps every core busy: two side by side would only split the
+    # cores and the memory of their aggregations, so they take turns.
+    at_scale = threading.Lock()
 
     def checked(name: str, nodes: DataFrame | None, clusters: Sequence[str]) -> CheckedTable:
         table = INPUT_TABLES[name]
@@ -252,9 +257,10 @@ def ingest(
         if materialize is not None and (name not in _TELEMETRY or read.size <= local_bytes):
             every = _every_rule(rows, nodes, clusters, table)
             return _localized(spark, table, every, f"{input_dir}/{name}")
-        return _checked_at_scale(
-            spark, table, rows, read.rows, nodes, clusters, materialize, f"{input_dir}/{name}"
-        )
+        with at_scale:
+            return _checked_at_scale(
+                spark, table, rows, read.rows, nodes, clusters, materialize, f"{input_dir}/{name}"
+            )
 
     tables["nodes"] = checked("nodes", None, ())
     good_nodes = tables["nodes"].accepted().select("cluster", "node")
@@ -267,7 +273,8 @@ def ingest(
     ]
     # Checked against the inventory, these tables do not depend on one another: their checks
     # run side by side, so that Spark's planning of one (most of a small table's cost, on the
-    # driver) overlaps the others'. The first table in order whose check failed raises.
+    # driver) overlaps the others' (big ones take turns, above). The first table in order
+    # whose check failed raises.
     inherit = inheritable_thread_target(spark)  # the job group and tags, as the caller's
     with ThreadPoolExecutor(len(names), thread_name_prefix="trimtab-ingest") as pool:
         futures = [
