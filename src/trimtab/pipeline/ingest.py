@@ -104,6 +104,8 @@ __all__ = [
 #: Stores a small frame and returns it read back (the job writes it to its staging
 #: directory), so that later stages read a few stored rows instead of re-running a check.
 Materialize = Callable[[str, DataFrame], DataFrame]
+#: The accepted inventory's nodes per cluster, what the membership rules look rows up in.
+Members = Mapping[str, Sequence[str]]
 
 QUARANTINE_COLUMNS = ("table", "source_file", "rule", "reason", "row")
 #: A telemetry table whose files hold at most this many bytes is checked whole by one action
@@ -241,7 +243,7 @@ def ingest(
     # cores and the memory of their aggregations, so they take turns.
     at_scale = threading.Lock()
 
-    def checked(name: str, nodes: DataFrame | None, clusters: Sequence[str]) -> CheckedTable:
+    def checked(name: str, members: Members | None) -> CheckedTable:
         table = INPUT_TABLES[name]
         read = read_table(
             spark,
@@ -253,19 +255,22 @@ def ingest(
             extra=(extra or {}).get(name, ()),
             count=materialize is None,
         )
-        rows = _default_cluster(check(read.frame), table, clusters)
+        rows = _default_cluster(check(read.frame), table, sorted(members or {}))
         if materialize is not None and (name not in _TELEMETRY or read.size <= local_bytes):
-            every = _every_rule(rows, nodes, clusters, table)
+            every = _every_rule(rows, members, table)
             return _localized(spark, table, every, f"{input_dir}/{name}")
         with at_scale:
             return _checked_at_scale(
-                spark, table, rows, read.rows, nodes, clusters, materialize, f"{input_dir}/{name}"
+                spark, table, rows, read.rows, members, materialize, f"{input_dir}/{name}"
             )
 
-    tables["nodes"] = checked("nodes", None, ())
-    good_nodes = tables["nodes"].accepted().select("cluster", "node")
-    # Local rows (materialized) answer a projection on the driver, with no Spark job.
-    clusters = sorted({row["cluster"] for row in good_nodes.select("cluster").collect()})
+    tables["nodes"] = checked("nodes", None)
+    # Read once for every table's membership rules. Local rows (materialized) answer a
+    # projection on the driver, with no Spark job.
+    found: dict[str, list[str]] = {}
+    for row in tables["nodes"].accepted().select("cluster", "node").collect():
+        found.setdefault(row["cluster"], []).append(row["node"])
+    members = {cluster: sorted(nodes) for cluster, nodes in sorted(found.items())}
     names = [
         name
         for name in ("node_metrics", "bundle_metrics", "allocation_requests")
@@ -277,9 +282,7 @@ def ingest(
     # whose check failed raises.
     inherit = inheritable_thread_target(spark)  # the job group and tags, as the caller's
     with ThreadPoolExecutor(len(names), thread_name_prefix="trimtab-ingest") as pool:
-        futures = [
-            pool.submit(inherit(partial(checked, name, good_nodes, clusters))) for name in names
-        ]
+        futures = [pool.submit(inherit(partial(checked, name, members))) for name in names]
     for name, future in zip(names, futures, strict=True):
         tables[name] = future.result()
     return Ingested(tables)
@@ -290,8 +293,7 @@ def _checked_at_scale(
     table: InputTable,
     rows: DataFrame,
     count: int,
-    nodes: DataFrame | None,
-    clusters: Sequence[str],
+    members: Members | None,
     store: Materialize | None,
     path: str,
 ) -> CheckedTable:
@@ -303,15 +305,15 @@ def _checked_at_scale(
     if store is not None:
         # One stored summary carries each key's membership verdict, and one action on it
         # answers every question the later steps ask: rows read, keys refused, repeats.
-        if nodes is not None:
-            summary = _with_verdict(summary, nodes, clusters, table)
+        if members is not None:
+            summary = _with_verdict(summary, members, table)
         summary = store(f"{name}_summary", summary)
         count, unknown, repeated = _probe(spark, summary, table)
         if count == 0:
             raise InputError(f"table {name}: {path} has no rows; {_fix(table)}")
         repeats = repeated is not None
     else:
-        unknown = unknown_members(summary, nodes, clusters, table)
+        unknown = unknown_members(summary, members, table)
         repeated = repeated_keys(summary, table)
         if unknown is not None and unknown.isEmpty():
             unknown = None
@@ -358,17 +360,15 @@ def _checked_at_scale(
     return result
 
 
-def _every_rule(
-    rows: DataFrame, nodes: DataFrame | None, clusters: Sequence[str], table: InputTable
-) -> DataFrame:
+def _every_rule(rows: DataFrame, members: Members | None, table: InputTable) -> DataFrame:
     """Every row with its final verdict in one plan, for a table small enough to collect:
     the key and membership rules per row (a lookup in the inventory's nodes) and copies
     settled over every row, with the rules, reasons and raw rows of the summary path (which
     saves work only where rows are many). The rows are few, so they are read in one task:
     its single partition lets the window settle copies without a shuffle, and the whole
     check is one Spark job."""
-    if nodes is not None:
-        rows = _member_verdict(_with_verdict(rows, nodes, clusters, table), table)
+    if members is not None:
+        rows = _member_verdict(_with_verdict(rows, members, table), table)
         rows = rows.drop("_unknown")
     return resolve_copies(rows.coalesce(1), table)
 
@@ -673,24 +673,21 @@ def _verdict_keys(unknown: DataFrame) -> list[str]:
 
 
 def unknown_members(
-    summary: DataFrame,
-    nodes: DataFrame | None,
-    clusters: Sequence[str],
-    table: InputTable | None = None,
+    summary: DataFrame, members: Members | None, table: InputTable | None = None
 ) -> DataFrame | None:
     """The summary's keys refused by a key rule (``bad_bundle``, from the contract) or a
     membership rule (``unknown_cluster``, ``unknown_node``: the cluster or node is missing
     from the accepted inventory), with the first rule broken and its reason; None without
-    ``nodes`` (when checking the inventory itself).
+    ``members`` (when checking the inventory itself).
 
     The summary holds one row per key, so this is a lookup for a few thousand rows however
     many samples there are: no telemetry row pays for a lookup or a pattern match.
     """
-    if nodes is None:
+    if members is None:
         return None
     keys = _verdict_columns(summary, table)
     groups = summary.where(_present(keys)).select(*keys).distinct()
-    return _with_verdict(groups, nodes, clusters, table).where(F.col("_member_rule").isNotNull())
+    return _with_verdict(groups, members, table).where(F.col("_member_rule").isNotNull())
 
 
 def _verdict_columns(summary: DataFrame, table: InputTable | None) -> list[str]:
@@ -700,15 +697,14 @@ def _verdict_columns(summary: DataFrame, table: InputTable | None) -> list[str]:
     return _member_keys(summary)
 
 
-def _with_verdict(
-    summary: DataFrame, nodes: DataFrame, clusters: Sequence[str], table: InputTable | None
-) -> DataFrame:
+def _with_verdict(summary: DataFrame, members: Members, table: InputTable | None) -> DataFrame:
     """``summary`` with ``_member_rule`` and ``_member_reason``: the first key or membership
     rule its key breaks (null where none does, or where a key column is null)."""
     keys = _verdict_columns(summary, table)
     found = key_verdict_sql(table) if table is not None else []
     rules = [f"WHEN {cond} THEN {text(name)}" for name, cond, _ in found]
     reasons = [f"WHEN {cond} THEN {why}" for _, cond, why in found]
+    clusters = list(members)
     listed = ", ".join(text(c) for c in clusters)
     outside = f"NOT (`cluster` IN ({listed}))" if clusters else "true"
     rules.append(f"WHEN {outside} THEN 'unknown_cluster'")
@@ -719,7 +715,7 @@ def _with_verdict(
     )
     node = next((k for k in ("node", "broker") if k in keys), None)
     if node is not None:
-        unknown = f"NOT ({_known_node(nodes, node)})"
+        unknown = f"NOT ({_known_node(members, node)})"
         rules.append(f"WHEN {unknown} THEN 'unknown_node'")
         missing = text(f"{node} %s is not a node of cluster %s")
         reasons.append(f"WHEN {unknown} THEN format_string({missing}, {q(node)}, `cluster`)")
@@ -731,17 +727,13 @@ def _with_verdict(
     )
 
 
-def _known_node(nodes: DataFrame, node: str) -> Sql:
-    """Whether column ``node`` names a node of the row's cluster in the inventory ``nodes``,
-    as literals per cluster: a lookup in the plan itself (``IN`` becomes a hash set), where a
-    join with the inventory cost a Spark job to broadcast it. The inventory is local rows in
-    a job's run, so reading it here starts no job."""
-    members: dict[str, list[str]] = {}
-    for row in nodes.select("cluster", "node").collect():
-        members.setdefault(row["cluster"], []).append(row["node"])
+def _known_node(members: Members, node: str) -> Sql:
+    """Whether column ``node`` names a node of the row's cluster in ``members``, as literals
+    per cluster: a lookup in the plan itself (``IN`` becomes a hash set), where a join with
+    the inventory cost a Spark job to broadcast it."""
     branches = " ".join(
-        f"WHEN {text(cluster)} THEN {q(node)} IN ({', '.join(text(n) for n in sorted(names))})"
-        for cluster, names in sorted(members.items())
+        f"WHEN {text(cluster)} THEN {q(node)} IN ({', '.join(text(n) for n in names)})"
+        for cluster, names in members.items()
     )
     return f"CASE `cluster` {branches} ELSE false END" if members else "false"
 
