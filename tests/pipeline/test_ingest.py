@@ -245,8 +245,22 @@ def test_membership_follows_row_rules_and_precedes_copies(
             ),
             r"lacks required column\(s\) cpu",
         ),
+        (
+            # Every table is unusable; the others are read while the inventory is checked,
+            # but the inventory's error is the one raised.
+            lambda p: (
+                write(p / "nodes" / "nodes.csv", "cluster,node\n"),
+                write(p / "node_metrics" / "m.csv", "ts,cluster,node\n"),
+            ),
+            r"table nodes: .* lacks required column\(s\) cores",
+        ),
     ],
-    ids=["missing input directory", "missing table directory", "missing required column"],
+    ids=[
+        "missing input directory",
+        "missing table directory",
+        "missing required column",
+        "inventory unusable first",
+    ],
 )
 def test_unusable_input_stops_with_one_message(
     spark: SparkSession, tmp_path: Path, setup, message: str
@@ -380,3 +394,29 @@ def test_tables_checked_side_by_side_run_their_jobs_in_the_callers_job_group(
     assert len(tracker.getJobIdsForGroup(group)) >= 3  # the inventory, then two in threads
     assert not set(tracker.getJobIdsForGroup()) - outside  # (old jobs may be forgotten)
     assert by_rule(ingested, "bundle_metrics") == {None: 1}
+
+
+@pytest.mark.parametrize("job", [False, True], ids=["lazy", "local"])
+def test_quarantine_holds_each_refused_row_once_when_earlier_tables_have_none(
+    spark: SparkSession, tmp_path: Path, job: bool
+) -> None:
+    """The inventory and node_metrics are clean, bundle_metrics has one bad row: the
+    quarantine holds exactly that row, whether built by Spark (lazy) or from the rows
+    collected while checking (local: an empty part before a full one once lost it)."""
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        frame.write.parquet(str(tmp_path / "stored" / name))
+        return spark.read.parquet(str(tmp_path / "stored" / name))
+
+    write(tmp_path / "in" / "nodes" / "nodes.csv", NODES)
+    write(tmp_path / "in" / "node_metrics" / "a.csv", METRICS_HEADER + GOOD)
+    bad = BUNDLE_LINE.replace("t/n/0x0_0x1", "no-bundle")
+    write(tmp_path / "in" / "bundle_metrics" / "a.csv", BUNDLES_HEADER + BUNDLE_LINE + bad)
+    ingested = ingest(
+        spark, str(tmp_path / "in"), now=NOW, materialize=materialize if job else None
+    )
+    assert ingested.local is job
+    rows = ingested.quarantine().collect()
+    assert [(r["table"], r["rule"]) for r in rows] == [("bundle_metrics", "bad_bundle")]
+    assert rows[0]["source_file"].endswith("bundle_metrics/a.csv")
+    assert json.loads(rows[0]["row"])["bundle"] == "no-bundle"

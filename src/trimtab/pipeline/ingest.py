@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -67,7 +67,7 @@ from pyspark.util import inheritable_thread_target
 
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS, local_directory
-from trimtab.pipeline.local import local_frame
+from trimtab.pipeline.local import arrow_frame, local_frame
 from trimtab.pipeline.rules import (
     Sql,
     blank,
@@ -89,7 +89,6 @@ __all__ = [
     "Ingested",
     "Materialize",
     "TableRead",
-    "check",
     "ingest",
     "read_table",
     "refuse_unknown",
@@ -149,7 +148,13 @@ class CheckedTable:
     flagged: DataFrame
     rows_read: int
     latest: DataFrame | None = None
-    local: bool = False  # ``rows`` are local rows with every verdict final (see _localized)
+    # The rows as collected when the table was checked whole; ``rows`` are then the same
+    # rows as a local relation, every verdict final (see _localized).
+    collected: pa.Table | None = None
+
+    @property
+    def local(self) -> bool:
+        return self.collected is not None
 
     def accepted(self) -> DataFrame:
         """Rows that pass every rule, as the canonical columns."""
@@ -200,6 +205,9 @@ class Ingested:
         return latest
 
     def quarantine(self) -> DataFrame:
+        """Every refused row as :data:`QUARANTINE_COLUMNS`, with its source file."""
+        if self.local:  # the refused rows are at hand: one local relation, no Spark step each
+            return self._local_quarantine()
         parts = [
             table.quarantined().select(
                 F.lit(name).alias("table"),
@@ -214,6 +222,29 @@ class Ingested:
         for part in parts[1:]:
             result = result.unionByName(part)
         return result
+
+    def _local_quarantine(self) -> DataFrame:
+        parts = []
+        for name, table in self.tables.items():
+            assert table.collected is not None
+            refused = table.collected.filter(pc.is_valid(table.collected["_rule"]))
+            columns = ("_source_file", "_rule", "_reason", "_raw")
+            parts.append(
+                pa.table(
+                    [pa.repeat(name, refused.num_rows), *(refused[c] for c in columns)],
+                    names=list(QUARANTINE_COLUMNS),
+                )
+            )
+        first = next(iter(self.tables.values())).rows
+        source = first.schema["_source_file"].nullable
+        schema = T.StructType(
+            [
+                T.StructField("table", T.StringType(), nullable=False),
+                T.StructField("source_file", T.StringType(), nullable=source),
+                *(T.StructField(c, T.StringType()) for c in QUARANTINE_COLUMNS[2:]),
+            ]
+        )
+        return arrow_frame(first.sparkSession, pa.concat_tables(parts), schema)
 
 
 def ingest(
@@ -243,7 +274,7 @@ def ingest(
     # cores and the memory of their aggregations, so they take turns.
     at_scale = threading.Lock()
 
-    def checked(name: str, members: Members | None) -> CheckedTable:
+    def checked(name: str, inventory: Callable[[], Members | None]) -> CheckedTable:
         table = INPUT_TABLES[name]
         read = read_table(
             spark,
@@ -255,7 +286,8 @@ def ingest(
             extra=(extra or {}).get(name, ()),
             count=materialize is None,
         )
-        rows = _default_cluster(check(read.frame), table, sorted(members or {}))
+        members = inventory()  # reading needs no inventory; the membership rules wait for it
+        rows = _default_cluster(read.frame, table, sorted(members or {}))
         if materialize is not None and (name not in _TELEMETRY or read.size <= local_bytes):
             every = _every_rule(rows, members, table)
             return _localized(spark, table, every, f"{input_dir}/{name}")
@@ -264,28 +296,38 @@ def ingest(
                 spark, table, rows, read.rows, members, materialize, f"{input_dir}/{name}"
             )
 
-    tables["nodes"] = checked("nodes", None)
-    # Read once for every table's membership rules. Local rows (materialized) answer a
-    # projection on the driver, with no Spark job.
-    found: dict[str, list[str]] = {}
-    for row in tables["nodes"].accepted().select("cluster", "node").collect():
-        found.setdefault(row["cluster"], []).append(row["node"])
-    members = {cluster: sorted(nodes) for cluster, nodes in sorted(found.items())}
     names = [
         name
         for name in ("node_metrics", "bundle_metrics", "allocation_requests")
         if not INPUT_TABLES[name].optional or fs.exists(f"{input_dir}/{name}")
     ]
-    # Checked against the inventory, these tables do not depend on one another: their checks
-    # run side by side, so that Spark's planning of one (most of a small table's cost, on the
-    # driver) overlaps the others' (big ones take turns, above). The first table in order
-    # whose check failed raises.
+    # Checked against the inventory, these tables do not depend on one another: they are
+    # read (planned) while the inventory is checked, and checked side by side once it is, so
+    # that Spark's planning of one (most of a small table's cost, on the driver) overlaps
+    # the others' work (big ones take turns, above). The inventory's failure raises first,
+    # then the first table in order whose check failed.
+    members: Future[Members] = Future()
     inherit = inheritable_thread_target(spark)  # the job group and tags, as the caller's
     with ThreadPoolExecutor(len(names), thread_name_prefix="trimtab-ingest") as pool:
-        futures = [pool.submit(inherit(partial(checked, name, members))) for name in names]
+        futures = [pool.submit(inherit(partial(checked, name, members.result))) for name in names]
+        try:
+            tables["nodes"] = checked("nodes", lambda: None)
+            members.set_result(_members(tables["nodes"]))
+        except BaseException as error:
+            members.set_exception(error)  # the waiting checks stop with it
+            raise
     for name, future in zip(names, futures, strict=True):
         tables[name] = future.result()
     return Ingested(tables)
+
+
+def _members(inventory: CheckedTable) -> Members:
+    """The accepted inventory's nodes per cluster, read once for every table's membership
+    rules. Local rows (materialized) answer the projection on the driver, with no Spark job."""
+    found: dict[str, list[str]] = {}
+    for row in inventory.accepted().select("cluster", "node").collect():
+        found.setdefault(row["cluster"], []).append(row["node"])
+    return {cluster: sorted(nodes) for cluster, nodes in sorted(found.items())}
 
 
 def _checked_at_scale(
@@ -381,10 +423,10 @@ def _localized(spark: SparkSession, table: InputTable, every: DataFrame, path: s
     rows = every.toArrow()
     if rows.num_rows == 0:
         raise InputError(f"table {table.name}: {path} has no rows; {_fix(table)}")
-    local = spark.createDataFrame(rows, every.schema).withColumn("_candidate", F.lit(False))
+    local = arrow_frame(spark, rows, every.schema).withColumn("_candidate", F.lit(False))
     flagged = local.where(F.col("_rule").isNotNull())
     latest = _newest(spark, rows, every.schema, table) if table.name in _LATEST else None
-    return CheckedTable(table.name, local, flagged, rows.num_rows, latest=latest, local=True)
+    return CheckedTable(table.name, local, flagged, rows.num_rows, latest, collected=rows)
 
 
 def _newest(
@@ -400,7 +442,7 @@ def _newest(
     times = accepted.group_by(others).aggregate([(stamp, "max")])
     times = times.select([*others, f"{stamp}_max"]).rename_columns([*others, stamp])
     newest = accepted.join(times, [*others, stamp], join_type="inner").select(columns)
-    return spark.createDataFrame(newest, T.StructType([schema[c] for c in columns]))
+    return arrow_frame(spark, newest, T.StructType([schema[c] for c in columns]))
 
 
 def read_table(
@@ -415,7 +457,8 @@ def read_table(
     count: bool = True,
 ) -> TableRead:
     """All files of one table as canonical typed columns plus ``_source_file``, ``_pos`` and
-    ``_first`` (the first row-local rule broken, null if none) with ``_raw`` for those rows;
+    the row-local verdict: ``_rule``/``_reason``, the first row-local rule broken and why
+    (null if none), with ``_raw`` for those rows;
     how many rows the files hold (-1 without ``count``: the caller counts them with work it
     does anyway, and refuses an empty table itself) and their size."""
     path = f"{input_dir}/{table.name}"
@@ -558,7 +601,8 @@ def _read_group(
     return ruled.selectExpr(
         *(q(c.name) for c in table.columns),
         "`_source_file`",
-        "`_first`",
+        "`_first`.`r` AS `_rule`",
+        "`_first`.`m` AS `_reason`",
         # The raw row is rendered only for rows already refused: good rows never pay for JSON.
         f"CASE WHEN `_first` IS NOT NULL THEN to_json(named_struct({original})) END AS `_raw`",
     )
@@ -639,16 +683,6 @@ def _present(columns: Sequence[str]) -> Sql:
 
 def _key_hash(table: InputTable) -> Sql:
     return f"xxhash64({', '.join(q(k) for k in table.keys)})"
-
-
-def check(frame: DataFrame) -> DataFrame:
-    """Every row with its row-local verdict: ``_rule``/``_reason`` (null when no row-local
-    rule refused it) and ``_raw`` for refused rows."""
-    return (
-        frame.withColumn("_rule", F.col("_first.r"))
-        .withColumn("_reason", F.col("_first.m"))
-        .drop("_first")
-    )
 
 
 def _member_keys(frame: DataFrame) -> list[str]:

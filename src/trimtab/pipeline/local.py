@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-__all__ = ["instant", "local_frame"]
+__all__ = ["arrow_frame", "instant", "local_frame"]
 
 
 def instant(value: Any) -> Any:
@@ -39,4 +39,12 @@ def local_frame(
         if pa.types.is_timestamp(field.type):
             values = [instant(v) for v in values]
         arrays.append(pa.array(values, type=field.type))
-    return spark.createDataFrame(pa.Table.from_arrays(arrays, schema=arrow), schema)
+    return arrow_frame(spark, pa.Table.from_arrays(arrays, schema=arrow), schema)
+
+
+def arrow_frame(spark: SparkSession, table: pa.Table, schema: T.StructType) -> DataFrame:
+    """An Arrow table as a local relation, its chunks first made one. PySpark 4.3 sends each
+    chunk as a record batch, and Spark takes an empty batch after the first for the end of
+    the data: the rows of every later chunk were silently lost (``concat_tables`` of a
+    table with no refused rows and one with some left exactly that)."""
+    return spark.createDataFrame(table.combine_chunks(), schema)

@@ -184,14 +184,14 @@ def read_inventory(spark: SparkSession, input_dir: str, *, now: datetime) -> Inv
     from pyspark.sql import functions as F
 
     from trimtab.pipeline.fs import HadoopFS
-    from trimtab.pipeline.ingest import check, read_table
+    from trimtab.pipeline.ingest import read_table
     from trimtab.pipeline.schemas import INPUT_TABLES
 
     fs = HadoopFS(spark, input_dir)
     frame = read_table(
         spark, fs, input_dir, INPUT_TABLES["nodes"], now=now, future_tolerance_s=300.0
     ).frame
-    rows = inventory_rows(check(frame).where(F.col("_rule").isNull())).collect()
+    rows = inventory_rows(frame.where(F.col("_rule").isNull())).collect()
     seen: dict[tuple[str, str], list[Any]] = {}
     for row in rows:
         seen.setdefault((row["cluster"], row["node"]), []).append(tuple(row))
