@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from trimtab.cli.pipeline import small_input
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.session import JIT_OPTION, MASTER_ENV, parse_conf
+from trimtab.pipeline.session import (
+    JIT_OPTION,
+    MASTER_ENV,
+    SMALL_RUN_JIT_OPTION,
+    java_options,
+    parse_conf,
+)
 
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 
@@ -35,6 +42,35 @@ def test_the_jvm_compiles_the_row_rules_large_method(spark: SparkSession) -> Non
     assert JIT_OPTION in arguments
     conf = spark.sparkContext.getConf()
     assert JIT_OPTION in (conf.get("spark.executor.extraJavaOptions") or "")
+
+
+def test_java_options_keep_the_users_and_add_c1_only_for_small_runs() -> None:
+    """The JIT option is added once, after the user's options; a small run also compiles
+    with C1 only, unless the user chose a JIT mode of their own."""
+    assert java_options("") == JIT_OPTION
+    assert java_options("-Xss4m") == f"-Xss4m {JIT_OPTION}"
+    assert java_options(f"{JIT_OPTION} -Xss4m") == f"{JIT_OPTION} -Xss4m"
+    assert java_options("", small=True) == f"{JIT_OPTION} {SMALL_RUN_JIT_OPTION}"
+    for own in ("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation"):
+        assert java_options(own, small=True) == f"{own} {JIT_OPTION}"
+
+
+def test_small_input_is_local_telemetry_the_job_keeps_as_local_rows(tmp_path: Path) -> None:
+    """Small: every telemetry table's files (load reports too) hold at most the job's
+    local-rows limit; a bigger table or a remote input is not small."""
+    (tmp_path / "nodes").mkdir()
+    (tmp_path / "nodes" / "n.csv").write_bytes(b"x" * 500)  # the inventory does not count
+    (tmp_path / "node_metrics").mkdir()
+    (tmp_path / "node_metrics" / "a.csv").write_bytes(b"x" * 60)
+    (tmp_path / "node_metrics" / "b.csv").write_bytes(b"x" * 40)
+    assert small_input(str(tmp_path), 100)
+    assert small_input(f"file://{tmp_path}", 100)
+    assert not small_input(str(tmp_path), 99)
+    reports = tmp_path / "load_reports" / "pulsar"
+    reports.mkdir(parents=True)
+    (reports / "b1.json").write_bytes(b"x" * 101)
+    assert not small_input(str(tmp_path), 100)
+    assert not small_input("hdfs://namenode/fleet", 1 << 40)
 
 
 @pytest.mark.slow

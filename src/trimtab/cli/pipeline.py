@@ -289,6 +289,20 @@ def _check_parquet(input_dir: str) -> None:
             ) from None
 
 
+def small_input(input_dir: str, local_bytes: int) -> bool:
+    """The input is local and each telemetry table's files hold at most ``local_bytes``:
+    the job will keep every table as local rows (see trimtab.pipeline.ingest), so a local
+    session may compile with C1 only (trimtab.pipeline.session.java_options)."""
+    if "://" in input_dir and not input_dir.startswith("file://"):
+        return False
+    root = Path(input_dir.removeprefix("file://"))
+    for table in ("node_metrics", "bundle_metrics", "load_reports"):
+        files = (f for f in (root / table).rglob("*") if f.is_file())
+        if sum(f.stat().st_size for f in files) > local_bytes:
+            return False
+    return True
+
+
 def _run_job(
     options: JobOptions, *, master: str | None, settings: dict[str, str], quiet: bool
 ) -> RunSummary:
@@ -302,7 +316,8 @@ def _run_job(
         def advance(name: str) -> None:
             bar.update(task, description=name, completed=STAGES.index(name))
 
-        spark = spark_session(master=master, conf=settings)
+        small = small_input(options.input, options.local_table_bytes)
+        spark = spark_session(master=master, conf=settings, small=small)
         return run_job(spark, options, progress=advance)
 
 
