@@ -30,7 +30,6 @@ from trimtab.errors import TrimtabError
 from trimtab.export.kafka import broker_ids, reassignment
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.allocations import allocation_plans
-from trimtab.pipeline.fs import local_directory
 from trimtab.pipeline.ingest import LOCAL_TABLE_BYTES, Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import node_loads, write_node_loads
@@ -172,7 +171,7 @@ def run_job(
                 ingested.accepted("nodes"),
                 options.config.shedding,
             )
-            local = local_directory(out.path("node_load"))
+            local = out.local_path("node_load")
             if local is not None:  # written by the Python side that computed it
                 latest = write_node_loads(*inputs, local, window=options.window)
             else:
@@ -382,7 +381,7 @@ def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
 def _by_rule(spark: SparkSession, out: StagedOutput) -> list[tuple[str, str, int]]:
     """(table, rule, rows) of the staged ``quarantine``: on a local output counted by
     pyarrow on two of its columns (no Spark job), elsewhere by Spark."""
-    local = local_directory(out.path("quarantine"))
+    local = out.local_path("quarantine")
     if local is None:
         counted = out.read_table(spark, "quarantine").groupBy("table", "rule").count()
         return [(r["table"], r["rule"], r["count"]) for r in counted.collect()]

@@ -56,6 +56,12 @@ class StagedOutput:
     def path(self, name: str) -> str:
         return f"{self.staging}/{name}"
 
+    def local_path(self, name: str = "") -> str | None:
+        """A staged output's local path (the staging directory's without ``name``), or None
+        when the output is not on a local filesystem: the one place that decides whether
+        the driver writes and reads outputs itself (pyarrow) or Spark does."""
+        return local_directory(self.path(name) if name else self.staging)
+
     def write_table(self, name: str, frame: DataFrame, *, dictionary: Sequence[str] = ()) -> None:
         """Write ``frame`` as Parquet. With ``dictionary``, only those columns are
         dictionary-encoded: measured values rarely repeat, and trying to encode them as a
@@ -74,7 +80,7 @@ class StagedOutput:
         answers over local rows without a job) and pyarrow writes the file: on the demo
         fleet the seven small tables' Spark writes cost about two seconds. Elsewhere Spark's
         writer does, after one shuffle into one partition."""
-        local = local_directory(self.path(name))
+        local = self.local_path(name)
         if local is None:
             self.write_table(name, frame.repartition(1).sortWithinPartitions(*order))
             return

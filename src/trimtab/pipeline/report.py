@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 
-from trimtab.pipeline.fs import local_directory
 from trimtab.pipeline.output import StagedOutput
 from trimtab.report.data import QUARANTINE_ROWS, TABLES, ReportData, read_output
 from trimtab.report.render import render
@@ -42,7 +41,7 @@ def write_staged_report(
     """Render the staged outputs and ``run`` (the ``run.json`` document, already staged) to
     ``report.html``. A local staging directory is read as ``trimtab report`` reads an output
     (pyarrow, no Spark job: on the demo fleet Spark's eight reads cost a second)."""
-    local = local_directory(out.staging)
+    local = out.local_path()
     if local is not None:
         data = read_output(Path(local))
     else:
