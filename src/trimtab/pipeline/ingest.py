@@ -40,10 +40,12 @@ Algorithm
        run per row (membership by a lookup in the inventory's nodes, written into the plan
        as literals; copies by ``resolve_copies`` over every row) in one plan read in one
        task, whose rows are collected once and kept as local rows (:func:`_localized`).
-       Verdicts, reasons and raw rows are those of steps 5 and 6. The tables checked against
-       the inventory are checked side by side, in threads: most of a small table's cost is
-       Spark planning its check on the driver, which then overlaps; the checks of big tables
-       (steps 5 and 6), which keep every core busy, take turns.
+       Verdicts, reasons and raw rows are those of steps 5 and 6; with every table local,
+       the quarantine is built from the collected rows. The tables checked against the
+       inventory are read while it is checked and then checked side by side, in threads:
+       most of a small table's cost is Spark planning its read and check on the driver,
+       which then overlaps; the checks of big tables (steps 5 and 6), which keep every core
+       busy, take turns.
 """
 
 from __future__ import annotations
