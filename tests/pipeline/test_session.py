@@ -65,6 +65,7 @@ def test_small_input_is_local_telemetry_the_job_keeps_as_local_rows(tmp_path: Pa
     (tmp_path / "node_metrics" / "b.csv").write_bytes(b"x" * 40)
     assert small_input(str(tmp_path), 100)
     assert small_input(f"file://{tmp_path}", 100)
+    assert small_input(f"file:{tmp_path}", 100)  # Hadoop's form, as the job prints paths
     assert not small_input(str(tmp_path), 99)
     reports = tmp_path / "load_reports" / "pulsar"
     reports.mkdir(parents=True)

@@ -169,10 +169,12 @@ def owned_output(output: str | Path, *, marker: str | None) -> None:
     (``marker``: the file every one of its outputs holds) replaces only a directory it wrote
     before, or an empty one; a command writing one file (``marker`` None) never replaces a file.
     Only local paths are checked (``hdfs://``, ``s3a://``... are the job's own business)."""
-    text = str(output)
-    if "://" in text and not text.startswith("file://"):
+    from trimtab.pipeline.fs import local_directory
+
+    local = local_directory(str(output))
+    if local is None:
         return
-    path = Path(text.removeprefix("file://"))
+    path = Path(local)
     if marker is None:
         if path.exists():
             raise TrimtabError(f"--output {path} already exists: remove it or give a new file name")

@@ -272,9 +272,12 @@ def _check_parquet(input_dir: str) -> None:
     inputs: Spark's)."""
     import pyarrow.parquet as pq
 
-    if "://" in input_dir and not input_dir.startswith("file://"):
+    from trimtab.pipeline.fs import local_directory
+
+    local = local_directory(input_dir)
+    if local is None:
         return
-    root = Path(input_dir.removeprefix("file://"))
+    root = Path(local)
     if not root.is_dir():  # the job says the same, but only once Spark is up
         raise TrimtabError(f"input directory {input_dir} does not exist: give --input DIR")
     for file in sorted(root.glob("*/*")):
@@ -293,9 +296,12 @@ def small_input(input_dir: str, local_bytes: int) -> bool:
     """The input is local and each telemetry table's files hold at most ``local_bytes``:
     the job will keep every table as local rows (see trimtab.pipeline.ingest), so a local
     session may compile with C1 only (trimtab.pipeline.session.java_options)."""
-    if "://" in input_dir and not input_dir.startswith("file://"):
+    from trimtab.pipeline.fs import local_directory
+
+    local = local_directory(input_dir)
+    if local is None:
         return False
-    root = Path(input_dir.removeprefix("file://"))
+    root = Path(local)
     for table in ("node_metrics", "bundle_metrics", "load_reports"):
         files = (f for f in (root / table).rglob("*") if f.is_file())
         if sum(f.stat().st_size for f in files) > local_bytes:
