@@ -227,10 +227,10 @@ class Ingested:
 
     def _local_quarantine(self) -> DataFrame:
         parts = []
+        columns = ("_source_file", "_rule", "_reason", "_raw")  # as QUARANTINE_COLUMNS' last 4
         for name, table in self.tables.items():
             assert table.collected is not None
             refused = table.collected.filter(pc.is_valid(table.collected["_rule"]))
-            columns = ("_source_file", "_rule", "_reason", "_raw")
             parts.append(
                 pa.table(
                     [pa.repeat(name, refused.num_rows), *(refused[c] for c in columns)],
