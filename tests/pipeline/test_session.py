@@ -56,8 +56,9 @@ def test_java_options_keep_the_users_and_add_c1_only_for_small_runs() -> None:
 
 
 def test_small_input_is_local_telemetry_the_job_keeps_as_local_rows(tmp_path: Path) -> None:
-    """Small: every telemetry table's files (load reports too) hold at most the job's
-    local-rows limit; a bigger table or a remote input is not small."""
+    """Small: every telemetry table's files, with the load reports' (staged into both
+    tables), hold at most the job's local-rows limit; a bigger table or a remote input is
+    not small."""
     (tmp_path / "nodes").mkdir()
     (tmp_path / "nodes" / "n.csv").write_bytes(b"x" * 500)  # the inventory does not count
     (tmp_path / "node_metrics").mkdir()
@@ -67,10 +68,14 @@ def test_small_input_is_local_telemetry_the_job_keeps_as_local_rows(tmp_path: Pa
     assert small_input(f"file://{tmp_path}", 100)
     assert small_input(f"file:{tmp_path}", 100)  # Hadoop's form, as the job prints paths
     assert not small_input(str(tmp_path), 99)
+    (tmp_path / "bundle_metrics").mkdir()
+    (tmp_path / "bundle_metrics" / "a.csv").write_bytes(b"x" * 100)
+    assert small_input(str(tmp_path), 100)  # each table at the limit: both kept local
     reports = tmp_path / "load_reports" / "pulsar"
     reports.mkdir(parents=True)
-    (reports / "b1.json").write_bytes(b"x" * 101)
-    assert not small_input(str(tmp_path), 100)
+    (reports / "b1.json").write_bytes(b"x")
+    assert not small_input(str(tmp_path), 100)  # its rows join both tables
+    assert small_input(str(tmp_path), 101)
     assert not small_input("hdfs://namenode/fleet", 1 << 40)
 
 

@@ -293,20 +293,22 @@ def _check_parquet(input_dir: str) -> None:
 
 
 def small_input(input_dir: str, local_bytes: int) -> bool:
-    """The input is local and each telemetry table's files hold at most ``local_bytes``:
-    the job will keep every table as local rows (see trimtab.pipeline.ingest), so a local
-    session may compile with C1 only (trimtab.pipeline.session.java_options)."""
+    """The input is local and each telemetry table's files, with the load reports' (the
+    job stages their rows into both tables), hold at most ``local_bytes``: the job will keep
+    every table as local rows (see trimtab.pipeline.ingest), so a local session may compile
+    with C1 only (trimtab.pipeline.session.java_options)."""
     from trimtab.pipeline.fs import local_directory
 
     local = local_directory(input_dir)
     if local is None:
         return False
     root = Path(local)
-    for table in ("node_metrics", "bundle_metrics", "load_reports"):
-        files = (f for f in (root / table).rglob("*") if f.is_file())
-        if sum(f.stat().st_size for f in files) > local_bytes:
-            return False
-    return True
+    sizes = {
+        table: sum(f.stat().st_size for f in (root / table).rglob("*") if f.is_file())
+        for table in ("node_metrics", "bundle_metrics", "load_reports")
+    }
+    reports = sizes.pop("load_reports")
+    return all(size + reports <= local_bytes for size in sizes.values())
 
 
 def _run_job(
