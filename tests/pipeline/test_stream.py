@@ -32,6 +32,7 @@ from tests.pipeline.engine_reference import (
 from tests.pipeline.test_standalone import standalone_master  # noqa: F401 (a fixture)
 from trimtab.cli import app
 from trimtab.config import Config
+from trimtab.pipeline.bundle_samples import BundleSamples
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.shedding import (
     Limits,
@@ -560,7 +561,15 @@ def test_cluster_state_survives_its_json_form() -> None:
                 samples=2,
             )
         },
-        bundles={"t/n/0x0_0x1|b1:8080": [120_000_000, 1.0, 2.0, 3.0, 4.0, None, "f", False]},
+        bundles=BundleSamples(
+            bundle=["t/n/0x0_0x1", "t/n/0x1_0x2"],
+            broker=["b1:8080", "b2:8080"],
+            ts_us=[120_000_000, 60_000_000],
+            rates=[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]],
+            storage=[None, 1024.0],
+            source=["f", None],
+            conflict=[False, True],
+        ),
         shedder=ShedderState(
             hit_count=2,
             recently_unloaded_bundles=MappingProxyType({"t/n/0x0_0x1": 90.0}),
@@ -573,6 +582,39 @@ def test_cluster_state_survives_its_json_form() -> None:
         ),
         cycles=3,
     )
+    assert ClusterStream.loads(state.dumps()) == state
+
+
+def test_cluster_state_of_an_earlier_checkpoint_still_loads() -> None:
+    """A checkpoint written before the bundle samples were kept as columns (per
+    ``"bundle|broker"`` a JSON list) is read into the same state, so an upgrade goes on from
+    its checkpoint."""
+    import json
+
+    from trimtab.pipeline.stream import ClusterStream
+
+    earlier = {
+        "sealed_us": 0,
+        "pending": {},
+        "folded": {},
+        "bundles": {
+            "t/n/0x0_0x1|b1:8080": [120_000_000, 1.0, 2.0, 3.0, 4.0, None, "f", False],
+            "t/n/0x1_0x2|b2:8080": [60_000_000, 5.0, 6.0, 7.0, 8.0, 1024, None, True],
+        },
+        "shedder": json.loads(ClusterStream().dumps())["shedder"],
+        "cycles": 2,
+    }
+    state = ClusterStream.loads(json.dumps(earlier))
+    assert state.bundles == BundleSamples(
+        bundle=["t/n/0x0_0x1", "t/n/0x1_0x2"],
+        broker=["b1:8080", "b2:8080"],
+        ts_us=[120_000_000, 60_000_000],
+        rates=[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]],
+        storage=[None, 1024.0],
+        source=["f", None],
+        conflict=[False, True],
+    )
+    assert state.cycles == 2
     assert ClusterStream.loads(state.dumps()) == state
 
 

@@ -35,7 +35,6 @@ from trimtab.pipeline.stream import (
     Node,
     _finite,
     _reference,
-    bundle_slots,
     current_fold,
     live_cycle,
 )
@@ -119,12 +118,7 @@ def replay_cluster(
                 values = {f: rec[f] for f in SAMPLE_FIELDS}
                 state.pending.setdefault(str(rec["node"]), {})[int(rec["ts_us"])] = values
         if (part := bundle_by_minute.get(minute)) is not None:
-            records = list(part.to_dict("records"))
-            for rec in records:
-                key = f"{rec['bundle']}|{rec['broker']}"
-                seen = state.bundles.get(key)
-                if seen is None or int(rec["ts_us"]) > seen[0]:
-                    state.bundles[key] = bundle_slots(int(rec["ts_us"]), rec, None)
+            state.bundles.absorb(part.assign(_source_file=None))  # accepted rows: no repeats
         cycles.append(live_cycle(cluster, state, nodes, model, config.shedding, strategy, seed))
         _seal(state, nodes, model)
     return _rows(cluster, cycles)

@@ -54,10 +54,12 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from trimtab.cluster import NodeState
 from trimtab.config import Config, SheddingConfig
+from trimtab.pipeline.bundle_samples import RATES, BundleSamples, Outcome
 from trimtab.pipeline.loads import METRICS, SAMPLE_FIELDS, window_seconds
 from trimtab.pipeline.plans import (
     DECISION_COLUMNS,
@@ -67,7 +69,6 @@ from trimtab.pipeline.plans import (
 )
 from trimtab.shedding import (
     BrokerTelemetry,
-    BundleLoads,
     CycleResult,
     Folded,
     Limits,
@@ -105,12 +106,6 @@ STREAM_TABLES = ("node_metrics", "bundle_metrics")
 _GLOBS = {"parquet": "*.{parquet,pq}", "json": "*.{jsonl,json,ndjson}", "csv": "*.csv"}
 _CORRUPT = "_corrupt_record"
 OUTPUT_TABLES = ("decisions", "transfers", "quarantine", "node_load")
-_BUNDLE_FIELDS = (
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-    "msg_in_per_s",
-    "msg_out_per_s",
-)
 
 #: The wide frame's numeric sample columns (bundle rates share these names).
 _IN_DOUBLES = tuple(SAMPLE_FIELDS)
@@ -230,7 +225,7 @@ class ClusterStream:
     sealed_us: int = 0  # samples before this time are folded into ``folded`` and final
     pending: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     folded: dict[str, Folded] = field(default_factory=dict)
-    bundles: dict[str, list[Any]] = field(default_factory=dict)  # "bundle|broker" -> slots
+    bundles: BundleSamples = field(default_factory=BundleSamples)
     shedder: ShedderState = field(default_factory=ShedderState)
     cycles: int = 0
 
@@ -243,7 +238,7 @@ class ClusterStream:
                     n: {str(ts): s for ts, s in by_ts.items()} for n, by_ts in self.pending.items()
                 },
                 "folded": {n: _folded_doc(f) for n, f in self.folded.items()},
-                "bundles": self.bundles,
+                "bundle_samples": self.bundles.encode(),
                 "shedder": _shedder_doc(self.shedder),
                 "cycles": self.cycles,
             },
@@ -259,7 +254,11 @@ class ClusterStream:
                 n: {int(ts): s for ts, s in by_ts.items()} for n, by_ts in doc["pending"].items()
             },
             folded={n: _folded_of(f) for n, f in doc["folded"].items()},
-            bundles=doc["bundles"],
+            bundles=(
+                BundleSamples.decode(doc["bundle_samples"])
+                if "bundle_samples" in doc
+                else BundleSamples.of_slots(doc["bundles"])  # a checkpoint of trimtab <= 0.x
+            ),
             shedder=_shedder_of(doc["shedder"]),
             cycles=int(doc["cycles"]),
         )
@@ -329,23 +328,42 @@ class Decider:
     def run(
         self, cluster: str | None, rows: pd.DataFrame, state: ClusterStream, watermark_us: int
     ) -> list[dict[str, Any]]:
-        """One micro-batch of one cluster: check, absorb, seal, decide; the output rows."""
-        out: list[dict[str, Any]] = []
+        """One micro-batch of one cluster: check, absorb, seal, decide; the output rows.
+
+        Row by row only where it is cheap (refused rows, node samples); the bundle samples, a
+        hundred per broker, go in as columns (:meth:`BundleSamples.absorb`)."""
         nodes = self.inventory.clusters.get(cluster) if cluster is not None else None
         rows = rows.sort_values(["_landed_us", "_source_file", "ts_us"], kind="stable")
+        rows = rows.reset_index(drop=True)
         newest_landed = int(rows["_landed_us"].max()) if len(rows) else 0
-        fresh = False
-        for rec in _records(rows):
+        is_node = (rows["_table"] == "node_metrics").to_numpy()
+        member = pd.Series(np.where(is_node, rows["node"], rows["broker"]))
+        known = member.isin(list(nodes or ())).to_numpy()
+        checked = known & rows["_rule"].isna().to_numpy()
+        refused: list[tuple[int, dict[str, Any]]] = []  # (row, quarantine row): in row order
+        for at, rec in _records(rows, np.flatnonzero(~checked)):
             rule, reason = _verdict(rec, cluster, nodes)
-            if rule is None:
-                if rec["_table"] == "node_metrics":
-                    rule, reason = _absorb_node(rec, state)
-                else:
-                    rule, reason = _absorb_bundle(rec, state)
+            assert rule is not None  # not checked: a row rule, or not a node of the cluster
+            refused.append((at, _quarantine(rec, cluster, rule, reason)))
+        fresh = False
+        for at, rec in _records(rows, np.flatnonzero(checked & is_node)):
+            rule, reason = _absorb_node(rec, state)
             if rule is not None:
-                out.append(_quarantine(rec, cluster, rule, reason))
-            else:
-                fresh = True
+                refused.append((at, _quarantine(rec, cluster, rule, reason)))
+            fresh = fresh or rule is None
+        bundle_rows = np.flatnonzero(checked & ~is_node)
+        outcome, seen_source = state.bundles.absorb(rows.iloc[bundle_rows])
+        fresh = fresh or bool((outcome <= Outcome.OLDER).any())
+        repeats = np.flatnonzero(outcome >= Outcome.DUPLICATE)
+        for j, (at, rec) in zip(repeats, _records(rows, bundle_rows[repeats]), strict=True):
+            what = _bundle_key(rec)
+            rule, reason = (
+                ("duplicate", _duplicate(what))
+                if outcome[j] == Outcome.DUPLICATE
+                else ("conflict", _conflict(what, seen_source[j]))
+            )
+            refused.append((at, _quarantine(rec, cluster, rule, reason)))
+        out = [row for _, row in sorted(refused, key=lambda pair: pair[0])]
         if cluster is None:  # rows without a cluster: all refused (missing_key)
             out.append(_empty_out(kind="cluster", rows_in=len(rows), landed_us=newest_landed))
             return out
@@ -483,7 +501,7 @@ def live_cycle(
                     node=name, limits=info.limits, writable=info.writable, folded=folded
                 )
             )
-    table, at = newest_bundles(state.bundles)
+    table, at = state.bundles.newest()
     shedder = shedder_for(config, strategy)
     state.cycles += 1
     built = snapshot_of(brokers, table, model, bundles_at=at)
@@ -501,16 +519,14 @@ def live_cycle(
     )
 
 
-def _records(rows: pd.DataFrame) -> Iterator[dict[str, Any]]:
-    """The rows as dicts of plain Python values (a tenth of ``to_dict``'s time)."""
+def _records(rows: pd.DataFrame, at: np.ndarray) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows ``at`` (positions) with their dicts of plain Python values (a tenth of
+    ``to_dict``'s time)."""
     names = list(rows.columns)
-    arrays = [rows[c].to_numpy(dtype=object) for c in names]
-    for values in zip(*arrays, strict=True):
-        yield dict(zip(names, values, strict=True))
-
-
-#: A bundle's newest sample in the state, as a list (compact in the state's JSON).
-_BUNDLE_SLOTS = ("ts_us", *_BUNDLE_FIELDS, "storage_bytes", "_source_file", "_conflict")
+    picked = rows.iloc[at]
+    arrays = [picked[c].to_numpy(dtype=object) for c in names]
+    for i, values in zip(at.tolist(), zip(*arrays, strict=True), strict=True):
+        yield i, dict(zip(names, values, strict=True))
 
 
 def _kept(sample: Mapping[str, Any]) -> bool:
@@ -548,30 +564,6 @@ def current_fold(
     return fold(model, samples, info.limits, reference, previous)
 
 
-def newest_bundles(bundles: Mapping[str, list[Any]]) -> tuple[BundleLoads, float | None]:
-    """Per bundle its newest sample (ties: the first broker by name), as the batch plans."""
-    best: dict[str, tuple[int, str, list[Any]]] = {}
-    for key, row in bundles.items():
-        if row[-1]:  # refused as a conflict
-            continue
-        bundle, _, broker = key.partition("|")
-        seen = best.get(bundle)
-        if seen is None or row[0] > seen[0] or (row[0] == seen[0] and broker < seen[1]):
-            best[bundle] = (int(row[0]), broker, row)
-    names = sorted(best)
-    picked = [best[n][2] for n in names]
-    table = BundleLoads.from_arrays(
-        names,
-        [best[n][1] for n in names],
-        throughput_in=[float(r[1]) for r in picked],
-        throughput_out=[float(r[2]) for r in picked],
-        msg_rate_in=[float(r[3]) for r in picked],
-        msg_rate_out=[float(r[4]) for r in picked],
-    )
-    at = max((v[0] for v in best.values()), default=None)
-    return table, (None if at is None else at / 1e6)
-
-
 def _sample(ts_us: int, values: Mapping[str, Any]) -> NodeSample:
     return NodeSample(ts=ts_us / 1e6, **{f: float(values[f]) for f in SAMPLE_FIELDS})
 
@@ -604,14 +596,14 @@ def _plain(value: Any) -> Any:
 
 
 _NODE_VALUES = (*SAMPLE_FIELDS, "disk_free_bytes", "disk_total_bytes")
-_BUNDLE_VALUES = (*_BUNDLE_FIELDS, "storage_bytes")
+_BUNDLE_VALUES = (*RATES, "storage_bytes")
 
 
 def _absorb_node(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | None, str | None]:
     """A checked node sample into the pending samples; its repeat, conflict or lateness."""
     ts = int(rec["ts_us"])
     node = str(rec["node"])
-    what = ("node", str(rec["cluster"]), node)
+    what = f"ts {_iso(ts)}, cluster {rec['cluster']}, node {node}"
     if ts < state.sealed_us:
         return "late", (
             f"ts {_iso(ts)} is before {_iso(state.sealed_us)}, where the stream has sealed "
@@ -626,52 +618,35 @@ def _absorb_node(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | No
     return _repeat(seen, values, what, by_ts, ts)
 
 
-def bundle_slots(ts_us: int, rec: Mapping[str, Any], source: str | None) -> list[Any]:
-    """A bundle's sample as the state keeps it (:data:`_BUNDLE_SLOTS`)."""
-    rates = (float(rec[f]) for f in _BUNDLE_FIELDS)
-    return [ts_us, *rates, _plain(rec.get("storage_bytes")), source, False]
-
-
-def _absorb_bundle(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | None, str | None]:
-    """A checked bundle sample: kept if it is its (bundle, broker)'s newest."""
-    ts = int(rec["ts_us"])
-    key = f"{rec['bundle']}|{rec['broker']}"
-    seen = state.bundles.get(key)
-    if seen is None or ts > seen[0]:
-        state.bundles[key] = bundle_slots(ts, rec, rec["_source_file"])
-        return None, None
-    if ts < seen[0]:
-        return None, None  # an older sample: accepted, not the newest
-    what = ("bundle", str(rec["cluster"]), str(rec["bundle"]), str(rec["broker"]))
-    values = _content(rec, "bundle_metrics") | {"_source_file": rec["_source_file"]}
-    holder = {ts: dict(zip(_BUNDLE_SLOTS, seen, strict=True))}
-    rule, reason = _repeat(holder[ts], values, what, holder, ts)
-    state.bundles[key] = [holder[ts].get(k, False) for k in _BUNDLE_SLOTS]
-    return rule, reason
-
-
 def _repeat(
     seen: dict[str, Any],
     values: dict[str, Any],
-    key: tuple[str, ...],
+    what: str,
     by_ts: dict[int, dict[str, Any]],
     ts: int,
 ) -> tuple[str, str]:
-    """A second row for a key: ``duplicate`` if equal, else ``conflict`` (both refused: the
-    kept one is marked, so no later decision uses it)."""
-    # the key in the contract's order, as ingest names it (built only for a repeat)
-    what = f"ts {_iso(ts)}, cluster {key[1]}, " + (
-        f"node {key[2]}" if key[0] == "node" else f"bundle {key[2]}, broker {key[3]}"
-    )
+    """A second row for a node's sample time: ``duplicate`` if equal, else ``conflict``
+    (both refused: the kept one is marked, so no later decision uses it)."""
     same = {k: v for k, v in seen.items() if not k.startswith("_") and k != "ts_us"}
     new = {k: v for k, v in values.items() if not k.startswith("_") and k != "ts_us"}
     if same == new and not seen.get("_conflict"):
-        return "duplicate", f"an exact duplicate of an earlier row for {what}"
+        return "duplicate", _duplicate(what)
     by_ts[ts] = seen | {"_conflict": True}
-    return "conflict", (
-        f"conflicting rows for {what}: this one and one in {seen['_source_file']} differ, "
-        "so both are refused"
-    )
+    return "conflict", _conflict(what, seen["_source_file"])
+
+
+def _bundle_key(rec: Mapping[str, Any]) -> str:
+    """A bundle row's key in the contract's order, as ingest names it."""
+    ts = _iso(int(rec["ts_us"]))
+    return f"ts {ts}, cluster {rec['cluster']}, bundle {rec['bundle']}, broker {rec['broker']}"
+
+
+def _duplicate(what: str) -> str:
+    return f"an exact duplicate of an earlier row for {what}"
+
+
+def _conflict(what: str, source: str | None) -> str:
+    return f"conflicting rows for {what}: this one and one in {source} differ, so both are refused"
 
 
 def _quarantine(
