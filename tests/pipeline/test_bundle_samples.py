@@ -76,7 +76,9 @@ rows_ = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(batches=st.lists(rows_, min_size=1, max_size=3))
-def test_absorb_gives_the_row_by_row_outcomes_and_state(batches: list[list[dict]]) -> None:
+def test_absorb_gives_the_row_by_row_outcomes_and_state(
+    batches: list[list[dict[str, Any]]],
+) -> None:
     """Over several triggers, each with keys repeated within it: every row's outcome, the
     source a refused row names, and the kept samples are those of the rules taken row by row;
     the state's encoded form reads back equal."""
@@ -95,7 +97,9 @@ def test_absorb_gives_the_row_by_row_outcomes_and_state(batches: list[list[dict]
 
 @settings(max_examples=200, deadline=None)
 @given(rows=rows_)
-def test_newest_is_each_bundles_newest_kept_sample_first_broker_on_ties(rows: list[dict]) -> None:
+def test_newest_is_each_bundles_newest_kept_sample_first_broker_on_ties(
+    rows: list[dict[str, Any]],
+) -> None:
     samples = BundleSamples()
     frame = pd.DataFrame(rows, columns=["bundle", "broker", "ts_us", *RATES, "_source_file"])
     frame["storage_bytes"] = np.nan
