@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -60,6 +61,31 @@ def test_generated_bad_rows_are_quarantined_exactly(
         accepted = counts.pop(None)
         assert counts == dirty_fleet.bad[table]
         assert accepted + sum(counts.values()) == dirty_fleet.rows[table]
+
+
+def test_stored_summaries_quarantine_the_same_rows_as_checking_every_row(
+    spark: SparkSession,
+    dirty_ingested: Ingested,
+    dirty_fleet: GeneratedFleet,
+    tmp_path: Path,
+) -> None:
+    """Checked as big tables are (stored summaries: refused rows counted, then read again;
+    repeats screened), the dirty fleet's quarantine is row for row the one of the local
+    check, reasons and raw rows included, and so is each key's newest sample."""
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        frame.write.parquet(str(tmp_path / name))
+        return spark.read.parquet(str(tmp_path / name))
+
+    stored = ingest(spark, str(dirty_fleet.out), now=NOW, materialize=materialize, local_bytes=0)
+    assert not stored.tables["bundle_metrics"].local
+
+    def rows(frame: DataFrame) -> list[tuple[Any, ...]]:
+        return sorted(tuple(r) for r in frame.collect())
+
+    assert rows(stored.quarantine()) == rows(dirty_ingested.quarantine())
+    for table in ("node_metrics", "bundle_metrics"):
+        assert rows(stored.latest(table)) == rows(dirty_ingested.latest(table))
 
 
 def test_quarantine_rows_keep_source_rule_reason_and_raw_row(dirty_ingested: Ingested) -> None:
@@ -316,6 +342,49 @@ def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
         ]
     (newest,) = ingested.latest("bundle_metrics").collect()
     assert newest["ts"].minute == 0
+
+
+@pytest.mark.parametrize("path", ["lazy", "stored", "local"])
+def test_repeats_are_found_whatever_the_spacing_of_sample_times(
+    spark: SparkSession, tmp_path: Path, path: str
+) -> None:
+    """At scale, repeats are screened per window of time (one bit per 15 s slot) and only
+    the screened windows are read again: samples 5 s apart share a slot and are both kept;
+    an exact copy and a conflict (in other windows, across files) are found as when every
+    row is checked; the newest sample is still the newest."""
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        frame.write.parquet(str(tmp_path / "stored" / name))
+        return spark.read.parquet(str(tmp_path / "stored" / name))
+
+    def at(stamp: str, line: str = GOOD) -> str:
+        return line.replace("2026-11-01T00:00:00Z", f"2026-11-01T{stamp}Z")
+
+    spaced = at("00:00:00") + at("00:00:05") + at("05:00:00")
+    copy, clash = at("01:10:00"), at("02:30:00")
+    write(tmp_path / "nodes" / "nodes.csv", NODES)
+    write(tmp_path / "node_metrics" / "a.csv", METRICS_HEADER + spaced + copy + clash)
+    write(
+        tmp_path / "node_metrics" / "b.csv",
+        METRICS_HEADER + copy + clash.replace(",0.5,0.5,0.1,", ",0.9,0.5,0.1,"),
+    )
+    bundles = (
+        at("00:00:00", BUNDLE_LINE) + at("00:00:10", BUNDLE_LINE) + at("03:00:00", BUNDLE_LINE)
+    )
+    write(tmp_path / "bundle_metrics" / "a.csv", BUNDLES_HEADER + bundles)
+    ingested = ingest(
+        spark,
+        str(tmp_path),
+        now=NOW,
+        materialize=None if path == "lazy" else materialize,
+        local_bytes=0 if path == "stored" else LOCAL_TABLE_BYTES,
+    )
+    assert by_rule(ingested, "node_metrics") == {None: 4, "duplicate": 1, "conflict": 2}
+    assert by_rule(ingested, "bundle_metrics") == {None: 3}
+    (newest,) = ingested.latest("bundle_metrics").collect()
+    assert newest["ts"].hour == 3
+    (node,) = ingested.latest("node_metrics").collect()
+    assert node["ts"].hour == 5
 
 
 def test_parquet_schema_read_from_the_footer_is_the_one_spark_infers(

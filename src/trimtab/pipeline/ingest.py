@@ -25,12 +25,15 @@ Algorithm
        ``cluster`` where the contract allows it (allocation_requests) is the inventory's
        only cluster, else unknown_cluster.
     5. One aggregation per table, grouped by its key without the time (e.g. per bundle and
-       broker), summarises everything the later stages need from the whole table: the
-       refused rows whole, the sample times that repeat, and for ``bundle_metrics`` the
+       broker) and then per key, summarises everything the later stages need from the whole
+       table with fixed-size aggregates (compiled, pre-aggregated before the shuffle): the
+       count of refused rows, the windows of time where a sample time may repeat (a bitmap
+       screen that never misses a repeat, see :func:`summarize`), and for telemetry the
        newest accepted sample. Membership is then decided per key, on those few thousand
        summary rows. Copies share their key and almost every key is unique, so only the
-       rows of unknown keys and of keys that repeat — the *candidates*, usually none — are
-       read again: no telemetry row pays for a lookup or a comparison.
+       rows of unknown keys and of screened windows — the *candidates*, usually none — and
+       the refused rows, where there are some, are read again: no telemetry row pays for a
+       lookup or a comparison.
     6. The result per table is a :class:`CheckedTable`: every row with its verdict, plus the
        small *flagged* set (refused rows and candidates with copies resolved). Accepted rows
        are the clean non-candidates plus the flagged rows that passed; the quarantine is the
@@ -123,7 +126,7 @@ _TELEMETRY = ("node_metrics", "bundle_metrics")
 _LATEST = ("node_metrics", "bundle_metrics")
 _INTERNAL = ("_rule", "_reason", "_raw", "_source_file", "_pos", "_candidate")
 # Summary columns that are not a sample's (dropped from ``latest``).
-_SUMMARY_ONLY = ("_refused", "_repeated", "_rows", "_member_rule", "_member_reason")
+_SUMMARY_ONLY = ("_bad", "_repeated", "_rows", "_member_rule", "_member_reason")
 
 
 class TableRead(NamedTuple):
@@ -352,7 +355,7 @@ def _checked_at_scale(
         if members is not None:
             summary = _with_verdict(summary, members, table)
         summary = store(f"{name}_summary", summary)
-        count, unknown, repeated = _probe(spark, summary, table)
+        count, bad, unknown, repeated = _probe(spark, summary, table)
         if count == 0:
             raise InputError(f"table {name}: {path} has no rows; {_fix(table)}")
         repeats = repeated is not None
@@ -362,7 +365,9 @@ def _checked_at_scale(
         if unknown is not None and unknown.isEmpty():
             unknown = None
         repeats = not repeated.isEmpty()
-    refused = summary.select(F.explode("_refused").alias("_r")).select("_r.*")
+        bad = 1  # not counted: the refused rows are read when they are written
+    # The rows a row rule refused, read again only where the summary counted some.
+    refused = rows.where(F.col("_rule").isNotNull()) if bad else rows.limit(0)
     flagged = refused.withColumn("_candidate", F.lit(False))
     # Membership and copies are decided per key on the small summary; only the rows of
     # the few keys concerned (usually none) are read again.
@@ -370,12 +375,12 @@ def _checked_at_scale(
         rows = rows.withColumn("_candidate", F.lit(False))
     else:
         assert repeated is not None
-        marks = repeated.select("_key_hash", F.lit(True).alias("_candidate"))
+        marks = repeated.select("_window_hash", F.lit(True).alias("_candidate"))
         rows = (
-            rows.withColumn("_key_hash", F.expr(_key_hash(table)))
-            .join(F.broadcast(marks), "_key_hash", "left")
+            rows.withColumn("_window_hash", F.expr(_window_hash(table)))
+            .join(F.broadcast(marks), "_window_hash", "left")
             .withColumn("_candidate", F.coalesce(F.col("_candidate"), F.lit(False)))
-            .drop("_key_hash")
+            .drop("_window_hash")
         )
     if unknown is not None:
         rows = refuse_unknown(rows, unknown, table)
@@ -683,10 +688,6 @@ def _present(columns: Sequence[str]) -> Sql:
     return "(" + " AND ".join(["true", *(f"{q(c)} IS NOT NULL" for c in columns)]) + ")"
 
 
-def _key_hash(table: InputTable) -> Sql:
-    return f"xxhash64({', '.join(q(k) for k in table.keys)})"
-
-
 def _member_keys(frame: DataFrame) -> list[str]:
     """The columns naming a row's cluster and node (``node`` or ``broker``) if it has one."""
     node = next((c for c in ("node", "broker") if c in frame.columns), None)
@@ -776,21 +777,21 @@ def _known_node(members: Members, node: str) -> Sql:
 
 def _probe(
     spark: SparkSession, summary: DataFrame, table: InputTable
-) -> tuple[int, DataFrame | None, DataFrame | None]:
+) -> tuple[int, int, DataFrame | None, DataFrame | None]:
     """From a stored summary (see :func:`summarize` with ``counted``, and
-    :func:`_with_verdict`), in one action: how many rows the table holds, the keys refused by
-    a key or membership rule (as :func:`unknown_members` gives them) and the ``_key_hash`` of
-    every repeated key (as :func:`repeated_keys`), these two as local frames or None when
-    empty. Each would otherwise be a Spark job of its own on every run."""
-    others, stamp = _others(table), _ts(table)[0]
+    :func:`_with_verdict`), in one action: how many rows the table holds and how many a row
+    rule refused, the keys refused by a key or membership rule (as :func:`unknown_members`
+    gives them) and the ``_window_hash`` of every screened window (as :func:`repeated_keys`),
+    these two as local frames or None when empty. Each would otherwise be a Spark job of its
+    own on every run."""
+    others = _others(table)
     verdict = "_member_rule" in summary.columns
     keys = _verdict_columns(summary, table) if verdict else []
-    # The hash of (key, repeated time), columns in the table's key order as _key_hash has them.
-    parts = ", ".join("`_t`" if k == stamp else q(k) for k in table.keys)
-    hashes = f"transform(`_repeated`, `_t` -> xxhash64({parts}))"
+    hashes = f"transform(`_repeated`, `_t` -> {_window_hash(table, '`_t`')})"
     listed = f"{_present(others)} AND `_repeated` IS NOT NULL"
     aggregates = [
         "sum(`_rows`) AS `rows`",
+        "sum(`_bad`) AS `bad`",
         f"flatten(collect_list(CASE WHEN {listed} THEN {hashes} END)) AS `repeated`",
     ]
     if verdict:
@@ -807,9 +808,9 @@ def _probe(
     repeated = None
     if got["repeated"]:
         distinct = sorted(set(got["repeated"]))
-        key_hash = T.StructType([T.StructField("_key_hash", T.LongType())])
-        repeated = local_frame(spark, [(h,) for h in distinct], key_hash)
-    return int(got["rows"] or 0), unknown, repeated
+        window_hash = T.StructType([T.StructField("_window_hash", T.LongType())])
+        repeated = local_frame(spark, [(h,) for h in distinct], window_hash)
+    return int(got["rows"] or 0), int(got["bad"] or 0), unknown, repeated
 
 
 def refuse_unknown(rows: DataFrame, unknown: DataFrame, table: InputTable) -> DataFrame:
@@ -834,67 +835,100 @@ def _member_verdict(rows: DataFrame, table: InputTable) -> DataFrame:
     return refused.drop("_member_rule", "_member_reason")
 
 
+#: The repeat screen of :func:`summarize`: a sample's time sets one bit of its key's window,
+#: a bit per ``_SLOT_S`` seconds, 64 bits a long, ``_SLOT_LONGS`` longs a window. Two samples
+#: of a key at least ``_SLOT_S`` seconds apart never share a bit.
+_SLOT_S = 15
+_SLOT_LONGS = 4
+_WINDOW_S = 64 * _SLOT_LONGS * _SLOT_S
+
+
+def _window(table: InputTable) -> Sql:
+    """A row's screen window (constant for a table without a time)."""
+    stamps = _ts(table)
+    return f"floor(unix_seconds({q(stamps[0])}) / {_WINDOW_S})" if stamps else "0L"
+
+
+def _window_hash(table: InputTable, window: Sql | None = None) -> Sql:
+    """The hash of a key without its time and a screen window (a row's own by default)."""
+    parts = [*(q(c) for c in _others(table)), window or _window(table)]
+    return f"xxhash64({', '.join(parts)})"
+
+
 def summarize(
     rows: DataFrame, table: InputTable, *, latest: bool = False, counted: bool = False
 ) -> DataFrame:
-    """One pass over checked rows, one output row per key without its time (e.g. per bundle
-    and broker): the refused rows whole (``_refused``), the sample times that occur more than
-    once (``_repeated``), with ``latest`` the newest accepted sample's values and with
+    """Two aggregations, one output row per key without its time (e.g. per bundle and
+    broker): the count of refused rows (``_bad``), the screen windows where a sample time
+    may repeat (``_repeated``), with ``latest`` the newest accepted sample's values and with
     ``counted`` the key's row count (``_rows``: their sum is the table's, no count of its own).
 
-    Grouping by the key without its time lets Spark pre-aggregate before the shuffle; only a
-    group whose collected times hold a repeat is sorted to name it. Repeats are counted among
-    every row whose keys are present (a superset of the accepted rows' repeats, which
-    :func:`resolve_copies` narrows). Exact copies are identical, so they cannot change the
-    newest accepted values: those need no duplicate check first.
+    Every aggregate has a fixed size, so Spark aggregates with compiled code and pre-
+    aggregates before the shuffle (collecting each key's times, or its refused rows, made it
+    aggregate row by row, uncompiled: twice the time at 50 M rows). The exact repeat check is
+    screened instead: per key and window of ``_WINDOW_S`` seconds, each sample time sets the
+    bit of its ``_SLOT_S``-second slot; a window with fewer bits set than times holds two
+    times in one slot, which every repeat does. Only such windows are named, and their rows
+    read again and settled exactly (:func:`resolve_copies`), so a false alarm (two samples
+    less than ``_SLOT_S`` apart) costs a second look, never a wrong verdict. Repeats are
+    screened among every row whose keys are present (a superset of the accepted rows').
+    Exact copies are identical, so they cannot change the newest accepted values: those
+    need no duplicate check first.
     """
     stamps, others = _ts(table), _others(table)
-    seen = q(stamps[0]) if stamps else "0"
-    every = ", ".join(q(c) for c in rows.columns)
-    aggregates = [
-        f"collect_list({seen}) AS `_seen`",  # skips null times
-        f"collect_list(CASE WHEN `_rule` IS NOT NULL THEN struct({every}) END) AS `_refused`",
+    slots = 64 * _SLOT_LONGS
+    slot = f"pmod(floor(unix_seconds({q(stamps[0])}) / {_SLOT_S}), {slots})" if stamps else "0L"
+    timed = q(stamps[0]) if stamps else "1"
+    first = [
+        "count(1) AS `_n`",
+        f"count({timed}) AS `_timed`",
+        "count_if(`_rule` IS NOT NULL) AS `_bad`",
+        *(
+            f"bit_or(CASE WHEN `_slot` DIV 64 = {i} THEN shiftleft(1L, CAST(`_slot` % 64 AS INT))"
+            f" END) AS `_b{i}`"
+            for i in range(_SLOT_LONGS)
+        ),
     ]
     values: list[str] = []
     if latest and stamps:
-        # The newest accepted sample as one struct, time first: one comparison per row
-        # where a max_by per value column made as many (an object aggregation, as the lists
-        # make this one, evaluates each aggregate row by row, uncompiled).
+        # The newest accepted sample per window, then per key (windows do not overlap, so a
+        # key's newest window holds its newest time once). Within a window, two accepted rows
+        # at its newest time are copies: equal, or a conflict whose key is taken again.
         values = [c.name for c in table.columns if c.name not in table.keys]
-        fields = ", ".join(q(c) for c in (stamps[0], *values))
-        aggregates.append(f"max(CASE WHEN `_rule` IS NULL THEN struct({fields}) END) AS `_newest`")
-    kept = [*others, *(stamps if values else []), *values, "_refused"]
+        newest = f"CASE WHEN `_rule` IS NULL THEN {q(stamps[0])} END"
+        first.append(f"max({newest}) AS {q(stamps[0])}")
+        first += [f"max_by({q(v)}, {newest}) AS {q(v)}" for v in values]
+    windows = rows.selectExpr(
+        *(q(c) for c in (*others, *(stamps[:1] if stamps else []), *values, "_rule")),
+        f"{_window(table)} AS `_w`",
+        f"{slot} AS `_slot`",
+    )
+    per_window = windows.groupBy(*others, "_w").agg(*(F.expr(a) for a in first))
+    bits = " + ".join(f"coalesce(bit_count(`_b{i}`), 0)" for i in range(_SLOT_LONGS))
+    screened = f"{_present(others)} AND {bits} < `_timed`"
+    second = [
+        "sum(`_bad`) AS `_bad`",
+        f"collect_list(CASE WHEN {screened} THEN `_w` END) AS `_windows`",
+    ]
+    if values:
+        second.append(f"max({q(stamps[0])}) AS {q(stamps[0])}")
+        second += [f"max_by({q(v)}, {q(stamps[0])}) AS {q(v)}" for v in values]
+    kept = [*others, *(stamps[:1] if values else []), *values, "_bad"]
     if counted:
-        aggregates.append("count(1) AS `_rows`")
+        second.append("sum(`_n`) AS `_rows`")
         kept.append("_rows")
-    grouped = rows.groupBy(*others).agg(*(F.expr(a) for a in aggregates))
-    # Keys are checked per group, not per row: a group with a null key holds only refused rows.
-    repeats = f"{_present(others)} AND size(array_distinct(`_seen`)) < size(`_seen`)"
-    # In the sorted times a repeat sits next to its copy (sequence indices are 1-based).
-    at = "element_at(`_sorted`, {})"
-    adjacent = (
-        f"transform(sequence(2, size(`_sorted`)), i -> CASE WHEN {at.format('i')} = "
-        f"{at.format('i - 1')} THEN {at.format('i')} END)"
-    )
-    repeated = f"array_distinct(filter({adjacent}, t -> t IS NOT NULL))"
-    names = [q(c) for c in kept]
-    newest = (stamps[0], *values) if values else ()
-    unpacked = {c: f"`_newest`.{q(c)} AS {q(c)}" for c in newest}
-    ordered = grouped.selectExpr(
-        *(unpacked.get(c, q(c)) for c in kept),
-        f"CASE WHEN {repeats} THEN sort_array(`_seen`) END AS `_sorted`",
-    )
-    return ordered.selectExpr(
-        *names, f"CASE WHEN `_sorted` IS NOT NULL THEN {repeated} END AS `_repeated`"
+    grouped = per_window.groupBy(*others).agg(*(F.expr(a) for a in second))
+    return grouped.selectExpr(
+        *(q(c) for c in kept),
+        "CASE WHEN size(`_windows`) > 0 THEN `_windows` END AS `_repeated`",
     )
 
 
 def repeated_keys(summary: DataFrame, table: InputTable) -> DataFrame:
-    """``_key_hash`` of every key that occurs more than once, from :func:`summarize`."""
-    stamps = _ts(table)
-    time = stamps[0] if stamps else "_t"
-    exploded = summary.select(*_others(table), F.explode("_repeated").alias(time))
-    return exploded.selectExpr(f"{_key_hash(table)} AS `_key_hash`").distinct()
+    """``_window_hash`` of every screen window where a key's sample time may repeat, from
+    :func:`summarize`."""
+    exploded = summary.select(*_others(table), F.explode("_repeated").alias("_w"))
+    return exploded.selectExpr(f"{_window_hash(table, '`_w`')} AS `_window_hash`").distinct()
 
 
 def resolve_copies(few: DataFrame, table: InputTable) -> DataFrame:
