@@ -298,6 +298,23 @@ def test_unusable_input_stops_with_one_message(
         ingest(spark, str(root), now=NOW)
 
 
+def ingest_by(spark: SparkSession, root: Path, path: str) -> Ingested:
+    """``root`` checked one of the job's ways: ``lazy`` (nothing stored), ``stored`` (big
+    tables: summaries stored and probed) or ``local`` (small tables checked whole)."""
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        frame.write.parquet(str(root / "stored" / name))
+        return spark.read.parquet(str(root / "stored" / name))
+
+    return ingest(
+        spark,
+        str(root),
+        now=NOW,
+        materialize=None if path == "lazy" else materialize,
+        local_bytes=0 if path == "stored" else LOCAL_TABLE_BYTES,
+    )
+
+
 @pytest.mark.parametrize("path", ["lazy", "stored", "local"])
 def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
     spark: SparkSession, tmp_path: Path, path: str
@@ -307,10 +324,6 @@ def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
     bundle whose newest samples conflict falls back to its newest sample that is not refused.
     The same when the job checks the telemetry: by stored summaries and probes (``stored``,
     big tables) or whole as local rows (``local``, tables of at most ``local_bytes``)."""
-
-    def materialize(name: str, frame: DataFrame) -> DataFrame:
-        frame.write.parquet(str(tmp_path / "stored" / name))
-        return spark.read.parquet(str(tmp_path / "stored" / name))
 
     other = GOOD.replace(",0.5,0.5,0.1,", ",0.9,0.5,0.1,")
     copy = GOOD.replace("bk1:3181", "bk2:3181")
@@ -323,13 +336,7 @@ def test_samples_at_one_time_that_differ_are_conflicts_not_averaged(
         tmp_path / "bundle_metrics" / "b.csv",
         BUNDLES_HEADER + later.replace(",1,1,1,1,", ",2,2,2,2,"),
     )
-    ingested = ingest(
-        spark,
-        str(tmp_path),
-        now=NOW,
-        materialize=None if path == "lazy" else materialize,
-        local_bytes=0 if path == "stored" else LOCAL_TABLE_BYTES,
-    )
+    ingested = ingest_by(spark, tmp_path, path)
     assert ingested.tables["bundle_metrics"].local == (path == "local")
     assert by_rule(ingested, "node_metrics") == {None: 1, "conflict": 2, "duplicate": 1}
     assert by_rule(ingested, "bundle_metrics") == {None: 1, "conflict": 2}
@@ -353,10 +360,6 @@ def test_repeats_are_found_whatever_the_spacing_of_sample_times(
     an exact copy and a conflict (in other windows, across files) are found as when every
     row is checked; the newest sample is still the newest."""
 
-    def materialize(name: str, frame: DataFrame) -> DataFrame:
-        frame.write.parquet(str(tmp_path / "stored" / name))
-        return spark.read.parquet(str(tmp_path / "stored" / name))
-
     def at(stamp: str, line: str = GOOD) -> str:
         return line.replace("2026-11-01T00:00:00Z", f"2026-11-01T{stamp}Z")
 
@@ -372,13 +375,7 @@ def test_repeats_are_found_whatever_the_spacing_of_sample_times(
         at("00:00:00", BUNDLE_LINE) + at("00:00:10", BUNDLE_LINE) + at("03:00:00", BUNDLE_LINE)
     )
     write(tmp_path / "bundle_metrics" / "a.csv", BUNDLES_HEADER + bundles)
-    ingested = ingest(
-        spark,
-        str(tmp_path),
-        now=NOW,
-        materialize=None if path == "lazy" else materialize,
-        local_bytes=0 if path == "stored" else LOCAL_TABLE_BYTES,
-    )
+    ingested = ingest_by(spark, tmp_path, path)
     assert by_rule(ingested, "node_metrics") == {None: 4, "duplicate": 1, "conflict": 2}
     assert by_rule(ingested, "bundle_metrics") == {None: 3}
     (newest,) = ingested.latest("bundle_metrics").collect()

@@ -542,6 +542,19 @@ def _rows(
     return pd.concat([empty.iloc[:0], *frames])
 
 
+def two_bundles() -> BundleSamples:
+    """Two bundle samples, one with its stored bytes, one refused as a conflict."""
+    return BundleSamples(
+        bundle=["t/n/0x0_0x1", "t/n/0x1_0x2"],
+        broker=["b1:8080", "b2:8080"],
+        ts_us=[120_000_000, 60_000_000],
+        rates=[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]],
+        storage=[None, 1024.0],
+        source=["f", None],
+        conflict=[False, True],
+    )
+
+
 def test_cluster_state_survives_its_json_form() -> None:
     """What the state store keeps per cluster comes back the same: the pending samples, the
     folds, the bundles and every part of the shedder's state."""
@@ -561,15 +574,7 @@ def test_cluster_state_survives_its_json_form() -> None:
                 samples=2,
             )
         },
-        bundles=BundleSamples(
-            bundle=["t/n/0x0_0x1", "t/n/0x1_0x2"],
-            broker=["b1:8080", "b2:8080"],
-            ts_us=[120_000_000, 60_000_000],
-            rates=[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]],
-            storage=[None, 1024.0],
-            source=["f", None],
-            conflict=[False, True],
-        ),
+        bundles=two_bundles(),
         shedder=ShedderState(
             hit_count=2,
             recently_unloaded_bundles=MappingProxyType({"t/n/0x0_0x1": 90.0}),
@@ -605,15 +610,7 @@ def test_cluster_state_of_an_earlier_checkpoint_still_loads() -> None:
         "cycles": 2,
     }
     state = ClusterStream.loads(json.dumps(earlier))
-    assert state.bundles == BundleSamples(
-        bundle=["t/n/0x0_0x1", "t/n/0x1_0x2"],
-        broker=["b1:8080", "b2:8080"],
-        ts_us=[120_000_000, 60_000_000],
-        rates=[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]],
-        storage=[None, 1024.0],
-        source=["f", None],
-        conflict=[False, True],
-    )
+    assert state.bundles == two_bundles()
     assert state.cycles == 2
     assert ClusterStream.loads(state.dumps()) == state
 
