@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from trimtab.shedding import BundleLoads
 
-__all__ = ["RATES", "BundleSamples", "Outcome"]
+__all__ = ["BUNDLE_VALUES", "RATES", "BundleSamples", "Outcome"]
 
 #: A bundle sample's rates, in the state's column order (the names of ``bundle_metrics``).
 RATES = (
@@ -34,6 +34,8 @@ RATES = (
     "msg_in_per_s",
     "msg_out_per_s",
 )
+#: The values a bundle sample is compared by (a repeat is a duplicate when they are equal).
+BUNDLE_VALUES = (*RATES, "storage_bytes")
 
 
 class Outcome(IntEnum):
@@ -79,9 +81,9 @@ class BundleSamples:
         self.broker = np.array(broker, dtype=object)
         self.ts_us = np.array(ts_us, dtype=np.int64)
         self.rates = np.array(rates, dtype=np.float64).reshape(len(self.bundle), len(RATES))
-        missing = not isinstance(storage, np.ndarray)
+        listed = not isinstance(storage, np.ndarray)  # a list may say None for missing
         self.storage = np.array(
-            [np.nan if s is None else s for s in storage] if missing else storage,
+            [np.nan if s is None else s for s in storage] if listed else storage,
             dtype=np.float64,
         )
         self.source = np.array(source, dtype=object)
@@ -277,7 +279,7 @@ class BundleSamples:
             bundle=[k[0] for k in keys],
             broker=[k[2] for k in keys],
             ts_us=[int(v[0]) for v in values],
-            rates=[[float(x) for x in v[1 : 1 + len(RATES)]] for v in values] or np.empty((0, 4)),
+            rates=[[float(x) for x in v[1 : 1 + len(RATES)]] for v in values],
             storage=[v[1 + len(RATES)] for v in values],
             source=[v[2 + len(RATES)] for v in values],
             conflict=[bool(v[3 + len(RATES)]) for v in values],

@@ -899,7 +899,7 @@ def summarize(
         first.append(f"max({newest}) AS {q(stamps[0])}")
         first += [f"max_by({q(v)}, {newest}) AS {q(v)}" for v in values]
     windows = rows.selectExpr(
-        *(q(c) for c in (*others, *(stamps[:1] if stamps else []), *values, "_rule")),
+        *(q(c) for c in (*others, *stamps[:1], *values, "_rule")),
         f"{_window(table)} AS `_w`",
         f"{slot} AS `_slot`",
     )

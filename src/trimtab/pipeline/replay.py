@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from trimtab.config import Config
+from trimtab.pipeline.bundle_samples import BUNDLE_VALUES
 from trimtab.pipeline.loads import SAMPLE_FIELDS
 from trimtab.pipeline.plans import PLAN_SCHEMA
 from trimtab.pipeline.stream import (
@@ -49,13 +50,6 @@ MINUTE_US = 60_000_000
 #: :data:`~trimtab.pipeline.plans.PLAN_SCHEMA` and each cycle's data time (µs since the epoch).
 REPLAY_SCHEMA = PLAN_SCHEMA + ", at_us long"
 REPLAY_COLUMNS = [c.split()[0] for c in REPLAY_SCHEMA.split(", ")]
-_BUNDLE_COLUMNS = (
-    "throughput_in_bytes_per_s",
-    "throughput_out_bytes_per_s",
-    "msg_in_per_s",
-    "msg_out_per_s",
-    "storage_bytes",
-)
 
 
 def replay_plans(
@@ -77,7 +71,7 @@ def replay_plans(
         "cluster", "node", F.unix_micros("ts").alias("ts_us"), *SAMPLE_FIELDS
     )
     bundles = bundle_metrics.select(
-        "cluster", "bundle", "broker", F.unix_micros("ts").alias("ts_us"), *_BUNDLE_COLUMNS
+        "cluster", "bundle", "broker", F.unix_micros("ts").alias("ts_us"), *BUNDLE_VALUES
     )
 
     def per_cluster(node_rows: pd.DataFrame, bundle_rows: pd.DataFrame) -> pd.DataFrame:

@@ -59,7 +59,7 @@ import pandas as pd
 
 from trimtab.cluster import NodeState
 from trimtab.config import Config, SheddingConfig
-from trimtab.pipeline.bundle_samples import RATES, BundleSamples, Outcome
+from trimtab.pipeline.bundle_samples import BUNDLE_VALUES, BundleSamples, Outcome
 from trimtab.pipeline.loads import METRICS, SAMPLE_FIELDS, window_seconds
 from trimtab.pipeline.plans import (
     DECISION_COLUMNS,
@@ -583,7 +583,7 @@ def _verdict(
 
 
 def _content(rec: Mapping[str, Any], table: str) -> dict[str, Any]:
-    names = _NODE_VALUES if table == "node_metrics" else _BUNDLE_VALUES
+    names = METRICS if table == "node_metrics" else BUNDLE_VALUES
     return {n: _plain(rec.get(n)) for n in names}
 
 
@@ -593,10 +593,6 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     return value
-
-
-_NODE_VALUES = (*SAMPLE_FIELDS, "disk_free_bytes", "disk_total_bytes")
-_BUNDLE_VALUES = (*RATES, "storage_bytes")
 
 
 def _absorb_node(rec: Mapping[str, Any], state: ClusterStream) -> tuple[str | None, str | None]:
