@@ -84,8 +84,9 @@ def engine_cycle(
         msg_rate_in=newest["msg_in_per_s"].to_numpy(float),
         msg_rate_out=newest["msg_out_per_s"].to_numpy(float),
     )
-    at = pd.Timestamp(newest["ts"].max()).timestamp() if len(newest) else None
-    built = snapshot_of(telemetry, table, model, bundles_at=at)
+    times = [pd.Timestamp(ts).timestamp() for ts in newest["ts"]]
+    ttl = shedder.config.load_data_ttl_seconds
+    built = snapshot_of(telemetry, table, model, bundle_times=times, stale_after_s=ttl)
     result = shedder.cycle(built.snapshot, state or ShedderState(), now=built.now)
     rng = random.Random(cycle_seed(0, cluster, cycle))
     return assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)

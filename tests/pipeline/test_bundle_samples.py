@@ -110,12 +110,40 @@ def test_newest_is_each_bundles_newest_kept_sample_first_broker_on_ties(
             continue
         if bundle not in best or k.ts > best[bundle][0]:
             best[bundle] = (k.ts, broker, k)
-    table, at = samples.newest()
+    table, times = samples.newest()
     assert list(table.names) == sorted(best)
     assert [table.owners[i] for i in table.owner] == [best[b][1] for b in sorted(best)]
     assert table.throughput_in.tolist() == [best[b][2].values[0] for b in sorted(best)]
     assert table.msg_rate_out.tolist() == [best[b][2].values[3] for b in sorted(best)]
-    assert at == (max(v[0] for v in best.values()) / 1e6 if best else None)
+    assert times.tolist() == [best[b][0] / 1e6 for b in sorted(best)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    batches=st.lists(
+        st.tuples(rows_, st.sampled_from([0, 60_000_001, 120_000_000, 120_000_001])),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_forgotten_samples_are_gone_and_the_rest_keep_their_rules(
+    batches: list[tuple[list[dict[str, Any]], int]],
+) -> None:
+    """After each trigger, the samples older than a cutoff are forgotten (the stream's load
+    data TTL): the rules then apply to what is left, a forgotten key being new again."""
+    samples = BundleSamples()
+    kept: dict[tuple[str, str], Kept] = {}
+    for rows, cutoff in batches:
+        frame = pd.DataFrame(rows, columns=["bundle", "broker", "ts_us", *RATES])
+        frame["storage_bytes"] = pd.array([r["storage_bytes"] for r in rows], dtype="Float64")
+        frame["_source_file"] = [r["_source_file"] for r in rows]
+        outcome, seen = samples.absorb(frame)
+        assert list(zip(outcome.tolist(), seen.tolist(), strict=True)) == by_rows(kept, rows)
+        old = {key for key, k in kept.items() if k.ts < cutoff}
+        assert samples.forget(cutoff) == len(old)
+        kept = {key: k for key, k in kept.items() if key not in old}
+        assert as_kept(samples) == kept
+        assert BundleSamples.decode(samples.encode()) == samples
 
 
 def test_a_key_twice_in_the_table_is_refused() -> None:

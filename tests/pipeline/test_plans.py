@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -19,6 +21,49 @@ from trimtab.pipeline.job import JobOptions, run_job
 
 # Seed 1 is a fleet where the transfer strategy's plan raises the std (unequal brokers).
 # Samples come once a minute: a 2-minute window holds two.
+def _plan(spark: SparkSession, fleet: Path, out: Path) -> list[str]:
+    """The bundles the balanced plan moves (until balanced), pipeline and CLI agreeing."""
+    run_job(
+        spark,
+        JobOptions(
+            input=str(fleet), output=str(out), now=NOW, strategy="balanced", until_balanced=True
+        ),
+    )
+    moved = sorted(r["bundle"] for r in pq.read_table(out / "transfers").to_pylist())
+    nodes = pq.read_table(fleet / "nodes")
+    brokers = nodes.filter(pc.equal(nodes["role"], "broker")).drop_columns(["role"])
+    pq.write_table(brokers, out.parent / f"{out.name}-brokers.parquet")
+    args = ["shed", "-i", str(out.parent / f"{out.name}-brokers.parquet")]
+    args += ["--brokers", str(fleet / "node_metrics"), "--bundles", str(fleet / "bundle_metrics")]
+    result = CliRunner().invoke(
+        app, [*args, "--strategy", "balanced", "--until-balanced", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(t["bundle"] for t in json.loads(result.stdout)["transfers"]) == moved
+    return moved
+
+
+def test_bundles_no_longer_reported_are_not_planned(spark: SparkSession, tmp_path: Path) -> None:
+    """Bundles that stop reporting (moved, split or deleted) 30 minutes before the newest
+    sample are past loadBalancerBrokerLoadDataTTLInSeconds (1800 s): the plan no longer
+    moves them, in the pipeline as in `trimtab shed`. The bundles taken away are the ones the
+    plan moves when they are fresh, so without the rule their stale samples would be picked."""
+    spec = FleetSpec(clusters=1, brokers=5, bookies=2, bundles=24, minutes=40, seed=3)
+    fleet = generate_fleet(spec, tmp_path / "in").out
+    fresh = _plan(spark, fleet, tmp_path / "fresh")
+    assert fresh
+    table = pq.read_table(fleet / "bundle_metrics")
+    # Samples each minute from 0 to 39: the last one at minute 8 is 31 minutes old.
+    cutoff = pc.min(table["ts"]).as_py() + timedelta(minutes=8)
+    gone = pc.is_in(table["bundle"], pa.array(fresh))
+    keep = pc.invert(pc.and_(gone, pc.greater(table["ts"], pa.scalar(cutoff, table["ts"].type))))
+    for old in (fleet / "bundle_metrics").iterdir():
+        old.unlink()
+    pq.write_table(table.filter(keep), fleet / "bundle_metrics" / "part-0.parquet")
+    moved = _plan(spark, fleet, tmp_path / "stale")
+    assert not set(moved) & set(fresh)
+
+
 @pytest.mark.parametrize(
     ("strategy", "seed", "window"),
     [("balanced", 3, "1m"), ("transfer", 1, "1m"), ("balanced", 3, "2m"), (None, 1, "1m")],

@@ -651,3 +651,56 @@ def test_conflicting_samples_are_both_refused_and_the_stream_goes_on() -> None:
     model = LoadModel.of(Config().shedding)
     assert current_fold(state, "a:1", inventory.clusters["c"]["a:1"], model, None) is None
     assert current_fold(state, "b:1", inventory.clusters["c"]["b:1"], model, None) is not None
+
+
+def test_a_bundle_no_longer_reported_is_forgotten_after_the_load_data_ttl() -> None:
+    """A bundle that stops reporting (it moved, split or was deleted) stays in the cluster's
+    state only while the shedder could still see it: once its newest sample is older than the
+    newest data by more than loadBalancerBrokerLoadDataTTLInSeconds, it is dropped, so the
+    state does not grow with every bundle the stream has ever seen."""
+    from trimtab.pipeline.bundle_samples import RATES
+    from trimtab.pipeline.stream import ClusterStream, Decider, Inventory, Node
+
+    limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
+    inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
+    decider = Decider(inventory, Config(), None, 0, 60_000_000)
+    ttl_us = Config().shedding.load_data_ttl_seconds * 1_000_000
+    common = {"_rule": None, "_reason": None, "_raw": None, "_landed_us": 0, "cluster": "c"}
+    empty = dict.fromkeys([*NODE_FIELDS, "disk_free_bytes", "disk_total_bytes", *RATES])
+
+    def node(name: str, ts_us: int) -> dict[str, Any]:
+        values = empty | dict.fromkeys(NODE_FIELDS, 0.5) | common
+        return values | {
+            "_table": "node_metrics",
+            "node": name,
+            "bundle": None,
+            "broker": None,
+            "ts_us": ts_us,
+            "_source_file": f"n{ts_us}",
+            "storage_bytes": None,
+        }
+
+    def bundle(name: str, broker: str, ts_us: int) -> dict[str, Any]:
+        values = empty | dict.fromkeys(RATES, 1.0) | common
+        return values | {
+            "_table": "bundle_metrics",
+            "node": None,
+            "bundle": name,
+            "broker": broker,
+            "ts_us": ts_us,
+            "_source_file": f"b{ts_us}",
+            "storage_bytes": None,
+        }
+
+    state = ClusterStream()
+    first = [node("a:1", 0), node("b:1", 0), bundle("t/n/gone", "a:1", 0)]
+    decider.run("c", pd.DataFrame([*first, bundle("t/n/kept", "b:1", 0)]), state, 0)
+    assert sorted(state.bundles.bundle) == ["t/n/gone", "t/n/kept"]
+    at = ttl_us  # exactly the TTL later: still seen (upstream's ">"), still kept
+    decider.run("c", pd.DataFrame([node("a:1", at), bundle("t/n/kept", "b:1", at)]), state, 0)
+    assert sorted(state.bundles.bundle) == ["t/n/gone", "t/n/kept"]
+    at = ttl_us + 60_000_000
+    decider.run("c", pd.DataFrame([node("a:1", at), bundle("t/n/kept", "b:1", at)]), state, 0)
+    assert state.bundles.bundle.tolist() == ["t/n/kept"]
+    table, _ = state.bundles.newest()
+    assert table.names == ("t/n/kept",)

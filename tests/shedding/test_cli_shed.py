@@ -143,3 +143,34 @@ def test_now_can_be_given(tmp_path: Path) -> None:
     """--now far after the data makes every report stale: Skip/OutDatedData."""
     doc = json.loads(shed("--now", "2024-05-02T00:00:00Z", "--json"))
     assert doc["decisions"][-1]["reason"] == "OutDatedData"
+
+
+def test_a_bundle_no_longer_reported_is_left_out_with_a_warning(tmp_path: Path) -> None:
+    """A bundle last reported an hour before the newest sample (it moved, split or was
+    deleted) is not in the snapshot: with loadBalancerBrokerLoadDataTTLInSeconds at its
+    default (1800 s) the plan is the one without it and a warning names it; with a longer TTL
+    it is a bundle like the others."""
+    bundles = tmp_path / "bundle_metrics.csv"
+    shutil.copy(EXAMPLES / "bundle_metrics.csv", bundles)
+    gone = "acme/gone/0x00000000_0x10000000"
+    with bundles.open("a") as handle:
+        handle.write(f"2024-05-01T11:04:00Z,pulsar-eu,{gone},broker1.example.net:8080,1,1,1,1,1\n")
+    args = [*ARGS]
+    args[6] = str(bundles)
+    plain = json.loads(shed("--strategy", "balanced", "--until-balanced", "--json"))
+    result = runner.invoke(app, [*args, "--strategy", "balanced", "--until-balanced", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    (warning,) = doc["warnings"]
+    assert warning.startswith("1 bundle(s) left out") and gone in warning
+    assert "loadBalancerBrokerLoadDataTTLInSeconds (1800 s)" in warning
+    assert doc["transfers"] == plain["transfers"]
+    assert doc["brokers"][0]["bundles_before"] == 5
+    text = runner.invoke(app, [*args, "--strategy", "balanced"], env={"COLUMNS": "200"})
+    assert text.exit_code == 0 and gone in text.output  # the warning, on stderr
+    conf = tmp_path / "broker.conf"
+    conf.write_text("loadBalancerBrokerLoadDataTTLInSeconds=7200\n")
+    result = runner.invoke(app, [*args, "--config", str(conf), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["warnings"] == [] and doc["brokers"][0]["bundles_before"] == 6

@@ -15,6 +15,7 @@ from tests.strategies import shedding_snapshots
 from trimtab.config import Config
 from trimtab.shedding import (
     BrokerTelemetry,
+    Bundle,
     BundleLoads,
     Folded,
     Limits,
@@ -126,13 +127,45 @@ class TestSnapshotOf:
             BrokerTelemetry(node="b", limits=LARGE),
             BrokerTelemetry(node="c", limits=SMALL, writable=False, folded=folded),
         ]
-        built = snapshot_of(brokers, BundleLoads.of([]), LoadModel(), bundles_at=80.0)
+        bundles = BundleLoads.of([Bundle(name="ns/0x0_0x1", broker="a", throughput_in=1.0)])
+        built = snapshot_of(brokers, bundles, LoadModel(), bundle_times=[80.0])
         assert built.snapshot.available == frozenset({"a", "b"})
         assert set(built.snapshot.loads) == {"a", "c"}
         assert built.snapshot.loads["a"].samples == 3
         assert built.snapshot.loads["a"].load == 0.4
         assert built.snapshot.loads["a"].updated_at == 50.0
         assert built.now == 80.0
+
+    def test_a_bundle_not_reported_within_the_load_data_ttl_is_left_out(self) -> None:
+        """A bundle whose newest sample is older than the newest sample by more than the TTL
+        is gone (moved, split or deleted): left out, as upstream's shedder never sees a bundle
+        its broker no longer reports. At the TTL exactly it stays (upstream's ``>``)."""
+        last = NodeSample(ts=2000.0, cpu=0.5)
+        folded = Folded(last=last, weighted_max_ema=0.4, msg_throughput_ema=0.0, samples=3)
+        brokers = [
+            BrokerTelemetry(node="a", limits=SMALL, folded=folded),
+            BrokerTelemetry(node="b", limits=LARGE, folded=folded),
+        ]
+        bundles = BundleLoads.of(
+            [
+                Bundle(name="t/n/0x0_0x4", broker="a", throughput_in=1.0),
+                Bundle(name="t/n/0x4_0x8", broker="b", throughput_in=2.0),
+                Bundle(name="t/n/0x8_0xc", broker="a", throughput_in=3.0),
+                Bundle(name="t/n/0xc_0xf", broker="b", throughput_in=4.0),
+            ]
+        )
+        times = [2000.0, 199.0, 200.0, 1900.0]
+        built = snapshot_of(brokers, bundles, LoadModel(), bundle_times=times, stale_after_s=1800)
+        kept = built.snapshot.bundles
+        assert built.left_out == ("t/n/0x4_0x8",)
+        assert kept.names == ("t/n/0x0_0x4", "t/n/0x8_0xc", "t/n/0xc_0xf")
+        assert [kept.broker_of(i) for i in range(3)] == ["a", "a", "b"]
+        assert kept.throughput_in.tolist() == [1.0, 3.0, 4.0]
+        assert built.now == 2000.0
+        everything = snapshot_of(brokers, bundles, LoadModel(), bundle_times=times)
+        assert len(everything.snapshot.bundles) == 4 and not everything.left_out
+        with pytest.raises(ValueError, match="3 bundle times for 4 bundles"):
+            snapshot_of(brokers, bundles, LoadModel(), bundle_times=times[:3])
 
     def test_no_telemetry_is_an_empty_snapshot_at_zero(self) -> None:
         """Nothing reported: no loads, time 0 (no wall clock)."""

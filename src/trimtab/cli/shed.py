@@ -40,7 +40,7 @@ from trimtab.cli._common import (
 )
 from trimtab.cli.shed_reports import advise, check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
-from trimtab.config import Config, Strategy
+from trimtab.config import Config, SheddingConfig, Strategy
 from trimtab.contract import timestamp
 from trimtab.errors import InputError, TrimtabError
 from trimtab.export.pulsar_admin import unload_command, unload_rest
@@ -215,7 +215,7 @@ def shed(
         whole = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
         state = whole.for_role(Role.BROKER)
         bar.update(phase, description="building the load snapshot")
-        built = _broker_snapshot(whole, nodes, rows, LoadModel.of(cfg.shedding))
+        built = _broker_snapshot(whole, nodes, rows, cfg.shedding)
         if why := nothing_to_shed(built.snapshot, refused=[str(r) for r in nodes.rejected]):
             raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
@@ -230,11 +230,24 @@ def shed(
             explicit=explicit,
         )
     rejected = [*inv.rejected, *nodes.rejected, *rows.rejected, *built.rejected]
-    warnings = [*inv.warnings, *nodes.warnings, *rows.warnings]
+    stale = _stale_bundles(built, cfg.shedding)
+    warnings = [*inv.warnings, *nodes.warnings, *rows.warnings, *stale]
     if _print_result(advice, state, built, at, cfg, fmt, as_json, rejected, out_path, warnings):
         return
     report_input_problems(inv)
-    _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings])
+    _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings, *stale])
+
+
+def _stale_bundles(built: Built, config: SheddingConfig) -> list[str]:
+    """The warning for bundles left out of the snapshot as no longer reported, if any."""
+    if not built.left_out:
+        return []
+    names = ", ".join(built.left_out[:3]) + (", ..." if len(built.left_out) > 3 else "")
+    return [
+        f"{len(built.left_out)} bundle(s) left out, not reported within "
+        f"loadBalancerBrokerLoadDataTTLInSeconds ({config.load_data_ttl_seconds} s) of the "
+        f"newest sample (moved, split or deleted): {names}"
+    ]
 
 
 def _print_result(
@@ -278,13 +291,20 @@ def _print_result(
 
 
 def _broker_snapshot(
-    state: ClusterState, nodes: Parsed[NodeRow], rows: Parsed[Any], model: LoadModel
+    state: ClusterState, nodes: Parsed[NodeRow], rows: Parsed[Any], config: SheddingConfig
 ) -> Built:
     """The snapshot of the cluster's brokers (:meth:`ClusterState.for_role`): bookies'
-    samples are left out, and only writable brokers are available to take bundles."""
+    samples are left out, and only writable brokers are available to take bundles; a bundle
+    not reported within the load data TTL of the newest sample is left out."""
     brokers = state.for_role(Role.BROKER)
     samples = [(r, o) for r, o in _with_origin(nodes) if r.node in brokers or r.node not in state]
-    return build_snapshot(brokers, samples, _with_origin(rows), model)
+    return build_snapshot(
+        brokers,
+        samples,
+        _with_origin(rows),
+        LoadModel.of(config),
+        stale_after_s=config.load_data_ttl_seconds,
+    )
 
 
 def _with_origin(parsed: Parsed[Any]) -> list[tuple[Any, RejectedRow]]:

@@ -92,7 +92,7 @@ class BundleSamples:
         columns = (self.broker, self.ts_us, self.storage, self.source, self.conflict)
         if any(len(c) != n for c in columns):
             raise ValueError(f"bundle samples: columns of unequal length (bundle has {n})")
-        self._at = dict(zip(zip(self.bundle, self.broker, strict=True), range(n), strict=True))
+        self._at = _index(self.bundle, self.broker)
         if len(self._at) != n:
             raise ValueError("bundle samples: a (bundle, broker) appears twice")
 
@@ -204,9 +204,9 @@ class BundleSamples:
         self.conflict = np.concatenate([self.conflict, np.zeros(int(new.sum()), dtype=np.bool_)])
 
     # -- the shedder's view -------------------------------------------------------------------
-    def newest(self) -> tuple[BundleLoads, float | None]:
+    def newest(self) -> tuple[BundleLoads, np.ndarray]:
         """Per bundle its newest sample not refused (ties: the first broker by name), bundles
-        by name, as the batch job plans; and the newest sample's time in seconds."""
+        by name, as the batch job plans; and each one's time in seconds."""
         kept = np.flatnonzero(~self.conflict)
         frame = pd.DataFrame(
             {"bundle": self.bundle[kept], "ts": self.ts_us[kept], "broker": self.broker[kept]}
@@ -224,8 +224,23 @@ class BundleSamples:
             msg_rate_in=self.rates[picked, 2],
             msg_rate_out=self.rates[picked, 3],
         )
-        at = None if not len(picked) else int(self.ts_us[picked].max()) / 1e6
-        return table, at
+        return table, self.ts_us[picked] / 1e6
+
+    def forget(self, before_us: int) -> int:
+        """Drop the samples older than ``before_us``; how many. The stream calls it with the
+        load data TTL behind the cluster's newest sample: the shedder no longer sees such a
+        sample (:func:`~trimtab.shedding.telemetry.snapshot_of`), so a bundle that moved,
+        split or was deleted does not stay in the state for the stream's whole life."""
+        old = self.ts_us < before_us
+        if not old.any():
+            return 0
+        kept = np.flatnonzero(~old)
+        self.bundle, self.broker = self.bundle[kept], self.broker[kept]
+        self.ts_us, self.rates = self.ts_us[kept], self.rates[kept]
+        self.storage, self.source = self.storage[kept], self.source[kept]
+        self.conflict = self.conflict[kept]
+        self._at = _index(self.bundle, self.broker)
+        return int(old.sum())
 
     # -- the state store's form ---------------------------------------------------------------
     def encode(self) -> str:
@@ -284,6 +299,11 @@ class BundleSamples:
             source=[v[2 + len(RATES)] for v in values],
             conflict=[bool(v[3 + len(RATES)]) for v in values],
         )
+
+
+def _index(bundle: np.ndarray, broker: np.ndarray) -> dict[tuple[str, str], int]:
+    """Each (bundle, broker)'s row (a key twice keeps its last: the caller checks the size)."""
+    return dict(zip(zip(bundle, broker, strict=True), range(len(bundle)), strict=True))
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
@@ -111,8 +112,14 @@ def shedding_plans(
     def per_cluster(broker_rows: pd.DataFrame, bundle_rows: pd.DataFrame) -> pd.DataFrame:
         if broker_rows.empty:
             return pd.DataFrame(columns=PLAN_COLUMNS)
-        table, at = _bundle_loads(bundle_rows)
-        built = snapshot_of(_telemetry(broker_rows), table, model, bundles_at=at)
+        table, times = _bundle_loads(bundle_rows)
+        built = snapshot_of(
+            _telemetry(broker_rows),
+            table,
+            model,
+            bundle_times=times,
+            stale_after_s=config.load_data_ttl_seconds,
+        )
         cluster = str(broker_rows["cluster"].iloc[0])
         if why := nothing_to_shed(built.snapshot):
             # no load to compare: one summary row saying why, no std (never NaN)
@@ -214,8 +221,8 @@ def _telemetry(rows: pd.DataFrame) -> list[BrokerTelemetry]:
     ]
 
 
-def _bundle_loads(rows: pd.DataFrame) -> tuple[BundleLoads, float | None]:
-    """The cluster's bundles in name order, and their newest sample time (None: no bundle)."""
+def _bundle_loads(rows: pd.DataFrame) -> tuple[BundleLoads, np.ndarray]:
+    """The cluster's bundles in name order, and each one's sample time (seconds)."""
     ordered = rows.sort_values("bundle", kind="stable")
     table = BundleLoads.from_arrays(
         ordered["bundle"].astype(str).tolist(),
@@ -225,8 +232,8 @@ def _bundle_loads(rows: pd.DataFrame) -> tuple[BundleLoads, float | None]:
         msg_rate_in=ordered["msg_in_per_s"].to_numpy(dtype=float),
         msg_rate_out=ordered["msg_out_per_s"].to_numpy(dtype=float),
     )
-    at = None if ordered.empty else pd.Timestamp(ordered["ts"].max()).timestamp()
-    return table, at
+    stamps = pd.to_datetime(ordered["ts"], utc=True).dt.tz_localize(None)
+    return table, stamps.to_numpy(dtype="datetime64[us]").astype(np.int64) / 1e6
 
 
 def _rows(cluster: str, result: Plan) -> list[dict[str, object]]:

@@ -501,10 +501,13 @@ def live_cycle(
                     node=name, limits=info.limits, writable=info.writable, folded=folded
                 )
             )
-    table, at = state.bundles.newest()
+    table, times = state.bundles.newest()
     shedder = shedder_for(config, strategy)
     state.cycles += 1
-    built = snapshot_of(brokers, table, model, bundles_at=at)
+    ttl = config.load_data_ttl_seconds
+    built = snapshot_of(brokers, table, model, bundle_times=times, stale_after_s=ttl)
+    # What the shedder can no longer see is dropped from the state (same comparison).
+    state.bundles.forget(round(built.now * 1e6) - ttl * 1_000_000)
     result = shedder.cycle(built.snapshot, state.shedder, now=built.now)
     rng = random.Random(cycle_seed(seed, cluster, state.cycles))
     result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)

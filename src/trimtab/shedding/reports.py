@@ -473,8 +473,9 @@ def report_snapshot(
         samples = {c.report.broker: [c.node[0].sample] for c in items if c.node is not None}
         brokers = broker_telemetry(state, samples, model, previous=previous)
         table = BundleLoads.concat([c.table for c in items])
-        at = max((c.report.last_update for c in items if len(c.table)), default=None)
-        return replace(snapshot_of(brokers, table, model, bundles_at=at), rejected=refused)
+        # A report lists its broker's bundles as of its last update: none is stale on its own.
+        times = [c.report.last_update for c in items for _ in range(len(c.table))]
+        return replace(snapshot_of(brokers, table, model, bundle_times=times), rejected=refused)
     samples_rows = [c.node for c in items if c.node is not None]
     rows = [row for c in items for row in c.bundles]
     built = build_snapshot(state, samples_rows, rows, model, previous=previous)

@@ -174,6 +174,21 @@ class BundleLoads:
     def broker_of(self, i: int) -> str:
         return self.owners[int(self.owner[i])]
 
+    def take(self, rows: IntArray) -> BundleLoads:
+        """The bundles at ``rows`` (positions, in that order), owners recoded to those left."""
+        used, codes = np.unique(self.owner[rows], return_inverse=True)
+        n = len(rows)
+        return BundleLoads(
+            names=tuple(self.names[i] for i in rows.tolist()),
+            owners=tuple(self.owners[i] for i in used.tolist()),
+            owner=_readonly(codes.astype(np.intp).reshape(n), n, "owner"),
+            throughput_in=_readonly(self.throughput_in[rows], n, "throughput_in"),
+            throughput_out=_readonly(self.throughput_out[rows], n, "throughput_out"),
+            msg_rate_in=_readonly(self.msg_rate_in[rows], n, "msg_rate_in"),
+            msg_rate_out=_readonly(self.msg_rate_out[rows], n, "msg_rate_out"),
+            pinned=_readonly(self.pinned[rows], n, "pinned"),
+        )
+
     def moved(self, destinations: Mapping[int, str]) -> BundleLoads:
         """A copy in which bundle ``i`` belongs to ``destinations[i]``."""
         if not destinations:

@@ -32,6 +32,8 @@ from trimtab.shedding.snapshot import Bundle, BundleLoads, LoadSnapshot
 from trimtab.tables import RejectedRow
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from trimtab.shedding.inputs import BundleRow, NodeRow
 
 __all__ = [
@@ -79,6 +81,7 @@ class Built:
     limits: Mapping[str, Limits]
     rejected: tuple[RejectedRow, ...] = ()
     folded: Mapping[str, Folded] = field(default_factory=dict)
+    left_out: tuple[str, ...] = ()  # bundles whose newest sample is stale (see snapshot_of)
 
 
 def fold(
@@ -159,10 +162,18 @@ def snapshot_of(
     bundles: BundleLoads,
     model: LoadModel,
     *,
-    bundles_at: float | None = None,
+    bundle_times: ArrayLike | None = None,
+    stale_after_s: float | None = None,
 ) -> Built:
     """The snapshot of one cluster from its brokers and its bundles' newest samples
-    (``bundles_at``: the newest of their times). ``now`` is the newest sample time."""
+    (``bundle_times``: each one's time, seconds). ``now`` is the newest sample time.
+
+    With ``stale_after_s`` (``loadBalancerBrokerLoadDataTTLInSeconds``), a bundle whose
+    newest sample is older than ``now`` by more than that is left out (listed in
+    :attr:`Built.left_out`): a bundle that moved, split or was deleted is no longer reported,
+    and upstream's shedder sees only what each broker's latest report lists, so it must not
+    pick a bundle that is gone. Load reports list a broker's bundles as of now, and pass none.
+    """
     limits = {b.node: b.limits for b in brokers}
     reference = Limits.reference(limits.values()) if limits else None
     loads = [
@@ -172,11 +183,21 @@ def snapshot_of(
     ]
     available = [b.node for b in brokers if b.writable]
     stamps = [load.updated_at for load in loads]
-    if bundles_at is not None:
-        stamps.append(bundles_at)
+    times = np.zeros(0) if bundle_times is None else np.asarray(bundle_times, dtype=np.float64)
+    if len(times) != (len(bundles) if bundle_times is not None else 0):
+        raise ValueError(f"{len(times)} bundle times for {len(bundles)} bundles")
+    if len(times):
+        stamps.append(float(times.max()))
+    now = max(stamps, default=0.0)
+    left_out: tuple[str, ...] = ()
+    if stale_after_s is not None and len(times):
+        stale = now - times > stale_after_s  # upstream's comparison for broker load data
+        if stale.any():
+            left_out = tuple(bundles.names[i] for i in np.flatnonzero(stale).tolist())
+            bundles = bundles.take(np.flatnonzero(~stale))
     snapshot = LoadSnapshot.of(loads, bundles, available=available)
     folded = {b.node: b.folded for b in brokers if b.folded is not None}
-    return Built(snapshot, max(stamps, default=0.0), limits, folded=folded)
+    return Built(snapshot, now, limits, folded=folded, left_out=left_out)
 
 
 @lru_cache(maxsize=65_536)  # a live loop asks again for every broker that did not report
@@ -200,19 +221,21 @@ def build_snapshot(
     model: LoadModel,
     *,
     previous: Mapping[str, Folded] | None = None,
+    stale_after_s: float | None = None,
 ) -> Built:
     """The snapshot of one cluster from file rows (``trimtab shed``). Each row comes with a
     :class:`RejectedRow` *template* (source, line, raw row) used if the row has to be refused
     here: a row for a node outside the cluster, a second row for a bundle at the same time.
     ``previous``: the last build's :attr:`Built.folded`, whose history the samples extend
-    (``shed --follow``)."""
+    (``shed --follow``); ``stale_after_s``: see :func:`snapshot_of`."""
     rejected: list[RejectedRow] = []
     samples = _samples(state, nodes, rejected)
     chosen = _newest_bundles(state, bundles, rejected)
     brokers = broker_telemetry(state, samples, model, previous=previous)
-    table = BundleLoads.of(chosen[k][1] for k in sorted(chosen))
-    at = max((ts for ts, _ in chosen.values()), default=None)
-    built = snapshot_of(brokers, table, model, bundles_at=at)
+    names = sorted(chosen)
+    table = BundleLoads.of(chosen[k][1] for k in names)
+    times = [chosen[k][0] for k in names]
+    built = snapshot_of(brokers, table, model, bundle_times=times, stale_after_s=stale_after_s)
     return replace(built, rejected=tuple(rejected))
 
 
