@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,9 +22,10 @@ from trimtab.pipeline.job import JobOptions, run_job
 
 # Seed 1 is a fleet where the transfer strategy's plan raises the std (unequal brokers).
 # Samples come once a minute: a 2-minute window holds two.
-def _plan(spark: SparkSession, fleet: Path, out: Path) -> list[str]:
-    """The bundles the balanced plan moves (until balanced), pipeline and CLI agreeing."""
-    run_job(
+def _plan(spark: SparkSession, fleet: Path, out: Path) -> tuple[list[str], dict[str, Any]]:
+    """The bundles the balanced plan moves (until balanced), pipeline and CLI agreeing, and
+    the cluster's entry in ``run.json``."""
+    summary = run_job(
         spark,
         JobOptions(
             input=str(fleet), output=str(out), now=NOW, strategy="balanced", until_balanced=True
@@ -40,7 +42,8 @@ def _plan(spark: SparkSession, fleet: Path, out: Path) -> list[str]:
     )
     assert result.exit_code == 0, result.output
     assert sorted(t["bundle"] for t in json.loads(result.stdout)["transfers"]) == moved
-    return moved
+    (entry,) = summary.clusters.values()
+    return moved, entry
 
 
 def test_bundles_no_longer_reported_are_not_planned(spark: SparkSession, tmp_path: Path) -> None:
@@ -50,8 +53,8 @@ def test_bundles_no_longer_reported_are_not_planned(spark: SparkSession, tmp_pat
     plan moves when they are fresh, so without the rule their stale samples would be picked."""
     spec = FleetSpec(clusters=1, brokers=5, bookies=2, bundles=24, minutes=40, seed=3)
     fleet = generate_fleet(spec, tmp_path / "in").out
-    fresh = _plan(spark, fleet, tmp_path / "fresh")
-    assert fresh
+    fresh, entry = _plan(spark, fleet, tmp_path / "fresh")
+    assert fresh and "stale_bundles" not in entry
     table = pq.read_table(fleet / "bundle_metrics")
     # Samples each minute from 0 to 39: the last one at minute 8 is 31 minutes old.
     cutoff = pc.min(table["ts"]).as_py() + timedelta(minutes=8)
@@ -60,8 +63,12 @@ def test_bundles_no_longer_reported_are_not_planned(spark: SparkSession, tmp_pat
     for old in (fleet / "bundle_metrics").iterdir():
         old.unlink()
     pq.write_table(table.filter(keep), fleet / "bundle_metrics" / "part-0.parquet")
-    moved = _plan(spark, fleet, tmp_path / "stale")
+    moved, entry = _plan(spark, fleet, tmp_path / "stale")
     assert not set(moved) & set(fresh)
+    left_out = sorted(set(fresh))
+    assert entry["stale_bundles"] == {"count": len(left_out), "first": left_out[:5]}
+    doc = json.loads((tmp_path / "stale" / "run.json").read_text())
+    assert doc["clusters"]["cluster-00"]["stale_bundles"]["count"] == len(left_out)
 
 
 @pytest.mark.parametrize(

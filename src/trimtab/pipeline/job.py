@@ -305,10 +305,13 @@ def _plans(
 
 
 def _advice(rows: list[Row], summary: RunSummary) -> None:
-    """run.json per cluster: the recommendation (strategy and sentence) and upstream's plan."""
-    for row in (r for r in rows if r["kind"] in ("recommendation", "upstream")):
+    """run.json per cluster: the recommendation (strategy and sentence), upstream's plan and
+    the bundles left out as no longer reported."""
+    for row in (r for r in rows if r["kind"] in ("recommendation", "upstream", "stale")):
         entry = summary.clusters.setdefault(row["cluster"], {})
-        if row["kind"] == "recommendation":
+        if row["kind"] == "stale":
+            entry["stale_bundles"] = {"count": row["cycle"], "first": row["note"].split("\n")}
+        elif row["kind"] == "recommendation":
             entry["recommended"] = None if row["label"] == "none" else row["label"]
             entry["recommendation"] = row["note"]
         else:

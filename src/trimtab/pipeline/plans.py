@@ -25,7 +25,9 @@ Algorithm
        cycle's moves, as the plan records them (:attr:`Plan.settled`), with the cycle's
        outcome in ``label``/``reason``. The rows are the recommended plan's; a
        ``recommendation`` row holds the sentence and an ``upstream`` row what upstream's
-       configured shedder would do (its std after, its transfer count in ``cycle``).
+       configured shedder would do (its std after, its transfer count in ``cycle``); a
+       ``stale`` row counts the bundles left out as no longer reported (see
+       :func:`~trimtab.shedding.telemetry.snapshot_of`).
 """
 
 from __future__ import annotations
@@ -121,10 +123,11 @@ def shedding_plans(
             stale_after_s=config.load_data_ttl_seconds,
         )
         cluster = str(broker_rows["cluster"].iloc[0])
+        stale = _stale_rows(cluster, built.left_out)
         if why := nothing_to_shed(built.snapshot):
             # no load to compare: one summary row saying why, no std (never NaN)
             idle = _row(cluster, kind="summary", note=f"nothing to do because {why}")
-            return pd.DataFrame([idle], columns=PLAN_COLUMNS)
+            return pd.DataFrame([idle, *stale], columns=PLAN_COLUMNS)
         advice = recommend(
             config,
             lambda shedder: plan(
@@ -137,7 +140,7 @@ def shedding_plans(
             ),
             explicit=strategy,
         )
-        rows = [*_rows(cluster, advice.plan), *_advice_rows(cluster, advice)]
+        rows = [*_rows(cluster, advice.plan), *_advice_rows(cluster, advice), *stale]
         return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
     brokers = _brokers(node_load, samples, nodes)
@@ -335,6 +338,14 @@ def _advice_rows(cluster: str, advice: Recommendation) -> list[dict[str, object]
             std_after=up.std_after,
         ),
     ]
+
+
+def _stale_rows(cluster: str, left_out: tuple[str, ...]) -> list[dict[str, object]]:
+    """A ``stale`` row when bundles were left out as no longer reported: how many (in
+    ``cycle``) and the first five by name (``note``, one per line)."""
+    if not left_out:
+        return []
+    return [_row(cluster, kind="stale", cycle=len(left_out), note="\n".join(left_out[:5]))]
 
 
 def _row(cluster: str, **values: object) -> dict[str, object]:
