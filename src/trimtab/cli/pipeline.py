@@ -489,10 +489,14 @@ def _run_stream(
     stopping: list[int] = []
 
     def stop(signum: int, _frame: object) -> None:
+        if not stopping:
+            err.print(
+                f"{signal.Signals(signum).name}: stopping once the trigger under way is "
+                "published (again to stop now); the same --checkpoint goes on from there",
+                highlight=False,
+                soft_wrap=True,
+            )
         stopping.append(signum)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
 
     def show(status: dict[str, Any]) -> None:
         if as_json:
@@ -511,10 +515,15 @@ def _run_stream(
         )
 
     spark = spark_session(master=master, conf={"spark.sql.shuffle.partitions": "2"} | settings)
+    # After the session: PySpark's own SIGINT handler (cancel every job, then raise
+    # KeyboardInterrupt inside whatever call to the JVM is under way) is replaced.
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     run_stream(
         spark,
         options,
         on_status=show,
         should_stop=lambda: bool(stopping),
+        hurry=lambda: len(stopping) > 1,
         on_restart=lambda why: err.print(why, highlight=False),
     )

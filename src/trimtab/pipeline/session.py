@@ -74,6 +74,12 @@ DEFAULT_CONF: Mapping[str, str] = {
     # its sides' sizes: the shedding plans' join of three local tables shuffled both sides
     # of their cogroup (two Spark jobs of five). Spark 3's default, no limit, is restored.
     "spark.sql.maxSinglePartitionBytes": str(2**63 - 1),
+    # PySpark's own applyInPandasWithState pads its output with all-empty frames and
+    # concatenates them, which pandas 2 warns about on stderr at every trigger of `pipeline
+    # stream`: a warning about PySpark's code that a user can do nothing about.
+    "spark.executorEnv.PYTHONWARNINGS": (
+        "ignore:The behavior of DataFrame concatenation:FutureWarning"
+    ),
 }
 
 #: Lets HotSpot compile the row rules' large generated method (see the module docstring).

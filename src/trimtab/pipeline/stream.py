@@ -1155,26 +1155,44 @@ def run_stream(
     *,
     on_status: Callable[[dict[str, Any]], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    hurry: Callable[[], bool] = lambda: False,
     on_restart: Callable[[str], None] | None = None,
 ) -> None:
     """Run until ``should_stop``; restart the query from its checkpoint when the inventory's
-    files change, so the state function decides with the new inventory."""
+    files change, so the state function decides with the new inventory.
+
+    A stop lets the trigger under way finish and publish (up to ``_DRAIN_S``, or until
+    ``hurry``), so its decisions are out and the restart starts from the next one; stopped
+    mid-trigger, the query would be interrupted inside its writes (Spark logs each one)."""
     publisher = Publisher(spark, options.output, on_status)
     while not should_stop():
         inventory = read_inventory(spark, options.input, now=datetime.now(UTC))
         query = _start(spark, options, inventory, publisher)
+        polled = time.monotonic()
         try:
             while not should_stop():
-                if query.awaitTermination(max(1, round(options.inventory_poll_s))):
+                if query.awaitTermination(1):
                     if query.exception() is not None:
                         raise RuntimeError(str(query.exception()))
                     return
+                if time.monotonic() - polled < options.inventory_poll_s:
+                    continue
+                polled = time.monotonic()
                 if inventory_signature(spark, options.input) != inventory.signature:
                     if on_restart is not None:
                         on_restart("the inventory changed: restarting from the checkpoint")
                     break  # re-read it and go on from the checkpoint
+            deadline = time.monotonic() + _DRAIN_S
+            while query.isActive and query.status["isTriggerActive"] and not hurry():
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
         finally:
             query.stop()
+
+
+#: How long a stop waits for the trigger under way to finish.
+_DRAIN_S = 120.0
 
 
 def _start(
