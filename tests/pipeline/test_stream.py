@@ -680,29 +680,16 @@ def test_a_bundle_no_longer_reported_is_forgotten_after_the_load_data_ttl() -> N
     common = {"_rule": None, "_reason": None, "_raw": None, "_landed_us": 0, "cluster": "c"}
     empty = dict.fromkeys([*NODE_FIELDS, "disk_free_bytes", "disk_total_bytes", *RATES])
 
+    def row(table: str, ts_us: int, **key: str | None) -> dict[str, Any]:
+        values = empty | dict.fromkeys(NODE_FIELDS if table == "node_metrics" else RATES, 0.5)
+        source = {"_table": table, "ts_us": ts_us, "_source_file": f"{table}/{ts_us}"}
+        return values | common | source | {"storage_bytes": None} | key
+
     def node(name: str, ts_us: int) -> dict[str, Any]:
-        values = empty | dict.fromkeys(NODE_FIELDS, 0.5) | common
-        return values | {
-            "_table": "node_metrics",
-            "node": name,
-            "bundle": None,
-            "broker": None,
-            "ts_us": ts_us,
-            "_source_file": f"n{ts_us}",
-            "storage_bytes": None,
-        }
+        return row("node_metrics", ts_us, node=name, bundle=None, broker=None)
 
     def bundle(name: str, broker: str, ts_us: int) -> dict[str, Any]:
-        values = empty | dict.fromkeys(RATES, 1.0) | common
-        return values | {
-            "_table": "bundle_metrics",
-            "node": None,
-            "bundle": name,
-            "broker": broker,
-            "ts_us": ts_us,
-            "_source_file": f"b{ts_us}",
-            "storage_bytes": None,
-        }
+        return row("bundle_metrics", ts_us, node=None, bundle=name, broker=broker)
 
     state = ClusterStream()
     first = [node("a:1", 0), node("b:1", 0), bundle("t/n/gone", "a:1", 0)]
