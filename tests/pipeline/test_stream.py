@@ -627,6 +627,18 @@ def test_cluster_state_of_an_earlier_checkpoint_still_loads() -> None:
     assert ClusterStream.loads(state.dumps()) == state
 
 
+def checked_row(table: str, ts_us: int, source: str, **values: Any) -> dict[str, Any]:
+    """One row of cluster ``c`` as the state function gets it, checked (no rule broken):
+    the columns of both telemetry tables, the other table's empty, the sample's at 0.5."""
+    from trimtab.pipeline.bundle_samples import BUNDLE_VALUES, RATES
+
+    empty = [*NODE_FIELDS, "disk_free_bytes", "disk_total_bytes", *BUNDLE_VALUES]
+    row = dict.fromkeys([*empty, "node", "bundle", "broker", "_rule", "_reason", "_raw"])
+    row |= dict.fromkeys(NODE_FIELDS if table == "node_metrics" else RATES, 0.5)
+    row |= {"_table": table, "cluster": "c", "ts_us": ts_us, "_source_file": source}
+    return row | {"_landed_us": 0} | values
+
+
 def test_conflicting_samples_are_both_refused_and_the_stream_goes_on() -> None:
     """A second row for a node's sample time that differs: refused as ``conflict``, and the
     first one no longer counts (as the batch job refuses both); an equal one: ``duplicate``."""
@@ -635,13 +647,9 @@ def test_conflicting_samples_are_both_refused_and_the_stream_goes_on() -> None:
     limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
     inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
     decider = Decider(inventory, Config(), None, 0, 60_000_000)
-    sample = dict.fromkeys(NODE_FIELDS, 0.5)
 
     def row(node: str, source: str, **changes: float) -> dict[str, Any]:
-        values = {"_table": "node_metrics", "cluster": "c", "node": node, "ts_us": 0}
-        values |= {"_rule": None, "_reason": None, "_raw": None, "_landed_us": 0}
-        values |= {"_source_file": source, "bundle": None, "broker": None}
-        return values | sample | {"disk_free_bytes": None, "disk_total_bytes": None} | changes
+        return checked_row("node_metrics", 0, source, node=node, **changes)
 
     state = ClusterStream()
     first = pd.DataFrame([row("a:1", "f1"), row("b:1", "f1")])
@@ -670,26 +678,18 @@ def test_a_bundle_no_longer_reported_is_forgotten_after_the_load_data_ttl() -> N
     state only while the shedder could still see it: once its newest sample is older than the
     newest data by more than loadBalancerBrokerLoadDataTTLInSeconds, it is dropped, so the
     state does not grow with every bundle the stream has ever seen."""
-    from trimtab.pipeline.bundle_samples import RATES
     from trimtab.pipeline.stream import ClusterStream, Decider, Inventory, Node
 
     limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
     inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
     decider = Decider(inventory, Config(), None, 0, 60_000_000)
     ttl_us = Config().shedding.load_data_ttl_seconds * 1_000_000
-    common = {"_rule": None, "_reason": None, "_raw": None, "_landed_us": 0, "cluster": "c"}
-    empty = dict.fromkeys([*NODE_FIELDS, "disk_free_bytes", "disk_total_bytes", *RATES])
-
-    def row(table: str, ts_us: int, **key: str | None) -> dict[str, Any]:
-        values = empty | dict.fromkeys(NODE_FIELDS if table == "node_metrics" else RATES, 0.5)
-        source = {"_table": table, "ts_us": ts_us, "_source_file": f"{table}/{ts_us}"}
-        return values | common | source | {"storage_bytes": None} | key
 
     def node(name: str, ts_us: int) -> dict[str, Any]:
-        return row("node_metrics", ts_us, node=name, bundle=None, broker=None)
+        return checked_row("node_metrics", ts_us, f"n{ts_us}", node=name)
 
     def bundle(name: str, broker: str, ts_us: int) -> dict[str, Any]:
-        return row("bundle_metrics", ts_us, node=None, bundle=name, broker=broker)
+        return checked_row("bundle_metrics", ts_us, f"b{ts_us}", bundle=name, broker=broker)
 
     state = ClusterStream()
     first = [node("a:1", 0), node("b:1", 0), bundle("t/n/gone", "a:1", 0)]

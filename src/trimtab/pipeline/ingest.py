@@ -846,6 +846,7 @@ def _member_verdict(rows: DataFrame, table: InputTable) -> DataFrame:
 #: never share a bit.
 _SLOT_S = 15
 _SLOT_LONGS = 4
+_SLOTS = 64 * _SLOT_LONGS  # slots a window
 #: The rows :func:`slot_seconds` looks at (one small job on the first rows read).
 _CADENCE_ROWS = 20_000
 
@@ -871,7 +872,8 @@ def slot_seconds(rows: DataFrame, table: InputTable) -> int:
     k, t = sample.column("k").to_numpy(), sample.column("t").to_numpy()
     order = np.lexsort((t, k))
     k, t = k[order], t[order]
-    gaps = np.diff(t)[(k[1:] == k[:-1]) & (np.diff(t) > 0)]
+    steps = np.diff(t)
+    gaps = steps[(k[1:] == k[:-1]) & (steps > 0)]
     if not len(gaps):
         return _SLOT_S
     typical = float(np.percentile(gaps, 10)) / 1e6
@@ -881,7 +883,7 @@ def slot_seconds(rows: DataFrame, table: InputTable) -> int:
 def _window(table: InputTable, slot_s: int) -> Sql:
     """A row's screen window (constant for a table without a time)."""
     stamps = _ts(table)
-    width = 64 * _SLOT_LONGS * slot_s
+    width = _SLOTS * slot_s
     return f"floor(unix_seconds({q(stamps[0])}) / {width})" if stamps else "0L"
 
 
@@ -907,7 +909,7 @@ def summarize(
     Every aggregate has a fixed size, so Spark aggregates with compiled code and pre-
     aggregates before the shuffle (collecting each key's times, or its refused rows, made it
     aggregate row by row, uncompiled: twice the time at 50 M rows). The exact repeat check is
-    screened instead: per key and window of ``256 * slot_s`` seconds, each sample time sets
+    screened instead: per key and window of ``_SLOTS * slot_s`` seconds, each sample time sets
     the bit of its ``slot_s``-second slot; a window with fewer bits set than times holds two
     times in one slot, which every repeat does. Only such windows are named, and their rows
     read again and settled exactly (:func:`resolve_copies`), so a false alarm (two samples
@@ -917,8 +919,7 @@ def summarize(
     need no duplicate check first.
     """
     stamps, others = _ts(table), _others(table)
-    slots = 64 * _SLOT_LONGS
-    slot = f"pmod(floor(unix_seconds({q(stamps[0])}) / {slot_s}), {slots})" if stamps else "0L"
+    slot = f"pmod(floor(unix_seconds({q(stamps[0])}) / {slot_s}), {_SLOTS})" if stamps else "0L"
     timed = q(stamps[0]) if stamps else "1"
     first = [
         "count(1) AS `_n`",

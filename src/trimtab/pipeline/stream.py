@@ -1149,6 +1149,14 @@ def _json_float(value: Any) -> float | None:
     return None if value is None or pd.isna(value) else round(float(value), 6)
 
 
+#: How long a stop waits for the trigger under way to finish.
+_DRAIN_S = 120.0
+
+
+def _trigger_active(query: StreamingQuery) -> bool:
+    return bool(query.isActive and query.status["isTriggerActive"])
+
+
 def run_stream(
     spark: SparkSession,
     options: StreamOptions,
@@ -1183,16 +1191,10 @@ def run_stream(
                         on_restart("the inventory changed: restarting from the checkpoint")
                     break  # re-read it and go on from the checkpoint
             deadline = time.monotonic() + _DRAIN_S
-            while query.isActive and query.status["isTriggerActive"] and not hurry():
-                if time.monotonic() > deadline:
-                    break
+            while time.monotonic() < deadline and not hurry() and _trigger_active(query):
                 time.sleep(0.2)
         finally:
             query.stop()
-
-
-#: How long a stop waits for the trigger under way to finish.
-_DRAIN_S = 120.0
 
 
 def _start(

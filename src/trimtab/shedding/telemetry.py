@@ -183,8 +183,8 @@ def snapshot_of(
     ]
     available = [b.node for b in brokers if b.writable]
     stamps = [load.updated_at for load in loads]
-    times = np.zeros(0) if bundle_times is None else np.asarray(bundle_times, dtype=np.float64)
-    if len(times) != (len(bundles) if bundle_times is not None else 0):
+    times = np.asarray([] if bundle_times is None else bundle_times, dtype=np.float64)
+    if bundle_times is not None and len(times) != len(bundles):
         raise ValueError(f"{len(times)} bundle times for {len(bundles)} bundles")
     if len(times):
         stamps.append(float(times.max()))
