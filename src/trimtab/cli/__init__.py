@@ -61,7 +61,7 @@ def _run(args: list[str] | None) -> int:
         return 2
     except UsageError as exc:
         where = f"; see '{exc.ctx.command_path} --help'" if exc.ctx is not None else ""
-        show_error(f"{exc.format_message()}{where}")
+        show_error(f"{exc.format_message().rstrip('.')}{where}")
         return 2
     except ClickException as exc:
         show_error(exc.format_message())
