@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
 from tests.pipeline.conftest import NOW
+from trimtab._format import plural
 from trimtab.cli import app
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.pipeline.job import JobOptions, run_job
@@ -69,6 +70,15 @@ def test_bundles_no_longer_reported_are_not_planned(spark: SparkSession, tmp_pat
     assert entry["stale_bundles"] == {"count": len(left_out), "first": left_out[:5]}
     doc = json.loads((tmp_path / "stale" / "run.json").read_text())
     assert doc["clusters"]["cluster-00"]["stale_bundles"]["count"] == len(left_out)
+    # --replay, as typed: the live shedder leaves each out at the first minute past the TTL
+    # (39), and the summary says so.
+    args = ["pipeline", "run", "--input", str(fleet), "--output", str(tmp_path / "replay")]
+    result = CliRunner().invoke(app, [*args, "--replay"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert f"{plural(len(left_out), 'bundle')} left out, not reported within" in result.stdout
+    doc = json.loads((tmp_path / "replay" / "run.json").read_text())
+    stale = doc["clusters"]["cluster-00"]["stale_bundles"]
+    assert stale == {"count": len(left_out), "first": left_out[:5]}
 
 
 @pytest.mark.parametrize(

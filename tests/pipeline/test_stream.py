@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -678,7 +679,14 @@ def test_a_bundle_no_longer_reported_is_forgotten_after_the_load_data_ttl() -> N
     state only while the shedder could still see it: once its newest sample is older than the
     newest data by more than loadBalancerBrokerLoadDataTTLInSeconds, it is dropped, so the
     state does not grow with every bundle the stream has ever seen."""
-    from trimtab.pipeline.stream import ClusterStream, Decider, Inventory, Node
+    from trimtab.pipeline.stream import (
+        OUT_COLUMNS,
+        ClusterStream,
+        Decider,
+        Inventory,
+        Node,
+        _status,
+    )
 
     limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
     inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
@@ -699,7 +707,18 @@ def test_a_bundle_no_longer_reported_is_forgotten_after_the_load_data_ttl() -> N
     decider.run("c", pd.DataFrame([node("a:1", at), bundle("t/n/kept", "b:1", at)]), state, 0)
     assert sorted(state.bundles.bundle) == ["t/n/gone", "t/n/kept"]
     at = ttl_us + 60_000_000
-    decider.run("c", pd.DataFrame([node("a:1", at), bundle("t/n/kept", "b:1", at)]), state, 0)
+    out = decider.run("c", pd.DataFrame([node("a:1", at), bundle("t/n/kept", "b:1", at)]), state, 0)
     assert state.bundles.bundle.tolist() == ["t/n/kept"]
     table, _ = state.bundles.newest()
     assert table.names == ("t/n/kept",)
+    # The cycle names what it forgot, and status.json counts it once, a rerun included.
+    (summary,) = (row for row in out if row["kind"] == "cluster")
+    assert (summary["samples"], summary["bundle"]) == (1, "t/n/gone")
+    trigger = datetime.fromtimestamp(at / 1e6 + 5, UTC)
+    shown = _status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 7, None)
+    stale = {"count": 1, "latest": ["t/n/gone"]}
+    assert shown["clusters"]["c"]["stale_bundles"] == stale
+    again = _status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 7, shown)
+    assert again["clusters"]["c"]["stale_bundles"] == stale
+    later = _status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 8, shown)
+    assert later["clusters"]["c"]["stale_bundles"] == {"count": 2, "latest": ["t/n/gone"]}

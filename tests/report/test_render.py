@@ -100,6 +100,17 @@ def test_a_plan_that_raises_the_std_is_marked_and_explained() -> None:
     assert [r.worsens for r in rank_clusters(data)] == [False, True]
 
 
+def test_bundles_left_out_as_no_longer_reported_are_named() -> None:
+    """run.json's stale_bundles shows in the cluster's section: the count and the names it
+    gives, with an ellipsis when there are more."""
+    data = two_clusters()
+    data.run["clusters"]["hot"]["stale_bundles"] = {"count": 7, "first": ["t/n/0x0_0x1", "t/n/b"]}
+    html = render(data)
+    assert "7 bundles left out, not reported within loadBalancerBrokerLoadDataTTLInSeconds" in html
+    assert "t/n/0x0_0x1, t/n/b, ...." in html
+    assert "bundles left out" not in render(two_clusters())
+
+
 def test_missing_tables_give_notes_not_errors() -> None:
     """Without bookies, allocations, cycles or quarantine, each part says what is missing."""
     html = render(two_clusters())

@@ -162,7 +162,7 @@ def test_a_bundle_no_longer_reported_is_left_out_with_a_warning(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     (warning,) = doc["warnings"]
-    assert warning.startswith("1 bundle(s) left out") and gone in warning
+    assert warning.startswith("1 bundle left out") and gone in warning
     assert "loadBalancerBrokerLoadDataTTLInSeconds (1800 s)" in warning
     assert doc["transfers"] == plain["transfers"]
     assert doc["brokers"][0]["bundles_before"] == 5

@@ -29,6 +29,7 @@ from trimtab.cli._common import (
 from trimtab.cli.shed import MAX_CYCLES
 from trimtab.errors import TrimtabError
 from trimtab.shedding.strategies import STRATEGIES
+from trimtab.shedding.telemetry import left_out_sentence
 
 if TYPE_CHECKING:
     from trimtab.pipeline.job import JobOptions, RunSummary
@@ -182,6 +183,9 @@ def run_cmd(
             out.print(f"[bold]{name}:[/] {info['recommendation']}", highlight=False)
         if info.get("warning"):
             out.print(f"[yellow]warning:[/] {name}: {info['warning']}", highlight=False)
+        if stale := info.get("stale_bundles"):
+            sentence = left_out_sentence(stale["count"], stale["first"])
+            out.print(f"[bold]{name}:[/] {sentence}", highlight=False)
     nodes = sum(c["nodes"] for c in summary.clusters.values())
     out.print(
         f"{plural(len(summary.clusters), 'cluster')}, {plural(nodes, 'node')}; "

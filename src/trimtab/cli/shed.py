@@ -50,7 +50,7 @@ from trimtab.shedding.filters import read_policies
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.recommend import Recommendation
-from trimtab.shedding.telemetry import Built, build_snapshot
+from trimtab.shedding.telemetry import Built, build_snapshot, left_out_sentence
 from trimtab.tables import Parsed, RejectedRow
 
 __all__ = ["Format", "Strategy", "plan_json", "shed"]
@@ -242,12 +242,8 @@ def _stale_bundles(built: Built, config: SheddingConfig) -> list[str]:
     """The warning for bundles left out of the snapshot as no longer reported, if any."""
     if not built.left_out:
         return []
-    names = ", ".join(built.left_out[:3]) + (", ..." if len(built.left_out) > 3 else "")
-    return [
-        f"{len(built.left_out)} bundle(s) left out, not reported within "
-        f"loadBalancerBrokerLoadDataTTLInSeconds ({config.load_data_ttl_seconds} s) of the "
-        f"newest sample (moved, split or deleted): {names}"
-    ]
+    count, ttl = len(built.left_out), config.load_data_ttl_seconds
+    return [left_out_sentence(count, built.left_out[:3], ttl)]
 
 
 def _print_result(

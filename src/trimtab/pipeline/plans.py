@@ -33,6 +33,7 @@ Algorithm
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -64,10 +65,12 @@ __all__ = [
     "DECISION_COLUMNS",
     "PLAN_COLUMNS",
     "PLAN_SCHEMA",
+    "STALE_NAMED",
     "TRANSFER_COLUMNS",
     "decision_fields",
     "inventory_rows",
     "shedding_plans",
+    "stale_rows",
 ]
 
 PLAN_SCHEMA = (
@@ -76,6 +79,8 @@ PLAN_SCHEMA = (
     "std_after double, note string, load_before double, load_after double, warning string"
 )
 PLAN_COLUMNS = [c.split()[0] for c in PLAN_SCHEMA.split(", ")]
+#: How many of the bundles left out as no longer reported run.json and status.json name.
+STALE_NAMED = 5
 #: The ``decisions`` and ``transfers`` tables' columns (``pipeline run`` and the stream).
 DECISION_COLUMNS = ("cluster", "cycle", "label", "reason", "broker", "bundle", "note")
 TRANSFER_COLUMNS = (
@@ -123,7 +128,7 @@ def shedding_plans(
             stale_after_s=config.load_data_ttl_seconds,
         )
         cluster = str(broker_rows["cluster"].iloc[0])
-        stale = _stale_rows(cluster, built.left_out)
+        stale = stale_rows(cluster, built.left_out)
         if why := nothing_to_shed(built.snapshot):
             # no load to compare: one summary row saying why, no std (never NaN)
             idle = _row(cluster, kind="summary", note=f"nothing to do because {why}")
@@ -340,12 +345,13 @@ def _advice_rows(cluster: str, advice: Recommendation) -> list[dict[str, object]
     ]
 
 
-def _stale_rows(cluster: str, left_out: tuple[str, ...]) -> list[dict[str, object]]:
+def stale_rows(cluster: str, left_out: Sequence[str]) -> list[dict[str, object]]:
     """A ``stale`` row when bundles were left out as no longer reported: how many (in
-    ``cycle``) and the first five by name (``note``, one per line)."""
+    ``cycle``) and the first :data:`STALE_NAMED` by name (``note``, one per line)."""
     if not left_out:
         return []
-    return [_row(cluster, kind="stale", cycle=len(left_out), note="\n".join(left_out[:5]))]
+    names = "\n".join(left_out[:STALE_NAMED])
+    return [_row(cluster, kind="stale", cycle=len(left_out), note=names)]
 
 
 def _row(cluster: str, **values: object) -> dict[str, object]:

@@ -28,7 +28,7 @@ import pandas as pd
 from trimtab.config import Config
 from trimtab.pipeline.bundle_samples import BUNDLE_VALUES
 from trimtab.pipeline.loads import SAMPLE_FIELDS
-from trimtab.pipeline.plans import PLAN_SCHEMA
+from trimtab.pipeline.plans import PLAN_SCHEMA, stale_rows
 from trimtab.pipeline.stream import (
     ClusterStream,
     Inventory,
@@ -163,6 +163,9 @@ def _rows(cluster: str, cycles: list[LiveCycle]) -> list[dict[str, Any]]:
                 load_after=None if after is None else after.load,
             )
         )
+    # Each bundle left out is forgotten in its cycle: one name per bundle that stopped
+    # reporting during the replay (again if it came back and stopped again).
+    rows += stale_rows(cluster, sorted(name for c in cycles for name in c.left_out))
     stds = [c.result.std for c in cycles if _finite(c.result.std) is not None]
     rows.append(
         _row(

@@ -63,6 +63,7 @@ from trimtab.pipeline.bundle_samples import BUNDLE_VALUES, BundleSamples, Outcom
 from trimtab.pipeline.loads import METRICS, SAMPLE_FIELDS, window_seconds
 from trimtab.pipeline.plans import (
     DECISION_COLUMNS,
+    STALE_NAMED,
     TRANSFER_COLUMNS,
     decision_fields,
     inventory_rows,
@@ -444,14 +445,18 @@ class Decider:
             std=_finite(cycle.result.std),
             std_after=_finite(cycle.result.std_after),
             note=cycle.strategy,
+            # The bundles forgotten: how many, and the first names (see _status).
+            samples=len(cycle.left_out),
+            bundle="\n".join(cycle.left_out[:STALE_NAMED]) or None,
         )
         return [_empty_out(**row) for row in cycle.rows()]
 
 
 @dataclass(frozen=True, slots=True)
 class LiveCycle:
-    """One cycle of the live shedder on a cluster: its number, data time, shedder, result and
-    the snapshot it decided on."""
+    """One cycle of the live shedder on a cluster: its number, data time, shedder, result,
+    the snapshot it decided on and the bundles it left out as no longer reported (they are
+    forgotten in the same cycle, so each is named by one cycle only)."""
 
     cluster: str
     number: int
@@ -459,6 +464,7 @@ class LiveCycle:
     strategy: str
     result: CycleResult
     snapshot: LoadSnapshot
+    left_out: tuple[str, ...] = ()
 
     def rows(self) -> list[dict[str, Any]]:
         """A row per decision, as the stream and ``pipeline run --replay`` write them."""
@@ -519,6 +525,7 @@ def live_cycle(
         strategy=str(shedder.config.strategy),
         result=result,
         snapshot=built.snapshot,
+        left_out=built.left_out,
     )
 
 
@@ -1117,7 +1124,8 @@ def _status(
         if row["cluster"] is None or row["cycle"] is None or pd.isna(row["cycle"]):
             continue
         data_time = datetime.fromtimestamp(row["at_us"] / 1e6, UTC)
-        clusters[row["cluster"]] = {
+        before = clusters.get(row["cluster"], {})
+        entry = {
             "cycle": int(row["cycle"]),
             "batch": batch,
             "strategy": row["note"],
@@ -1127,6 +1135,9 @@ def _status(
             "transfers": int(transfers.get(row["cluster"], 0)),
             "lag_s": round((trigger - data_time).total_seconds(), 3),
         }
+        if stale := _stale(before, row, batch):
+            entry["stale_bundles"] = stale
+        clusters[row["cluster"]] = entry
     totals = dict((previous or {}).get("totals", {"rows_in": 0, "rows_quarantined": 0}))
     if previous is None or int(previous.get("batch", -1)) < batch:
         totals = {
@@ -1143,6 +1154,20 @@ def _status(
         "totals": totals,
         "clusters": dict(sorted(clusters.items())),
     }
+
+
+def _stale(before: Mapping[str, Any], row: Mapping[Any, Any], batch: int) -> dict[str, Any]:
+    """A cluster's ``stale_bundles`` in ``status.json``: how many bundles the stream has
+    forgotten as no longer reported since it started, and the latest ones by name. A batch
+    run again after a restart was counted already."""
+    stale: dict[str, Any] = dict(before.get("stale_bundles", {}))
+    forgotten = 0 if pd.isna(row["samples"]) else int(row["samples"])
+    if forgotten and int(before.get("batch", -1)) < batch:
+        stale = {
+            "count": int(stale.get("count", 0)) + forgotten,
+            "latest": row["bundle"].split("\n"),
+        }
+    return stale
 
 
 def _json_float(value: Any) -> float | None:

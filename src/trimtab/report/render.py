@@ -45,6 +45,7 @@ from trimtab.report.page import (
     section,
     slug,
 )
+from trimtab.shedding.telemetry import left_out_sentence
 
 __all__ = [
     "ClusterRank",
@@ -345,6 +346,7 @@ def _cluster(data: ReportData, cluster: str) -> Html:
         key_figures(figures),
         *([advice(str(sentence))] if sentence else []),
         *warning,
+        *_stale_bundles(info),
         _broker_loads(data, cluster),
         _cycles(data, cluster),
         _transfers(data, cluster),
@@ -353,6 +355,15 @@ def _cluster(data: ReportData, cluster: str) -> Html:
         _cluster_quarantine(data, cluster),
     ]
     return section(f"Cluster {cluster}", *parts, anchor=f"cluster-{slug(cluster)}", intro=intro)
+
+
+def _stale_bundles(info: dict[str, Any]) -> list[Html]:
+    """The bundles the plan left out as no longer reported (``stale_bundles`` in run.json)."""
+    stale = info.get("stale_bundles")
+    if not isinstance(stale, dict) or not stale.get("count"):
+        return []
+    names = [str(n) for n in stale.get("first", [])]
+    return [note(f"{left_out_sentence(int(stale['count']), names)}.")]
 
 
 def _broker_loads(data: ReportData, cluster: str) -> Html:

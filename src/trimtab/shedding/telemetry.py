@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from trimtab._format import plural
 from trimtab.cluster import ClusterState, NodeState
 from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample
 from trimtab.shedding.snapshot import Bundle, BundleLoads, LoadSnapshot
@@ -45,6 +46,7 @@ __all__ = [
     "ema_by_group",
     "fold",
     "fold_columns",
+    "left_out_sentence",
     "snapshot_of",
 ]
 
@@ -326,3 +328,15 @@ def _newest_bundles(
 
 def _refuse(template: RejectedRow, reason: str) -> RejectedRow:
     return RejectedRow(template.source, template.line, reason, template.row)
+
+
+def left_out_sentence(count: int, names: Sequence[str], ttl_s: int | None = None) -> str:
+    """What ``trimtab shed``, ``pipeline run`` and the report say of the bundles a snapshot
+    left out as stale (:attr:`Built.left_out`): how many, and ``names``, the first of them."""
+    ttl = f" ({ttl_s} s)" if ttl_s is not None else ""
+    more = ", ..." if count > len(names) else ""
+    return (
+        f"{plural(count, 'bundle')} left out, not reported within "
+        f"loadBalancerBrokerLoadDataTTLInSeconds{ttl} of the newest sample "
+        f"(moved, split or deleted): {', '.join(names)}{more}"
+    )
