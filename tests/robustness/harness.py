@@ -151,6 +151,8 @@ def violations(run: Run, *, outputs: Sequence[Path] = ()) -> list[str]:
         if len(errors) != 1:
             usage = "Usage:" in run.stderr
             found.append("usage box, no error: line" if usage else f"{len(errors)} error: lines")
+        if any(not line.strip() for line in run.stderr.splitlines()):
+            found.append("blank line on stderr")  # a progress display ended off the terminal
         if any(p.exists() for p in outputs):
             found.append("output written on exit 2")
     shown = _CONTROL.search(result.stdout + run.stderr)

@@ -230,7 +230,9 @@ def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progres
         TaskProgressColumn(),
         TimeElapsedColumn(),
     )
-    return Progress(*shown, console=err, transient=True, disable=quiet)
+    # Off the terminal rich would still end the display with an empty line on stderr, in
+    # front of an error line or after a successful run.
+    return Progress(*shown, console=err, transient=True, disable=quiet or not err.is_terminal)
 
 
 def figures_table(columns: Sequence[str], *, text: Collection[str], **options: Any) -> Table:
