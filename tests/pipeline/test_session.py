@@ -8,16 +8,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
 from trimtab.cli.pipeline import small_input
-from trimtab.pipeline.generate import GeneratedFleet
+from trimtab.pipeline.generate import FleetSpec, GeneratedFleet, generate_fleet
 from trimtab.pipeline.session import (
     JIT_OPTION,
+    LOG_CONFIG,
     MASTER_ENV,
     SMALL_RUN_JIT_OPTION,
     java_options,
+    logging_options,
     parse_conf,
 )
 
@@ -53,6 +56,47 @@ def test_java_options_keep_the_users_and_add_c1_only_for_small_runs() -> None:
     assert java_options("", small=True) == f"{JIT_OPTION} {SMALL_RUN_JIT_OPTION}"
     for own in ("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation"):
         assert java_options(own, small=True) == f"{own} {JIT_OPTION}"
+
+
+def test_the_driver_logs_with_trimtabs_file_unless_the_user_has_one(tmp_path: Path) -> None:
+    """The driver gets trimtab's log4j2 file after the user's options, unless the options
+    name a file or Spark's configuration directory holds one (Spark would read it)."""
+    mine = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    assert LOG_CONFIG.is_file()
+    assert logging_options("", {}) == mine
+    assert logging_options("-Xss4m", {"SPARK_CONF_DIR": str(tmp_path)}) == f"-Xss4m {mine}"
+    own = "-Dlog4j2.configurationFile=/etc/spark/log4j2.xml"
+    assert logging_options(own, {}) == own
+    (tmp_path / "log4j2.properties").write_text("rootLogger.level = info\n")
+    assert logging_options("", {"SPARK_CONF_DIR": str(tmp_path)}) == ""
+    assert logging_options("", {"SPARK_HOME": str(tmp_path.parent)}) == mine
+    (tmp_path.parent / "conf").mkdir()
+    (tmp_path.parent / "conf" / "log4j2.xml").write_text("<Configuration/>\n")
+    assert logging_options("", {"SPARK_HOME": str(tmp_path.parent)}) == ""
+
+
+def test_an_input_refused_after_spark_starts_is_one_error_line(tmp_path: Path) -> None:
+    """`trimtab pipeline run` as typed, on telemetry lacking a required column (found once
+    Spark reads the files): exit 2, and stderr is the error line alone; Spark's start-up
+    lines are gone (the JVM's own notice of its incubator modules is not Spark's to drop)."""
+    fleet = generate_fleet(FleetSpec(clusters=1, brokers=3, bookies=3, minutes=2), tmp_path)
+    for part in (fleet.out / "node_metrics").glob("*.parquet"):
+        pq.write_table(pq.read_table(part).drop_columns(["cpu"]), part)
+    env = {k: v for k, v in os.environ.items() if k not in (MASTER_ENV, "SPARK_CONF_DIR")}
+    command = [str(Path(sys.executable).parent / "trimtab"), "pipeline", "run"]
+    done = subprocess.run(
+        [*command, "--input", str(fleet.out), "--output", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    lines = [x for x in done.stderr.splitlines() if not x.startswith("WARNING: Using incubator")]
+    assert len(lines) == 1 and lines[0].startswith("error: table node_metrics: "), lines
+    assert "lacks required column(s) cpu" in lines[0]
+    assert not (tmp_path / "out").exists()
 
 
 def test_small_input_is_local_telemetry_the_job_keeps_as_local_rows(tmp_path: Path) -> None:

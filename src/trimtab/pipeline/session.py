@@ -19,7 +19,8 @@ one generated method of about 10 KB of bytecode for ``node_metrics``, past the 8
 HotSpot otherwise refuses to compile, and an interpreted rule pass was five times slower
 (the whole job at 10 M rows: 77 s against 50 s). A small local run (``small=True``: the
 CLI's ``pipeline run`` on telemetry the job will keep as local rows) compiles with C1 only
-(:func:`java_options`).
+(:func:`java_options`). The driver logs with trimtab's log4j2 file unless the user has one
+(:func:`logging_options`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -36,9 +38,11 @@ __all__ = [
     "DEFAULT_CONF",
     "JIT_OPTION",
     "LOCAL_CONF",
+    "LOG_CONFIG",
     "MASTER_ENV",
     "SMALL_RUN_JIT_OPTION",
     "java_options",
+    "logging_options",
     "parse_conf",
     "spark_session",
 ]
@@ -88,6 +92,9 @@ JIT_OPTION = "-XX:-DontCompileHugeMethods"
 SMALL_RUN_JIT_OPTION = "-XX:TieredStopAtLevel=1"
 _JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 
+#: The driver's log4j2 file when the user brings none (see :func:`logging_options`).
+LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.properties"
+
 #: Local runs only: the driver is the executor, and Spark's 1 GiB default heap makes a
 #: fleet's aggregations spill long before the machine runs out of memory.
 LOCAL_CONF: Mapping[str, str] = {"spark.driver.memory": "4g"}
@@ -105,6 +112,22 @@ def java_options(given: str, *, small: bool = False) -> str:
     if small and "TieredStopAtLevel" not in given and "TieredCompilation" not in given:
         options = f"{options} {SMALL_RUN_JIT_OPTION}"
     return options
+
+
+def logging_options(given: str, env: Mapping[str, str]) -> str:
+    """The driver's JVM options ``given``, with :data:`LOG_CONFIG` as its log4j2 file
+    unless the user has one: named in ``given``, or in Spark's configuration directory
+    (``SPARK_CONF_DIR``, else ``SPARK_HOME/conf``), where Spark would find it.
+
+    Spark's default profile prints four lines on stderr at every start, before anything of
+    the command's own: with an error, they buried the one ``error:`` line a user reads."""
+    if "log4j2.configurationFile" in given or "log4j.configuration" in given:
+        return given
+    home = env.get("SPARK_HOME")
+    conf_dir = env.get("SPARK_CONF_DIR") or (str(Path(home, "conf")) if home else None)
+    if conf_dir and any(Path(conf_dir).glob("log4j2*")):
+        return given
+    return f"{given} -Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}".strip()
 
 
 def parse_conf(pairs: list[str]) -> dict[str, str]:
@@ -159,6 +182,8 @@ def spark_session(
     for key in _JAVA_OPTIONS:
         given = user.get(key) or base.get(key) or ""
         wanted = java_options(given, small=small and chosen.startswith("local"))
+        if key == "spark.driver.extraJavaOptions":
+            wanted = logging_options(wanted, os.environ)
         if wanted != given:
             builder = builder.config(key, wanted)
     session = builder.getOrCreate()
