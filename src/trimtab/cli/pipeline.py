@@ -518,13 +518,8 @@ def _run_stream(
             soft_wrap=True,
         )
 
-    # A streaming query cannot use adaptive execution (Spark warns when it is on), and the
-    # state function's wide plan would warn again at each truncated description of it.
-    defaults = {
-        "spark.sql.shuffle.partitions": "2",
-        "spark.sql.adaptive.enabled": "false",
-        "spark.sql.debug.maxToStringFields": "200",
-    }
+    # A streaming query cannot use adaptive execution (Spark warns when it is on).
+    defaults = {"spark.sql.shuffle.partitions": "2", "spark.sql.adaptive.enabled": "false"}
     spark = spark_session(master=master, conf=defaults | settings)
     # After the session: PySpark's own SIGINT handler (cancel every job, then raise
     # KeyboardInterrupt inside whatever call to the JVM is under way) is replaced.

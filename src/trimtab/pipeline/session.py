@@ -55,6 +55,9 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.adaptive.enabled": "true",
+    # The row rules and the stream's state function are wide plans; past 25 fields Spark
+    # cuts their description short and warns on stderr, once a run, about its own debug text.
+    "spark.sql.debug.maxToStringFields": "500",
     # Duplicate checks collect each key's sample times in one hash aggregation; past this
     # many keys per task Spark would switch to sorting every row.
     "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "1000000",
