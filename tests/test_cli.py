@@ -166,6 +166,25 @@ def test_installed_entry_point_runs() -> None:
     assert {c["cluster"] for c in json.loads(proc.stdout)["clusters"]} == {"bk-prod", "pulsar-prod"}
 
 
+def test_a_logged_warning_is_a_warning_line_before_the_error() -> None:
+    """`trimtab watch` with no rack script configured, as typed, against a ZooKeeper that
+    never answers: the resolver's fallback (logged by the library) is one `warning:` line on
+    stderr, and the failure one `error:` line after it."""
+    exe = Path(sys.executable).parent / "trimtab"
+    proc = subprocess.run(
+        [str(exe), "watch", "--zk", "127.0.0.1:1", "--metrics-port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    warning, error = proc.stderr.splitlines()
+    assert warning.startswith("warning: resolver 'script' could not start"), warning
+    assert "every node goes to the default rack /default-rack" in warning
+    assert error.startswith("error: cannot reach ZooKeeper at 127.0.0.1:1"), error
+
+
 # -- --json everywhere, progress on stderr only ------------------------------------------------
 
 EXAMPLES = Path(__file__).parents[1] / "examples"

@@ -49,10 +49,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     raise SystemExit(_run(args))
 
 
+class _WarningLines(logging.Handler):
+    """trimtab's own log records (a resolver that fell back to the default rack, a registry
+    entry skipped...) as the commands' other warnings: one ``warning:`` line on stderr each,
+    where Python's last-resort handler printed the bare message."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            text = f"{text}: {type(exc).__name__}: {exc}"
+        err.print(f"[yellow]warning:[/] {printable(text)}", highlight=False, soft_wrap=True)
+
+
 def _run(args: list[str] | None) -> int:
     # Client libraries' retry chatter (kazoo logs each failed connection) is not for users:
     # the command says what failed in its own error line.
     logging.getLogger("kazoo").setLevel(logging.ERROR)
+    ours = logging.getLogger("trimtab")
+    if not any(isinstance(h, _WarningLines) for h in ours.handlers):
+        ours.addHandler(_WarningLines())
     command = typer.main.get_command(app)
     try:
         status = command.main(args=args, prog_name="trimtab", standalone_mode=False)
