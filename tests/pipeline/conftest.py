@@ -3,7 +3,8 @@ fleet, and one job run on it with the default options that read-only tests share
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,3 +66,12 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def run_command(
+    args: list[str], env: Mapping[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """A command run as a user types it, its output captured as text; its status unchecked."""
+    return subprocess.run(
+        args, capture_output=True, text=True, env=dict(env), timeout=timeout, check=False
+    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.pipeline.conftest import run_command
 from trimtab.cli.pipeline import small_input
 from trimtab.pipeline.generate import FleetSpec, GeneratedFleet, generate_fleet
 from trimtab.pipeline.session import (
@@ -84,13 +84,8 @@ def test_an_input_refused_after_spark_starts_is_one_error_line(tmp_path: Path) -
         pq.write_table(pq.read_table(part).drop_columns(["cpu"]), part)
     env = {k: v for k, v in os.environ.items() if k not in (MASTER_ENV, "SPARK_CONF_DIR")}
     command = [str(Path(sys.executable).parent / "trimtab"), "pipeline", "run"]
-    done = subprocess.run(
-        [*command, "--input", str(fleet.out), "--output", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
+    done = run_command(
+        [*command, "--input", str(fleet.out), "--output", str(tmp_path / "out")], env
     )
     assert done.returncode == 2, done.stderr[-3000:]
     lines = [x for x in done.stderr.splitlines() if not x.startswith("WARNING: Using incubator")]
@@ -137,23 +132,8 @@ def test_the_job_runs_under_spark_submit_on_its_master(
     )
     env = {k: v for k, v in os.environ.items() if k != MASTER_ENV}
     env |= {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    done = subprocess.run(
-        [
-            str(SPARK_SUBMIT),
-            "--master",
-            "local[1]",
-            "--conf",
-            "spark.ui.enabled=false",
-            "--driver-memory",
-            "1g",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
+    submit = [str(SPARK_SUBMIT), "--master", "local[1]", "--conf", "spark.ui.enabled=false"]
+    done = run_command([*submit, "--driver-memory", "1g", str(script)], env)
     assert done.returncode == 0, done.stderr[-3000:]
     printed = json.loads(done.stdout)
     assert printed["spark"]["master"] == "local[1]"

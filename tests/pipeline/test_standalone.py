@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pyspark
 import pytest
 
-from tests.pipeline.conftest import NOW, FinishedRun
+from tests.pipeline.conftest import NOW, FinishedRun, run_command
 from trimtab.pipeline.generate import GeneratedFleet
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -115,31 +115,11 @@ def test_standalone_cluster_gives_the_local_outputs(
     local = dirty_run.out
     remote = tmp_path / "standalone"
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    proc = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "trimtab"),
-            "pipeline",
-            "run",
-            "--input",
-            str(dirty_fleet.out),
-            "--output",
-            str(remote),
-            "--master",
-            standalone_master,
-            "--now",
-            NOW.strftime("%Y-%m-%dT%H:%M:%S"),
-            "--conf",
-            "spark.ui.enabled=false",
-            "--conf",
-            "spark.driver.host=127.0.0.1",
-            "--json",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    command = [str(Path(sys.executable).parent / "trimtab"), "pipeline", "run", "--json"]
+    command += ["--input", str(dirty_fleet.out), "--output", str(remote)]
+    command += ["--master", standalone_master, "--now", NOW.strftime("%Y-%m-%dT%H:%M:%S")]
+    command += ["--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1"]
+    proc = run_command(command, env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout)
     assert summary["tables"] == json.loads((local / "run.json").read_text())["tables"]
