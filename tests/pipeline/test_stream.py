@@ -434,6 +434,46 @@ def test_options_are_checked_before_spark_starts(
     assert result.stderr.count("error:") == 1 and message in result.stderr
 
 
+def _java_child(pid: int) -> bool:
+    """Whether process ``pid`` has started a JVM (Spark's driver) as its child (Linux)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()  # "pid (name) state ppid ..."
+        except OSError:  # the process ended meanwhile
+            continue
+        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 1 :]
+        if name == "java" and int(rest.split()[1]) == pid:
+            return True
+    return False
+
+
+def test_ctrl_c_while_spark_starts_stops_cleanly(tmp_path: Path) -> None:
+    """SIGINT while Spark is starting (its JVM is up, the session not yet): the command says
+    it stops, exits 0 once Spark is up, starts no query and prints no traceback. (PySpark's
+    own handler, installed on the main thread with the session, raised KeyboardInterrupt
+    inside a call to the JVM: exit 130 and py4j's tracebacks.)"""
+    (tmp_path / "in" / "nodes").mkdir(parents=True)
+    log = tmp_path / "stream.log"
+    command = [sys.executable, "-c", "import sys; from trimtab.cli import main; main()"]
+    args = ["pipeline", "stream", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o")]
+    with log.open("wb") as stderr:
+        process = subprocess.Popen([*command, *args], stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 120
+        while not _java_child(process.pid) and time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(180) == 0, log.read_text()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    said = log.read_text()
+    assert "SIGINT: stopping once the trigger under way is published" in said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said[-3000:]
+    assert not (tmp_path / "o" / "_checkpoint").exists()
+
+
 def test_an_input_without_inventory_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["pipeline", "stream", "--input", str(tmp_path), "--output", str(tmp_path / "o")]

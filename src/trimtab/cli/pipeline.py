@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -476,12 +477,20 @@ def _stream_options(
     )
 
 
+#: What ``pipeline stream`` says on stderr when asked to stop (SIGINT or SIGTERM).
+_STOPPING = (
+    "{}: stopping once the trigger under way is published (again to stop now); "
+    "the same --checkpoint goes on from there\n"
+)
+
+
 def _run_stream(
     options: StreamOptions, *, master: str | None, settings: dict[str, str], as_json: bool
 ) -> None:
     """Start Spark and follow the input until interrupted; one line per trigger."""
     import json
     import signal
+    from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path as LocalPath
 
     from trimtab.pipeline.session import spark_session
@@ -493,14 +502,12 @@ def _run_stream(
     stopping: list[int] = []
 
     def stop(signum: int, _frame: object) -> None:
-        if not stopping:
-            err.print(
-                f"{signal.Signals(signum).name}: stopping once the trigger under way is "
-                "published (again to stop now); the same --checkpoint goes on from there",
-                highlight=False,
-                soft_wrap=True,
-            )
+        # Counted first and told with a bare write: a second signal can land while this one
+        # is being handled (a Ctrl-C pressed twice, `timeout`, which signals the process and
+        # its group), and a handler that ran rich again there crashed inside its lazy imports.
         stopping.append(signum)
+        if len(stopping) == 1:
+            os.write(2, _STOPPING.format(signal.Signals(signum).name).encode())
 
     def show(status: dict[str, Any]) -> None:
         if as_json:
@@ -520,11 +527,14 @@ def _run_stream(
 
     # A streaming query cannot use adaptive execution (Spark warns when it is on).
     defaults = {"spark.sql.shuffle.partitions": "2", "spark.sql.adaptive.enabled": "false"}
-    spark = spark_session(master=master, conf=defaults | settings)
-    # After the session: PySpark's own SIGINT handler (cancel every job, then raise
-    # KeyboardInterrupt inside whatever call to the JVM is under way) is replaced.
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # Spark starts on a helper thread, so PySpark leaves SIGINT to `stop` (on the main thread
+    # it installs its own handler, which raised KeyboardInterrupt inside whatever call to the
+    # JVM was under way, tracebacks and all); a stop asked for meanwhile ends the command as
+    # soon as Spark is up, before any query starts.
+    with ThreadPoolExecutor(1, thread_name_prefix="spark-start") as pool:
+        spark = pool.submit(spark_session, master=master, conf=defaults | settings).result()
     run_stream(
         spark,
         options,

@@ -1178,8 +1178,13 @@ def _json_float(value: Any) -> float | None:
 _DRAIN_S = 120.0
 
 
-def _trigger_active(query: StreamingQuery) -> bool:
-    return bool(query.isActive and query.status["isTriggerActive"])
+def _busy(query: StreamingQuery) -> bool:
+    """A trigger under way, or the query still starting: stopped then, Spark interrupts its
+    first writes to the checkpoint and logs each with a Java stack trace."""
+    if not query.isActive:
+        return False
+    status = query.status
+    return bool(status["isTriggerActive"]) or str(status["message"]).startswith("Initializing")
 
 
 def run_stream(
@@ -1194,9 +1199,10 @@ def run_stream(
     """Run until ``should_stop``; restart the query from its checkpoint when the inventory's
     files change, so the state function decides with the new inventory.
 
-    A stop lets the trigger under way finish and publish (up to ``_DRAIN_S``, or until
-    ``hurry``), so its decisions are out and the restart starts from the next one; stopped
-    mid-trigger, the query would be interrupted inside its writes (Spark logs each one)."""
+    A stop lets the trigger under way (or the first one, while the query starts) finish and
+    publish (up to ``_DRAIN_S``, or until ``hurry``), so its decisions are out and the
+    restart starts from the next one; stopped mid-trigger, the query would be interrupted
+    inside its writes (Spark logs each one)."""
     publisher = Publisher(spark, options.output, on_status)
     while not should_stop():
         inventory = read_inventory(spark, options.input, now=datetime.now(UTC))
@@ -1216,7 +1222,7 @@ def run_stream(
                         on_restart("the inventory changed: restarting from the checkpoint")
                     break  # re-read it and go on from the checkpoint
             deadline = time.monotonic() + _DRAIN_S
-            while time.monotonic() < deadline and not hurry() and _trigger_active(query):
+            while time.monotonic() < deadline and not hurry() and _busy(query):
                 time.sleep(0.2)
         finally:
             query.stop()
