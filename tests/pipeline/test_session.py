@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.pipeline.conftest import run_command
+from tests.pipeline.conftest import FinishedRun, run_command
 from trimtab.cli.pipeline import small_input
 from trimtab.pipeline.generate import FleetSpec, GeneratedFleet, generate_fleet
 from trimtab.pipeline.session import (
@@ -92,6 +96,40 @@ def test_an_input_refused_after_spark_starts_is_one_error_line(tmp_path: Path) -
     assert len(lines) == 1 and lines[0].startswith("error: table node_metrics: "), lines
     assert "lacks required column(s) cpu" in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_during_a_run_cancels_it_and_keeps_the_previous_output(
+    dirty_run: FinishedRun, dirty_fleet: GeneratedFleet, tmp_path: Path
+) -> None:
+    """`trimtab pipeline run` as typed, over an earlier output, interrupted with Ctrl-C once
+    its run has begun: its Spark jobs are cancelled, it says so and exits 130 (not "internal
+    error", exit 1, as when PySpark's own handler cancelled the jobs under it), and the
+    earlier output is still the one in place."""
+    out = tmp_path / "out"
+    shutil.copytree(dirty_run.out, out)
+    before = (out / "run.json").read_text()
+    log = tmp_path / "run.log"
+    command = [str(Path(sys.executable).parent / "trimtab"), "pipeline", "run"]
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [*command, "--input", str(dirty_fleet.out), "--output", str(out)],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while not list(tmp_path.glob("out.staging-*")) and time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(180) == 130, log.read_text()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    said = log.read_text()
+    assert "interrupted: its Spark jobs were cancelled; nothing was published" in said
+    assert "internal error" not in said and "Traceback" not in said, said[-3000:]
+    assert (out / "run.json").read_text() == before
 
 
 def test_small_input_is_local_telemetry_the_job_keeps_as_local_rows(tmp_path: Path) -> None:

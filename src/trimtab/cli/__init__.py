@@ -20,6 +20,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 
 from trimtab.cli._common import app, err, printable, show_error
 from trimtab.cli._crash import write_crash_report
+from trimtab.cli._spark import Interrupted
 from trimtab.errors import TrimtabError
 
 __all__ = ["app", "main"]
@@ -85,6 +86,9 @@ def _run(args: list[str] | None) -> int:
     except ClickException as exc:
         show_error(exc.format_message())
         return exc.exit_code
+    except Interrupted as exc:  # Ctrl-C during a Spark command: a stop, not a bug
+        err.print(f"interrupted: {exc}; nothing was published", highlight=False)
+        return 130
     except typer.Abort:  # end of input at a prompt
         err.print("aborted", highlight=False)
         return 1

@@ -27,6 +27,7 @@ from trimtab.cli._common import (
     progress_bar,
     user_errors,
 )
+from trimtab.cli._spark import interruptible, start_spark
 from trimtab.cli.shed import MAX_CYCLES
 from trimtab.errors import TrimtabError
 from trimtab.shedding.strategies import STRATEGIES
@@ -321,17 +322,18 @@ def _run_job(
 ) -> RunSummary:
     """Start Spark and run the job, its stages shown as a progress bar on stderr."""
     from trimtab.pipeline.job import STAGES, run_job
-    from trimtab.pipeline.session import spark_session
 
     with progress_bar(quiet=quiet) as bar:
         task = bar.add_task("starting Spark", total=len(STAGES))
-
-        def advance(name: str) -> None:
-            bar.update(task, description=name, completed=STAGES.index(name))
-
         small = small_input(options.input, options.local_table_bytes)
-        spark = spark_session(master=master, conf=settings, small=small)
-        return run_job(spark, options, progress=advance)
+        spark = start_spark(master=master, conf=settings, small=small)
+        with interruptible(spark) as stop_if_asked:
+
+            def advance(name: str) -> None:
+                stop_if_asked()  # no stage starts after a Ctrl-C
+                bar.update(task, description=name, completed=STAGES.index(name))
+
+            return run_job(spark, options, progress=advance)
 
 
 def _tables_table(summary: RunSummary) -> Table:
@@ -490,10 +492,8 @@ def _run_stream(
     """Start Spark and follow the input until interrupted; one line per trigger."""
     import json
     import signal
-    from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path as LocalPath
 
-    from trimtab.pipeline.session import spark_session
     from trimtab.pipeline.stream import run_stream
 
     for name in ("node_metrics", "bundle_metrics"):  # a file stream needs its directory
@@ -529,12 +529,9 @@ def _run_stream(
     defaults = {"spark.sql.shuffle.partitions": "2", "spark.sql.adaptive.enabled": "false"}
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    # Spark starts on a helper thread, so PySpark leaves SIGINT to `stop` (on the main thread
-    # it installs its own handler, which raised KeyboardInterrupt inside whatever call to the
-    # JVM was under way, tracebacks and all); a stop asked for meanwhile ends the command as
-    # soon as Spark is up, before any query starts.
-    with ThreadPoolExecutor(1, thread_name_prefix="spark-start") as pool:
-        spark = pool.submit(spark_session, master=master, conf=defaults | settings).result()
+    # PySpark leaves SIGINT to `stop` (see start_spark); a stop asked for while Spark starts
+    # ends the command as soon as it is up, before any query starts.
+    spark = start_spark(master=master, conf=defaults | settings)
     run_stream(
         spark,
         options,

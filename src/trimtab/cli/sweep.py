@@ -37,6 +37,7 @@ from trimtab.cli._common import (
     progress_bar,
     user_errors,
 )
+from trimtab.cli._spark import interruptible, start_spark
 from trimtab.cli.simulate import (
     BundlesPerBrokerOption,
     PairsPerCycleOption,
@@ -228,7 +229,7 @@ def _run(
     sweep: Sweep, output: str, master: str | None, conf: list[str] | None, *, quiet: bool
 ) -> SweepResult:
     """Start (or join) the Spark session and run the sweep under a progress display."""
-    from trimtab.pipeline.session import parse_conf, spark_session
+    from trimtab.pipeline.session import parse_conf
     from trimtab.pipeline.sweeps import run_sweep
 
     try:
@@ -239,8 +240,16 @@ def _run(
     tasks = len(sweep.tasks())
     with _progress(quiet=quiet, tasks=tasks) as show:
         show_step: Callable[[SweepStep], None] = show
-        spark = spark_session(master=master, conf=settings, app_name=f"trimtab sweep {sweep.kind}")
-        return run_sweep(spark, sweep, output, progress=show_step)
+        name = f"trimtab sweep {sweep.kind}"
+        spark = start_spark(master=master, conf=settings, app_name=name)
+        with interruptible(spark) as stop_if_asked:
+
+            def step(done: SweepStep) -> None:
+                if done.stage is None:  # a phase starts (on this thread: stages are watched
+                    stop_if_asked()  # from another), and none does after a Ctrl-C
+                show_step(done)
+
+            return run_sweep(spark, sweep, output, progress=step)
 
 
 @contextmanager
