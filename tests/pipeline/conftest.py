@@ -3,8 +3,10 @@ fleet, and one job run on it with the default options that read-only tests share
 
 from __future__ import annotations
 
+import signal
 import subprocess
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,3 +77,20 @@ def run_command(
     return subprocess.run(
         args, capture_output=True, text=True, env=dict(env), timeout=timeout, check=False
     )
+
+
+def interrupted(args: list[str], log: Path, ready: Callable[[int], bool]) -> tuple[int, str]:
+    """Run ``args`` as a process, stderr to ``log``; once ``ready(pid)``, Ctrl-C (SIGINT) it.
+    Its exit status and what it said on stderr."""
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 180
+        while not ready(process.pid) and time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        return process.wait(180), log.read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()

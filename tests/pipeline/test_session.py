@@ -5,17 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.pipeline.conftest import FinishedRun, run_command
+from tests.pipeline.conftest import FinishedRun, interrupted, run_command
 from trimtab.cli.pipeline import small_input
 from trimtab.pipeline.generate import FleetSpec, GeneratedFleet, generate_fleet
 from trimtab.pipeline.session import (
@@ -108,25 +105,12 @@ def test_ctrl_c_during_a_run_cancels_it_and_keeps_the_previous_output(
     out = tmp_path / "out"
     shutil.copytree(dirty_run.out, out)
     before = (out / "run.json").read_text()
-    log = tmp_path / "run.log"
     command = [str(Path(sys.executable).parent / "trimtab"), "pipeline", "run"]
-    with log.open("wb") as stderr:
-        process = subprocess.Popen(
-            [*command, "--input", str(dirty_fleet.out), "--output", str(out)],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
-        deadline = time.monotonic() + 180
-        while not list(tmp_path.glob("out.staging-*")) and time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text()[-3000:]
-            time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
-        assert process.wait(180) == 130, log.read_text()[-3000:]
-    finally:
-        if process.poll() is None:
-            process.kill()
-    said = log.read_text()
+    command += ["--input", str(dirty_fleet.out), "--output", str(out)]
+    status, said = interrupted(
+        command, tmp_path / "run.log", lambda _: any(tmp_path.glob("out.staging-*"))
+    )
+    assert status == 130, said[-3000:]
     assert "interrupted: its Spark jobs were cancelled; nothing was published" in said
     assert "internal error" not in said and "Traceback" not in said, said[-3000:]
     assert (out / "run.json").read_text() == before

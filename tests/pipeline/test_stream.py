@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from tests.pipeline.conftest import interrupted
 from tests.pipeline.engine_reference import (
     DECISION_COLUMNS,
     NODE_FIELDS,
@@ -453,22 +454,10 @@ def test_ctrl_c_while_spark_starts_stops_cleanly(tmp_path: Path) -> None:
     own handler, installed on the main thread with the session, raised KeyboardInterrupt
     inside a call to the JVM: exit 130 and py4j's tracebacks.)"""
     (tmp_path / "in" / "nodes").mkdir(parents=True)
-    log = tmp_path / "stream.log"
     command = [sys.executable, "-c", "import sys; from trimtab.cli import main; main()"]
     args = ["pipeline", "stream", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o")]
-    with log.open("wb") as stderr:
-        process = subprocess.Popen([*command, *args], stdout=subprocess.DEVNULL, stderr=stderr)
-    try:
-        deadline = time.monotonic() + 120
-        while not _java_child(process.pid) and time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text()
-            time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
-        assert process.wait(180) == 0, log.read_text()[-3000:]
-    finally:
-        if process.poll() is None:
-            process.kill()
-    said = log.read_text()
+    status, said = interrupted([*command, *args], tmp_path / "stream.log", _java_child)
+    assert status == 0, said[-3000:]
     assert "SIGINT: stopping once the trigger under way is published" in said
     assert "Traceback" not in said and "KeyboardInterrupt" not in said, said[-3000:]
     assert not (tmp_path / "o" / "_checkpoint").exists()
