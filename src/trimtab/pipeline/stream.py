@@ -1119,12 +1119,13 @@ def _status(
     landed = summaries["landed_us"].dropna()
     newest_landed = int(landed.max()) if len(landed) else None
     clusters: dict[str, Any] = dict((previous or {}).get("clusters", {}))
+    # A batch run again after a restart was published and counted already.
+    counted = previous is not None and int(previous.get("batch", -1)) >= batch
     transfers = rows[rows["kind"] == "transfer"].groupby("cluster").size()
     for row in summaries.to_dict("records"):
         if row["cluster"] is None or row["cycle"] is None or pd.isna(row["cycle"]):
             continue
         data_time = datetime.fromtimestamp(row["at_us"] / 1e6, UTC)
-        before = clusters.get(row["cluster"], {})
         entry = {
             "cycle": int(row["cycle"]),
             "batch": batch,
@@ -1135,11 +1136,18 @@ def _status(
             "transfers": int(transfers.get(row["cluster"], 0)),
             "lag_s": round((trigger - data_time).total_seconds(), 3),
         }
-        if stale := _stale(before, row, batch):
+        stale = dict(clusters.get(row["cluster"], {}).get("stale_bundles", {}))
+        forgotten = 0 if pd.isna(row["samples"]) else int(row["samples"])
+        if forgotten and not counted:  # how many since the stream started, the latest names
+            stale = {
+                "count": int(stale.get("count", 0)) + forgotten,
+                "latest": row["bundle"].split("\n"),
+            }
+        if stale:
             entry["stale_bundles"] = stale
         clusters[row["cluster"]] = entry
     totals = dict((previous or {}).get("totals", {"rows_in": 0, "rows_quarantined": 0}))
-    if previous is None or int(previous.get("batch", -1)) < batch:
+    if not counted:
         totals = {
             "rows_in": int(totals["rows_in"]) + rows_in,
             "rows_quarantined": int(totals["rows_quarantined"]) + quarantined,
@@ -1154,20 +1162,6 @@ def _status(
         "totals": totals,
         "clusters": dict(sorted(clusters.items())),
     }
-
-
-def _stale(before: Mapping[str, Any], row: Mapping[Any, Any], batch: int) -> dict[str, Any]:
-    """A cluster's ``stale_bundles`` in ``status.json``: how many bundles the stream has
-    forgotten as no longer reported since it started, and the latest ones by name. A batch
-    run again after a restart was counted already."""
-    stale: dict[str, Any] = dict(before.get("stale_bundles", {}))
-    forgotten = 0 if pd.isna(row["samples"]) else int(row["samples"])
-    if forgotten and int(before.get("batch", -1)) < batch:
-        stale = {
-            "count": int(stale.get("count", 0)) + forgotten,
-            "latest": row["bundle"].split("\n"),
-        }
-    return stale
 
 
 def _json_float(value: Any) -> float | None:
