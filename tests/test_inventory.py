@@ -58,7 +58,7 @@ def test_reads_a_good_csv_into_clusters(tmp_path: Path) -> None:
         ("c1,bk9:3181,dc1,r1/a,8,1000,4000,1000,1,writable", "must not contain '/'"),
         ("c1,bk9:3181,dc1,r1,8.5,1000,4000,1000,1,writable", "cores must be a whole number"),
         ("c1,bk9:3181,dc1,r1,8,1000,4000,1000,1,writable,extra", "more fields than the header"),
-        (GOOD, "an exact duplicate of the row for node bk1:3181 of cluster 'c1'"),
+        (GOOD, "an exact duplicate of an earlier row for node bk1:3181 of cluster 'c1'"),
     ],
     ids=lambda v: v if " " in v else None,
 )

@@ -14,7 +14,7 @@ import pandas as pd
 
 from trimtab.cluster import NodeState, Role
 from trimtab.pipeline.loads import SAMPLE_FIELDS
-from trimtab.pipeline.stream import cycle_seed
+from trimtab.pipeline.stream.cycle import cycle_seed
 from trimtab.shedding import (
     BrokerTelemetry,
     BundleLoads,

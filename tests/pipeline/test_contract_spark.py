@@ -8,7 +8,8 @@ from pyspark.sql import SparkSession
 
 from tests.contract_cases import CASES, NOW, Case, write_case, write_good
 from trimtab.contract import ROW_RULES
-from trimtab.pipeline.ingest import ingest
+from trimtab.pipeline.fs import HadoopFS
+from trimtab.pipeline.ingest.check import ingest
 from trimtab.pipeline.rules import KEY_CHECKS, SPARK_CHECKS
 
 
@@ -25,7 +26,7 @@ def verdicts(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> d
     write_good(root)
     for index, case in enumerate(CASES):
         write_case(root, case, index)
-    ingested = ingest(spark, str(root), now=NOW)
+    ingested = ingest(spark, HadoopFS(spark), str(root), now=NOW)
     rows = ingested.quarantine().collect()
     return {"/".join(r["source_file"].rsplit("/", 2)[-2:]): r["rule"] for r in rows}
 

@@ -13,14 +13,11 @@ from pyspark.sql import types as T
 
 from tests.pipeline.conftest import NOW, write
 from trimtab.errors import InputError
+from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.ingest import (
-    LOCAL_TABLE_BYTES,
-    Ingested,
-    ingest,
-    slot_seconds,
-    summarize,
-)
+from trimtab.pipeline.ingest.check import LOCAL_TABLE_BYTES, ingest
+from trimtab.pipeline.ingest.result import Ingested
+from trimtab.pipeline.ingest.summary import slot_seconds, summarize
 from trimtab.pipeline.schemas import INPUT_TABLES
 
 NODES = (
@@ -56,7 +53,7 @@ def dirty_ingested(
         frame.write.parquet(str(root / name))
         return spark.read.parquet(str(root / name))
 
-    return ingest(spark, str(dirty_fleet.out), now=NOW, materialize=materialize)
+    return ingest(spark, HadoopFS(spark), str(dirty_fleet.out), now=NOW, materialize=materialize)
 
 
 def test_generated_bad_rows_are_quarantined_exactly(
@@ -85,7 +82,14 @@ def test_stored_summaries_quarantine_the_same_rows_as_checking_every_row(
         frame.write.parquet(str(tmp_path / name))
         return spark.read.parquet(str(tmp_path / name))
 
-    stored = ingest(spark, str(dirty_fleet.out), now=NOW, materialize=materialize, local_bytes=0)
+    stored = ingest(
+        spark,
+        HadoopFS(spark),
+        str(dirty_fleet.out),
+        now=NOW,
+        materialize=materialize,
+        local_bytes=0,
+    )
     assert not stored.tables["bundle_metrics"].local
 
     def rows(frame: DataFrame) -> list[tuple[Any, ...]]:
@@ -173,7 +177,7 @@ def one_bad_line_per_file(spark: SparkSession, tmp_path_factory: pytest.TempPath
     for i, (_, line, _) in enumerate(CASES):
         write(root / "node_metrics" / f"case-{i:02d}.csv", METRICS_HEADER + line)
     write(root / "bundle_metrics" / "b.jsonl", BUNDLE_ROW)
-    ingested = ingest(spark, str(root), now=NOW, future_tolerance_s=300)
+    ingested = ingest(spark, HadoopFS(spark), str(root), now=NOW, future_tolerance_s=300)
     return by_rule(ingested, "node_metrics"), ingested.quarantine().collect()
 
 
@@ -216,9 +220,9 @@ def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
     write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER)
     with pytest.raises(InputError, match="bundle_metrics"):
-        ingest(spark, str(tmp_path), now=NOW)  # a table with a header but no rows
+        ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)  # a table with a header but no rows
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
-    ingested = ingest(spark, str(tmp_path), now=NOW)
+    ingested = ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)
     # bk2's second row is an exact copy: the first is kept. bk1's rows differ: both refused.
     assert by_rule(ingested, "nodes") == {
         None: 1,
@@ -241,7 +245,7 @@ def test_columns_are_matched_by_name_not_position(spark: SparkSession, tmp_path:
         ",".join(cols[i] for i in order) + "\n" + ",".join(values[i] for i in order) + "\n",
     )
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
-    ingested = ingest(spark, str(tmp_path), now=NOW)
+    ingested = ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)
     (row,) = ingested.accepted("node_metrics").collect()
     assert (row["node"], row["cpu"], row["disk_total_bytes"]) == ("bk1:3181", 0.5, 1000)
 
@@ -258,7 +262,7 @@ def test_membership_follows_row_rules_and_precedes_copies(
     write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD + unknown * 2 + negative)
     later = BUNDLE_LINE.replace("00:00:00Z", "00:01:00Z").replace("bk1:3181", "bk7:3181")
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE + later)
-    ingested = ingest(spark, str(tmp_path), now=NOW)
+    ingested = ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)
     assert by_rule(ingested, "node_metrics") == {None: 1, "unknown_node": 2, "negative": 1}
     assert by_rule(ingested, "bundle_metrics") == {None: 1, "unknown_node": 1}
     reasons = {r["reason"] for r in ingested.quarantine().collect()}
@@ -303,7 +307,7 @@ def test_unusable_input_stops_with_one_message(
     root = tmp_path / "in"
     setup(root)
     with pytest.raises(InputError, match=message):
-        ingest(spark, str(root), now=NOW)
+        ingest(spark, HadoopFS(spark), str(root), now=NOW)
 
 
 def ingest_by(spark: SparkSession, root: Path, path: str) -> Ingested:
@@ -316,6 +320,7 @@ def ingest_by(spark: SparkSession, root: Path, path: str) -> Ingested:
 
     return ingest(
         spark,
+        HadoopFS(spark),
         str(root),
         now=NOW,
         materialize=None if path == "lazy" else materialize,
@@ -427,7 +432,7 @@ def test_parquet_schema_read_from_the_footer_is_the_one_spark_infers(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from trimtab.pipeline.ingest import _footer_schema
+    from trimtab.pipeline.ingest.read import footer_schema
 
     plain = pa.table(
         {
@@ -445,7 +450,7 @@ def test_parquet_schema_read_from_the_footer_is_the_one_spark_infers(
         }
     )
     pq.write_table(plain, tmp_path / "plain.parquet")
-    given = _footer_schema(str(tmp_path / "plain.parquet"))
+    given = footer_schema(str(tmp_path / "plain.parquet"))
     inferred = spark.read.parquet(str(tmp_path / "plain.parquet")).schema
     assert given is not None
     assert given == T.StructType([T.StructField(f.name, f.dataType) for f in inferred])
@@ -458,11 +463,11 @@ def test_parquet_schema_read_from_the_footer_is_the_one_spark_infers(
     }
     for name, column in others.items():
         pq.write_table(pa.table({name: column}), tmp_path / f"{name}.parquet")
-        assert _footer_schema(str(tmp_path / f"{name}.parquet")) is None, name
+        assert footer_schema(str(tmp_path / f"{name}.parquet")) is None, name
     pq.write_table(plain, tmp_path / "int96.parquet", use_deprecated_int96_timestamps=True)
-    assert _footer_schema(str(tmp_path / "int96.parquet")) is None
+    assert footer_schema(str(tmp_path / "int96.parquet")) is None
     (tmp_path / "broken.parquet").write_bytes(b"not parquet")
-    assert _footer_schema(str(tmp_path / "broken.parquet")) is None
+    assert footer_schema(str(tmp_path / "broken.parquet")) is None
 
 
 @pytest.mark.parametrize("local_bytes", [0, LOCAL_TABLE_BYTES], ids=["stored", "local"])
@@ -486,7 +491,12 @@ def test_tables_checked_side_by_side_run_their_jobs_in_the_callers_job_group(
     sc.setJobGroup(group, "checking the tables")
     try:
         ingested = ingest(
-            spark, str(tmp_path), now=NOW, materialize=materialize, local_bytes=local_bytes
+            spark,
+            HadoopFS(spark),
+            str(tmp_path),
+            now=NOW,
+            materialize=materialize,
+            local_bytes=local_bytes,
         )
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
@@ -512,7 +522,11 @@ def test_quarantine_holds_each_refused_row_once_when_earlier_tables_have_none(
     bad = BUNDLE_LINE.replace("t/n/0x0_0x1", "no-bundle")
     write(tmp_path / "in" / "bundle_metrics" / "a.csv", BUNDLES_HEADER + BUNDLE_LINE + bad)
     ingested = ingest(
-        spark, str(tmp_path / "in"), now=NOW, materialize=materialize if job else None
+        spark,
+        HadoopFS(spark),
+        str(tmp_path / "in"),
+        now=NOW,
+        materialize=materialize if job else None,
     )
     assert ingested.local is job
     rows = ingested.quarantine().collect()

@@ -19,6 +19,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.pipeline.conftest import FinishedRun
+from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.generate import GeneratedFleet
 from trimtab.pipeline.job import run_job
 from trimtab.pipeline.output import StagedOutput
@@ -67,7 +68,7 @@ def test_interrupted_switch_is_recovered(spark: SparkSession, tmp_path: Path) ->
     previous.mkdir()
     (previous / "run.json").write_text('{"run_id": "old"}')
     (tmp_path / "out.staging-20260101T000000-dead").mkdir()
-    staged = StagedOutput(spark, str(tmp_path / "out"), "20260102T000000-next")
+    staged = StagedOutput(HadoopFS(spark), str(tmp_path / "out"), "20260102T000000-next")
     assert run_json(tmp_path / "out") == {"run_id": "old"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.staging-20260102T000000-next"]
     staged.abandon()
@@ -86,7 +87,7 @@ def test_small_tables_read_alike_written_by_pyarrow_or_spark(
     ]
     schema = "cluster string, cycle int, load double, ts timestamp, latest boolean"
     frame = spark.createDataFrame(rows, schema)
-    staged = StagedOutput(spark, str(tmp_path / "out"), "small")
+    staged = StagedOutput(HadoopFS(spark), str(tmp_path / "out"), "small")
     staged.write_small("by_pyarrow", frame, ("cluster", "cycle"))
     monkeypatch.setattr("trimtab.pipeline.output.local_directory", lambda _: None)
     staged.write_small("by_spark", frame, ("cluster", "cycle"))

@@ -17,9 +17,9 @@ from tests.pipeline.conftest import NOW
 from trimtab.config import Config
 from trimtab.inventory import read_inventory
 from trimtab.pipeline import loads
-from trimtab.pipeline.fs import local_directory
+from trimtab.pipeline.fs import HadoopFS, local_directory
 from trimtab.pipeline.generate import GeneratedFleet
-from trimtab.pipeline.ingest import ingest
+from trimtab.pipeline.ingest.check import ingest
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.pipeline.loads import (
     METRICS,
@@ -121,7 +121,7 @@ def _accepted_samples(
 ) -> dict[tuple[str, str], list[NodeSample]]:
     """The node_metrics rows the pipeline accepts, as the engine's samples per node."""
     fields = [m for m in METRICS if m not in ("disk_free_bytes", "disk_total_bytes")]
-    accepted = ingest(spark, str(fleet.out), now=NOW).accepted("node_metrics")
+    accepted = ingest(spark, HadoopFS(spark), str(fleet.out), now=NOW).accepted("node_metrics")
     micros = accepted.select("cluster", "node", F.unix_micros("ts").alias("_us"), *fields)
     samples: dict[tuple[str, str], list[NodeSample]] = defaultdict(list)
     for row in micros.collect():
@@ -137,7 +137,7 @@ def test_python_written_node_load_equals_sparks_rows(
     stores) Spark writes :func:`node_loads`' rows. Both hold the same rows and types, the
     written files read back as the schema the job declares, and the latest windows handed
     back to the later stages are the rows marked ``latest``."""
-    ingested = ingest(spark, str(dirty_fleet.out), now=NOW)
+    ingested = ingest(spark, HadoopFS(spark), str(dirty_fleet.out), now=NOW)
     inputs = (ingested.accepted("node_metrics"), ingested.accepted("nodes"), Config().shedding)
     latest = write_node_loads(*inputs, str(tmp_path / "py"), window="2m")
     node_loads(*inputs, window="2m").write.parquet(str(tmp_path / "spark"))

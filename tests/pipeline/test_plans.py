@@ -220,9 +220,9 @@ def test_replay_decides_once_a_minute_at_its_newest_sample() -> None:
     import pandas as pd
 
     from trimtab.config import Config
+    from trimtab.pipeline.inventory import Node
     from trimtab.pipeline.loads import SAMPLE_FIELDS
     from trimtab.pipeline.replay import replay_cluster
-    from trimtab.pipeline.stream import Node
     from trimtab.shedding import Limits
 
     limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)

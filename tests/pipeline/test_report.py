@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
 from trimtab.cli import app
+from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.pipeline.output import StagedOutput
@@ -179,7 +180,7 @@ def test_spark_reader_renders_the_same_report(
 ) -> None:
     """Staging on HDFS or an object store is read through Spark, not pyarrow: from the same
     files it must draw the same report, byte for byte."""
-    out = StagedOutput(spark, str(tmp_path / "results"), "spark-read")
+    out = StagedOutput(HadoopFS(spark), str(tmp_path / "results"), "spark-read")
     staging = Path(out.staging.removeprefix("file:"))
     shutil.copytree(demo, staging, dirs_exist_ok=True)
     data = spark_report_data(spark, out, run_json(demo))

@@ -604,7 +604,7 @@ def test_cluster_state_survives_its_json_form() -> None:
     folds, the bundles and every part of the shedder's state."""
     from types import MappingProxyType
 
-    from trimtab.pipeline.stream import ClusterStream
+    from trimtab.pipeline.stream.state import ClusterStream
     from trimtab.shedding import Folded, Prediction
 
     state = ClusterStream(
@@ -640,7 +640,7 @@ def test_cluster_state_of_an_earlier_checkpoint_still_loads() -> None:
     its checkpoint."""
     import json
 
-    from trimtab.pipeline.stream import ClusterStream
+    from trimtab.pipeline.stream.state import ClusterStream
 
     earlier = {
         "sealed_us": 0,
@@ -674,7 +674,10 @@ def checked_row(table: str, ts_us: int, source: str, **values: Any) -> dict[str,
 def test_conflicting_samples_are_both_refused_and_the_stream_goes_on() -> None:
     """A second row for a node's sample time that differs: refused as ``conflict``, and the
     first one no longer counts (as the batch job refuses both); an equal one: ``duplicate``."""
-    from trimtab.pipeline.stream import ClusterStream, Decider, Inventory, Node, current_fold
+    from trimtab.pipeline.inventory import Inventory, Node
+    from trimtab.pipeline.stream.cycle import current_fold
+    from trimtab.pipeline.stream.decide import Decider
+    from trimtab.pipeline.stream.state import ClusterStream
 
     limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
     inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
@@ -710,14 +713,11 @@ def test_a_bundle_no_longer_reported_is_forgotten_after_the_load_data_ttl() -> N
     state only while the shedder could still see it: once its newest sample is older than the
     newest data by more than loadBalancerBrokerLoadDataTTLInSeconds, it is dropped, so the
     state does not grow with every bundle the stream has ever seen."""
-    from trimtab.pipeline.stream import (
-        OUT_COLUMNS,
-        ClusterStream,
-        Decider,
-        Inventory,
-        Node,
-        _status,
-    )
+    from trimtab.pipeline.inventory import Inventory, Node
+    from trimtab.pipeline.stream.decide import Decider
+    from trimtab.pipeline.stream.publish import batch_status
+    from trimtab.pipeline.stream.rows import OUT_COLUMNS
+    from trimtab.pipeline.stream.state import ClusterStream
 
     limits = Limits(cores=8.0, memory_bytes=2.0**35, nic_bps=1e10)
     inventory = Inventory({"c": {n: Node(limits, True, True) for n in ("a:1", "b:1")}})
@@ -746,10 +746,10 @@ def test_a_bundle_no_longer_reported_is_forgotten_after_the_load_data_ttl() -> N
     (summary,) = (row for row in out if row["kind"] == "cluster")
     assert (summary["samples"], summary["bundle"]) == (1, "t/n/gone")
     trigger = datetime.fromtimestamp(at / 1e6 + 5, UTC)
-    shown = _status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 7, None)
+    shown = batch_status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 7, None)
     stale = {"count": 1, "latest": ["t/n/gone"]}
     assert shown["clusters"]["c"]["stale_bundles"] == stale
-    again = _status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 7, shown)
+    again = batch_status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 7, shown)
     assert again["clusters"]["c"]["stale_bundles"] == stale
-    later = _status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 8, shown)
+    later = batch_status(pd.DataFrame(out, columns=OUT_COLUMNS), trigger, 8, shown)
     assert later["clusters"]["c"]["stale_bundles"] == {"count": 2, "latest": ["t/n/gone"]}

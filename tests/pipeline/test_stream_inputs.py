@@ -30,10 +30,11 @@ from trimtab.config import Config
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
-from trimtab.pipeline.ingest import read_table
+from trimtab.pipeline.ingest.read import read_table
 from trimtab.pipeline.job import JobOptions, run_job
 from trimtab.pipeline.schemas import INPUT_TABLES
-from trimtab.pipeline.stream import StreamOptions, run_stream
+from trimtab.pipeline.stream.driver import run_stream
+from trimtab.pipeline.stream.options import StreamOptions
 from trimtab.shedding import (
     LoadModel,
     shedder_for,
@@ -176,7 +177,7 @@ def test_stream_reads_csv_by_header_and_load_reports_as_the_batch_job(
     # a CSV file lacking a required column: the batch job stops; the stream refuses its rows
     lacking = samples[samples["ts"] == stamps[0]].drop(columns=["node"])
     (source / "node_metrics" / "no-node.csv").write_text(_csv(lacking, seed=3))
-    fs = HadoopFS(spark, str(source))
+    fs = HadoopFS(spark)
     with pytest.raises(InputError) as stopped:
         read_table(
             spark,
@@ -279,21 +280,21 @@ def _rows(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
 def test_a_report_file_gives_the_cluster_its_folder_names() -> None:
     """What the stream's UDF makes of one file of ``load_reports/``: the batch job's rows
     (``report_rows``), the cluster from the folder, none for a file deeper down."""
-    from trimtab.pipeline.stream import _report_file
+    from trimtab.pipeline.stream.report_files import report_file
 
     base = "file:/in/load_reports"
     report = fixture_reports(NOW)[0]
     data = document(report)
-    rows = _report_file(base, f"{base}/pulsar/b1.json", data)
+    rows = report_file(base, f"{base}/pulsar/b1.json", data)
     assert [(r[0], r[2]) for r in rows] == [("node_metrics", "pulsar")] + [
         ("bundle_metrics", "pulsar")
     ] * len(report.bundle_rows("pulsar"))
     assert json.loads(str(rows[0][1])) == report.node_row("pulsar")
     # directly under load_reports/: no cluster (its rows are refused as missing_key)
-    assert {r[2] for r in _report_file(base, f"{base}/b1.json", data)} == {""}
-    assert _report_file(base, f"{base}/pulsar/deeper/b1.json", data) == []
-    assert _report_file(base, f"{base}/pulsar/b1.json", b"\xff") == [
+    assert {r[2] for r in report_file(base, f"{base}/b1.json", data)} == {""}
+    assert report_file(base, f"{base}/pulsar/deeper/b1.json", data) == []
+    assert report_file(base, f"{base}/pulsar/b1.json", b"\xff") == [
         (None, None, "pulsar", "not UTF-8 text", "")
     ]
-    lines = _report_file(base, f"{base}/pulsar/all.jsonl", data + b"\n\n[]\n")
+    lines = report_file(base, f"{base}/pulsar/all.jsonl", data + b"\n\n[]\n")
     assert [r[3] for r in lines if r[3] is not None] == ["a load report is a JSON object, got list"]

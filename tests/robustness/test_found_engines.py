@@ -216,7 +216,7 @@ def test_the_same_topic_on_two_request_rows_is_refused_not_merged(tmp_path: Path
     assert "conflicting rows for topic orders" in error_line(err) and "r.csv:3" in err
     requests.write_text("topic,partitions,replication_factor\norders,4,3\norders,4,3\n")
     code, _, err = run("allocate", "-i", inventory, "-r", str(requests), "--json")
-    assert code == 2 and "an exact duplicate of the row for topic orders" in error_line(err)
+    assert code == 2 and "an exact duplicate of an earlier row for topic orders" in error_line(err)
 
 
 # -- pipeline run: every node down, 1e308 in a throughput column (small Spark runs) ---------

@@ -35,7 +35,7 @@ from trimtab.shedding.telemetry import left_out_sentence
 
 if TYPE_CHECKING:
     from trimtab.pipeline.job import JobOptions, RunSummary
-    from trimtab.pipeline.stream import StreamOptions
+    from trimtab.pipeline.stream.options import StreamOptions
 
 __all__ = ["generate_fleet_cmd", "pipeline_app", "run_cmd", "stream_cmd"]
 
@@ -166,6 +166,11 @@ def run_cmd(
             seed=seed,
         )
         summary = _run_job(options, master=master, settings=settings, quiet=as_json)
+    _print_run(summary, as_json=as_json)
+
+
+def _print_run(summary: RunSummary, *, as_json: bool) -> None:
+    """The run's summary: as JSON, or tables and a sentence per cluster."""
     if as_json:
         print_json(
             {
@@ -443,7 +448,7 @@ def _stream_options(
 ) -> StreamOptions:
     """The stream's options, every one checked before Spark starts."""
     from trimtab.pipeline.loads import window_seconds
-    from trimtab.pipeline.stream import StreamOptions
+    from trimtab.pipeline.stream.options import StreamOptions
 
     for name, value in (("--trigger", trigger), ("--watermark", watermark)):
         try:
@@ -494,7 +499,7 @@ def _run_stream(
     import signal
     from pathlib import Path as LocalPath
 
-    from trimtab.pipeline.stream import run_stream
+    from trimtab.pipeline.stream.driver import run_stream
 
     for name in ("node_metrics", "bundle_metrics"):  # a file stream needs its directory
         if "://" not in options.input or options.input.startswith("file://"):

@@ -3,7 +3,7 @@
 Every input of trimtab — ``nodes`` (the inventory), ``node_metrics``, ``bundle_metrics`` and
 ``allocation_requests`` — is described here and nowhere else. The plain-Python readers
 (``trimtab place``/``topology``/``shed``/``allocate``, through :func:`check_row`) and the Spark
-ingest (``pipeline/ingest.py``, which derives its schema and rule expressions from
+ingest (``pipeline/ingest/``, which derives its schema and rule expressions from
 :data:`TABLES` and :data:`ROW_RULES`) refuse the same rows under the same rule names, so a rule
 added here applies to every command and to ``pipeline run`` alike.
 

@@ -9,6 +9,10 @@ Rule
     * all equal: the first one read is kept, the others are refused as ``duplicate``;
     * any two differ: no one can tell which is right, so every one of them is refused as
       ``conflict``, its reason naming the key and where a differing row is.
+
+    The reasons are written once, here (:data:`DUPLICATE_REASON`, :data:`CONFLICT_REASON`):
+    the plain readers, the Spark ingest (as a ``format_string`` pattern) and the stream all
+    fill in the same words.
 """
 
 from __future__ import annotations
@@ -18,11 +22,36 @@ from typing import TypeVar
 
 from trimtab.contract.tables import RowError
 
-__all__ = ["Keyed", "settle_repeats"]
+__all__ = [
+    "CONFLICT_REASON",
+    "DUPLICATE_REASON",
+    "Keyed",
+    "conflict_reason",
+    "duplicate_reason",
+    "settle_repeats",
+]
+
+#: The reason of a ``duplicate``: ``what`` names the key (``ts …, cluster …, node …``).
+DUPLICATE_REASON = "an exact duplicate of an earlier row for {what}"
+#: The reason of a ``conflict``: ``where`` is a differing row's file (``file:line`` when known).
+CONFLICT_REASON = (
+    "conflicting rows for {what}: this one and one in {where} differ, so both are refused"
+)
 
 K = TypeVar("K", bound=Hashable)
 #: One accepted row: its key, the values compared, and where it is (``file:line``).
 Keyed = tuple[K, object, str]
+
+
+def duplicate_reason(what: str, where: str | None = None) -> str:
+    """:data:`DUPLICATE_REASON` for key ``what``; with ``where``, the kept row's place too."""
+    reason = DUPLICATE_REASON.format(what=what)
+    return reason if where is None else f"{reason} at {where}"
+
+
+def conflict_reason(what: str, where: object) -> str:
+    """:data:`CONFLICT_REASON` for key ``what`` and a differing row at ``where``."""
+    return CONFLICT_REASON.format(what=what, where=where)
 
 
 def settle_repeats(items: Sequence[Keyed[K]], name: Callable[[K], str]) -> dict[int, RowError]:
@@ -48,16 +77,9 @@ def settle_repeats(items: Sequence[Keyed[K]], name: Callable[[K], str]) -> dict[
 def _settle(items: Sequence[Keyed[K]], rows: list[int], what: str) -> dict[int, RowError]:
     first = items[rows[0]]
     if all(items[i][1] == first[1] for i in rows[1:]):
-        return {
-            i: RowError("duplicate", f"an exact duplicate of the row for {what} at {first[2]}")
-            for i in rows[1:]
-        }
+        return {i: RowError("duplicate", duplicate_reason(what, first[2])) for i in rows[1:]}
     verdicts = {}
     for i in rows:
         other = next(items[j][2] for j in rows if items[j][1] != items[i][1])
-        verdicts[i] = RowError(
-            "conflict",
-            f"conflicting rows for {what}: this one and the one at {other} differ, "
-            "so both are refused",
-        )
+        verdicts[i] = RowError("conflict", conflict_reason(what, other))
     return verdicts

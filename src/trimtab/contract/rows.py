@@ -237,7 +237,7 @@ def _bad_bundle(cells: _Cells) -> None:
         split_bundle(cells.values[column.name])
 
 
-#: The Python check of each row rule (the Spark ones are in ``pipeline/ingest.py``).
+#: The Python check of each row rule (the Spark ones are in ``pipeline/ingest/``).
 PYTHON_CHECKS: Mapping[str, Check] = {
     "malformed": _malformed,
     "missing_key": _missing_key,

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +30,10 @@ from trimtab.errors import TrimtabError
 from trimtab.export.kafka import broker_ids, reassignment
 from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.allocations import allocation_plans
-from trimtab.pipeline.ingest import LOCAL_TABLE_BYTES, Ingested, ingest
+from trimtab.pipeline.fs import HadoopFS
+from trimtab.pipeline.ingest.check import LOCAL_TABLE_BYTES, ingest
+from trimtab.pipeline.ingest.result import Ingested
+from trimtab.pipeline.inventory import inventory_of
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
 from trimtab.pipeline.loads import node_loads, write_node_loads
 from trimtab.pipeline.local import local_frame
@@ -43,7 +46,6 @@ from trimtab.pipeline.plans import (
 )
 from trimtab.pipeline.replay import replay_plans
 from trimtab.pipeline.report import inventory, write_staged_report
-from trimtab.pipeline.stream import Inventory, Node
 from trimtab.pipeline.weights import bookie_weights
 from trimtab.shedding import Move
 
@@ -122,64 +124,20 @@ def run_job(
 ) -> RunSummary:
     """Run the whole job; on any failure the previous output is left as it was."""
     started = datetime.now(UTC)
-    now = options.now or started
     run_id = started.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     summary = RunSummary(output=options.output, run_id=run_id)
     summary.spark = {"master": str(spark.sparkContext.master), "version": spark.version}
-
-    @contextmanager
-    def stage(name: str) -> Iterator[None]:
-        if progress is not None:
-            progress(name)
-        began = time.perf_counter()
-        yield
-        summary.timings_s[name] = round(time.perf_counter() - began, 3)
-
+    stage = _stages(summary, progress)
+    fs = HadoopFS(spark)  # the run's one FileSystem wrapper, for its input and its output
     # Staging exists from the start: whatever dies from here on, the target is untouched.
-    out = StagedOutput(spark, options.output, run_id)
-
-    def materialize(name: str, frame: DataFrame) -> DataFrame:
-        out.write_table(f"{_CHECKED}/{name}", frame)
-        return out.read_table(spark, f"{_CHECKED}/{name}")
-
+    out = StagedOutput(fs, options.output, run_id)
     try:
         with stage("read and validate"):
-            reports = stage_load_reports(spark, options.input, out.path(_REPORTS))
-            ingested = ingest(
-                spark,
-                options.input,
-                now=now,
-                future_tolerance_s=options.future_tolerance_s,
-                materialize=materialize,
-                extra=reports.files if reports else None,
-                local_bytes=options.local_table_bytes,
-            )
+            reports, ingested = _read(spark, fs, options, out, now=options.now or started)
         with stage("write quarantine"):
-            quarantine = ingested.quarantine()
-            if reports is not None:
-                quarantine = reports.quarantine(spark, quarantine)
-            order = ("table", "source_file", "rule", "row")
-            if ingested.local:  # every refused row is a local row: few, written as one file
-                out.write_small("quarantine", quarantine, order)
-            else:
-                out.write_table("quarantine", quarantine.orderBy(*order))
-            _count(ingested, summary, reports, _by_rule(spark, out))
+            _write_quarantine(spark, ingested, reports, out, summary)
         with stage("loads"):
-            # Already in (cluster, node, window_start) order within each file: see node_loads.
-            inputs = (
-                ingested.accepted("node_metrics"),
-                ingested.accepted("nodes"),
-                options.config.shedding,
-            )
-            local = out.local_path("node_load")
-            if local is not None:  # written by the Python side that computed it
-                latest = write_node_loads(*inputs, local, window=options.window)
-            else:
-                loads = node_loads(*inputs, window=options.window)
-                out.write_table("node_load", loads, dictionary=("cluster", "node"))
-                latest = out.read_table(spark, "node_load").where("latest")
-            # Each node's latest window is all the later stages read of node_load.
-            _load_summary(latest, summary)
+            latest = _loads(spark, ingested, options, out, summary)
         with stage("weights"):
             weights = bookie_weights(
                 _few(ingested, latest),
@@ -205,6 +163,91 @@ def run_job(
         out.abandon()
         raise
     return summary
+
+
+def _stages(
+    summary: RunSummary, progress: ProgressHook | None
+) -> Callable[[str], AbstractContextManager[None]]:
+    """A stage's context: reported to ``progress`` as it starts, timed into ``run.json``."""
+
+    @contextmanager
+    def stage(name: str) -> Iterator[None]:
+        if progress is not None:
+            progress(name)
+        began = time.perf_counter()
+        yield
+        summary.timings_s[name] = round(time.perf_counter() - began, 3)
+
+    return stage
+
+
+def _read(
+    spark: SparkSession, fs: HadoopFS, options: JobOptions, out: StagedOutput, *, now: datetime
+) -> tuple[StagedReports | None, Ingested]:
+    """The load reports staged as telemetry rows, and every table read and checked; the
+    small checked frames are stored in the staging directory until publication."""
+
+    def materialize(name: str, frame: DataFrame) -> DataFrame:
+        out.write_table(f"{_CHECKED}/{name}", frame)
+        return out.read_table(spark, f"{_CHECKED}/{name}")
+
+    reports = stage_load_reports(fs, options.input, out.path(_REPORTS))
+    ingested = ingest(
+        spark,
+        fs,
+        options.input,
+        now=now,
+        future_tolerance_s=options.future_tolerance_s,
+        materialize=materialize,
+        extra=reports.files if reports else None,
+        local_bytes=options.local_table_bytes,
+    )
+    return reports, ingested
+
+
+def _write_quarantine(
+    spark: SparkSession,
+    ingested: Ingested,
+    reports: StagedReports | None,
+    out: StagedOutput,
+    summary: RunSummary,
+) -> None:
+    """Every refused row, the load reports' too, and the counts per table and rule."""
+    quarantine = ingested.quarantine()
+    if reports is not None:
+        quarantine = reports.quarantine(spark, quarantine)
+    order = ("table", "source_file", "rule", "row")
+    if ingested.local:  # every refused row is a local row: few, written as one file
+        out.write_small("quarantine", quarantine, order)
+    else:
+        out.write_table("quarantine", quarantine.orderBy(*order))
+    _count(ingested, summary, reports, _by_rule(spark, out))
+
+
+def _loads(
+    spark: SparkSession,
+    ingested: Ingested,
+    options: JobOptions,
+    out: StagedOutput,
+    summary: RunSummary,
+) -> DataFrame:
+    """``node_load`` written; each node's latest window returned, all the later stages read
+    of it."""
+    # Already in (cluster, node, window_start) order within each file: see node_loads.
+    inputs = (
+        ingested.accepted("node_metrics"),
+        ingested.accepted("nodes"),
+        options.config.shedding,
+    )
+    local = out.local_path("node_load")
+    if local is not None:  # written by the Python side that computed it
+        latest = write_node_loads(*inputs, local, window=options.window)
+    else:
+        loads = node_loads(*inputs, window=options.window)
+        out.write_table("node_load", loads, dictionary=("cluster", "node"))
+        latest = out.read_table(spark, "node_load").where("latest")
+    _load_summary(latest, summary)
+    return latest
 
 
 def _few(ingested: Ingested, frame: DataFrame) -> DataFrame:
@@ -236,13 +279,10 @@ def _plans(
     ``latest``: each node's latest ``node_load`` window."""
     if options.replay:
         members = inventory_rows(ingested.accepted("nodes")).collect()
-        by_cluster: dict[str, dict[str, Node]] = {}
-        for member in members:
-            by_cluster.setdefault(member["cluster"], {})[member["node"]] = Node.of(member)
         plans = replay_plans(
             _few(ingested, ingested.accepted("node_metrics")),
             _few(ingested, ingested.accepted("bundle_metrics")),
-            Inventory(by_cluster),
+            inventory_of(members),
             options.config,
             strategy=options.strategy,
             seed=options.seed,

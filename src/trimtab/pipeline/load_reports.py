@@ -65,10 +65,10 @@ class StagedReports:
         return named.unionByName(local_frame(spark, rows, checked.schema))
 
 
-def stage_load_reports(spark: SparkSession, input_dir: str, staging: str) -> StagedReports | None:
+def stage_load_reports(fs: HadoopFS, input_dir: str, staging: str) -> StagedReports | None:
     """Turn ``input_dir/load_reports`` into ``node_metrics``/``bundle_metrics`` JSON-lines
-    files under ``staging``; None when the input has no ``load_reports/``."""
-    fs = HadoopFS(spark, input_dir)
+    files under ``staging`` (through the run's ``fs``); None when the input has no
+    ``load_reports/``."""
     root = f"{input_dir}/{LOAD_REPORTS}"
     if not fs.exists(root):
         return None

@@ -18,12 +18,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from trimtab.pipeline.fs import HadoopFS, local_directory
+from trimtab.pipeline.fs import local_directory
 from trimtab.pipeline.local import instant
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+    from trimtab.pipeline.fs import HadoopFS
 
 __all__ = ["StagedOutput"]
 
@@ -31,8 +33,8 @@ __all__ = ["StagedOutput"]
 class StagedOutput:
     """A staging directory for one run and the switch that publishes it."""
 
-    def __init__(self, spark: SparkSession, target: str, run_id: str) -> None:
-        self.fs = HadoopFS(spark, target)
+    def __init__(self, fs: HadoopFS, target: str, run_id: str) -> None:
+        self.fs = fs  # the run's one FileSystem wrapper
         self.target = self.fs.qualify(target.rstrip("/"))
         self.staging = f"{self.target}.staging-{run_id}"
         self._previous = f"{self.target}.previous-{run_id}"

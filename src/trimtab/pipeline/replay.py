@@ -9,12 +9,13 @@ Algorithm
     Per cluster (``cogroup(cluster).applyInPandas`` of the accepted ``node_metrics`` and
     ``bundle_metrics`` rows; the inventory, small, as plain values as the stream has it), in
     time order, one shedder cycle at the end of every minute that holds a sample of the
-    cluster: the minute's samples are added to a :class:`~trimtab.pipeline.stream.ClusterStream`
-    (per node its samples, per (bundle, broker) its newest), then
-    :func:`~trimtab.pipeline.stream.live_cycle` decides, the stream's own code: brokers folded
-    through their newest sample (:func:`trimtab.shedding.telemetry.fold`), each bundle's
-    newest sample, at the newest sample time, the shedder's state from the cycle before, the
-    random source seeded by (seed, cluster, cycle). The minute's samples are then folded for
+    cluster: the minute's samples are added to a
+    :class:`~trimtab.pipeline.stream.state.ClusterStream` (per node its samples, per (bundle,
+    broker) its newest), then :func:`~trimtab.pipeline.stream.cycle.live_cycle` decides, the
+    stream's own code: brokers folded through their newest sample
+    (:func:`trimtab.shedding.telemetry.fold`), each bundle's newest sample, at the newest
+    sample time, the shedder's state from the cycle before, the random source seeded by
+    (seed, cluster, cycle). The minute's samples are then folded for
     good, as the stream seals a window.
 """
 
@@ -27,18 +28,12 @@ import pandas as pd
 
 from trimtab.config import Config
 from trimtab.pipeline.bundle_samples import BUNDLE_VALUES
+from trimtab.pipeline.inventory import Inventory, Node
 from trimtab.pipeline.loads import SAMPLE_FIELDS
 from trimtab.pipeline.plans import PLAN_SCHEMA, stale_rows
-from trimtab.pipeline.stream import (
-    ClusterStream,
-    Inventory,
-    LiveCycle,
-    Node,
-    _finite,
-    _reference,
-    current_fold,
-    live_cycle,
-)
+from trimtab.pipeline.stream.cycle import LiveCycle, current_fold, live_cycle, reference_limits
+from trimtab.pipeline.stream.rows import finite
+from trimtab.pipeline.stream.state import ClusterStream
 from trimtab.shedding import LoadModel, shedder_for
 
 if TYPE_CHECKING:
@@ -120,7 +115,7 @@ def replay_cluster(
 
 def _seal(state: ClusterStream, nodes: Mapping[str, Node], model: LoadModel) -> None:
     """Fold the pending samples into each node's fold: later minutes only add to them."""
-    reference = _reference(nodes, model)
+    reference = reference_limits(nodes, model)
     for node in sorted(state.pending):
         info = nodes.get(node)
         folded = None if info is None else current_fold(state, node, info, model, reference)
@@ -144,8 +139,8 @@ def _rows(cluster: str, cycles: list[LiveCycle]) -> list[dict[str, Any]]:
                 at_us=cycle.at_us,
                 label=outcome.label.value,
                 reason=outcome.reason.value,
-                std_before=_finite(cycle.result.std),
-                std_after=_finite(cycle.result.std_after),
+                std_before=finite(cycle.result.std),
+                std_after=finite(cycle.result.std_after),
                 note=outcome.note,
             )
         )
@@ -166,7 +161,7 @@ def _rows(cluster: str, cycles: list[LiveCycle]) -> list[dict[str, Any]]:
     # Each bundle left out is forgotten in its cycle: one name per bundle that stopped
     # reporting during the replay (again if it came back and stopped again).
     rows += stale_rows(cluster, sorted(name for c in cycles for name in c.left_out))
-    stds = [c.result.std for c in cycles if _finite(c.result.std) is not None]
+    stds = [c.result.std for c in cycles if finite(c.result.std) is not None]
     rows.append(
         _row(
             cluster=cluster,

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from trimtab.errors import TrimtabError
+from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.output import StagedOutput
 from trimtab.pipeline.progress import StageProgress, watch_stages
 from trimtab.report.sweep import sweep_page
@@ -180,7 +181,7 @@ def run_sweep(
             yield
         result.timings_s[name] = round(time.perf_counter() - began, 3)
 
-    out = StagedOutput(spark, output, run_id)
+    out = StagedOutput(HadoopFS(spark), output, run_id)  # the sweep's one FileSystem wrapper
     try:
         with phase("simulate"):
             runs = simulations(spark, sweep)
