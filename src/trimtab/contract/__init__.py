@@ -22,11 +22,11 @@ Cells
 
 from __future__ import annotations
 
-from trimtab.contract import tables
+from trimtab.contract import declarations
 from trimtab.contract.cells import number, split_bundle, text, timestamp, whole
 from trimtab.contract.repeats import Keyed, settle_repeats
 from trimtab.contract.rows import PYTHON_CHECKS, check_row
-from trimtab.contract.tables import *  # noqa: F403  (the tables and rules, as data)
+from trimtab.contract.declarations import *  # noqa: F403  (the tables and rules, as data)
 
 __all__ = [
     "PYTHON_CHECKS",
@@ -38,5 +38,5 @@ __all__ = [
     "text",
     "timestamp",
     "whole",
-    *tables.__all__,
+    *declarations.__all__,
 ]
