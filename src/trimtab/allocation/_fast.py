@@ -215,9 +215,9 @@ class FastChooser:
         bisect_left, insort = bisect.bisect_left, bisect.insort
 
         def rekey(i: int) -> None:
-            # The scores of replica_constraints.py, with two shortcuts giving the same values (tested
-            # by verify=True): a node holding none of a topic whose share is below one scores
-            # S − F, and a usable node's final count is count + 1 ≤ capacity.
+            # The scores of replica_constraints.py, with two shortcuts giving the same values
+            # (tested by verify=True): a node holding none of a topic whose share is below one
+            # scores S − F, and a usable node's final count is count + 1 ≤ capacity.
             topic, replicas, size = request
             cap = cap_of[i]
             count = counts[i]
