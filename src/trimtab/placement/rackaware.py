@@ -240,7 +240,7 @@ class RackAwarePolicy(PolicyBase):
             return None
         return pick(index.pool(), draft.checks(_REPLACE_COVERED), self.rng)
 
-    # -- replace to adhere (hooks of :mod:`~trimtab.placement.adherence_repair`) ---------------
+    # -- replace to adhere (the hooks adherence_repair calls) ------------------------------
 
     def repair_candidates(self) -> CandidateIndex:
         return self.view.index(skip_default_rack=self.enforce)

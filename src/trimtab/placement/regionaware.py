@@ -373,7 +373,7 @@ class RegionAwarePolicy(PolicyBase):
             return None
         return self._vacancy_draft(index, vacancy, min_racks=1, min_regions=min_regions)
 
-    # -- replace to adhere (hooks of :mod:`~trimtab.placement.adherence_repair`) ---------------
+    # -- replace to adhere (the hooks adherence_repair calls) ------------------------------
 
     def repair_candidates(self) -> CandidateIndex:
         return self.view.index(skip_default_rack=self.enforce)
