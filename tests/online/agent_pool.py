@@ -20,7 +20,7 @@ from pathlib import Path
 
 from trimtab.bookieinfo.agent import Agent, AgentOptions
 from trimtab.cluster import NodeId
-from trimtab.membership.zk import ZkTarget
+from trimtab.systems.zookeeper import ZkTarget
 
 
 def node_id(index: int) -> NodeId:

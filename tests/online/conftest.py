@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from trimtab.cluster import NodeId
-from trimtab.membership.zk import ZkTarget
+from trimtab.systems.zookeeper import ZkTarget
 
 ZK_JAR = Path("/usr/share/java/zookeeper.jar")
 ZK_CONF = Path("/etc/zookeeper/conf")

@@ -34,7 +34,7 @@ from trimtab.bookieinfo.v3server import BookieRpcServer
 from trimtab.cluster import NodeId
 from trimtab.errors import AgentError
 from trimtab.membership.registrar import ZooKeeperRegistrar
-from trimtab.membership.zk import ZkTarget
+from trimtab.systems.zookeeper import ZkTarget
 
 __all__ = ["Agent", "AgentOptions", "AgentStatus", "advertised_address"]
 

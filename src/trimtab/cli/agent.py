@@ -22,7 +22,7 @@ from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, u
 from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import AgentError, MembershipError
-from trimtab.membership.zk import ZkTarget, zk_target
+from trimtab.systems.zookeeper import ZkTarget, zk_target
 
 __all__ = ["agent", "print_event", "until_signalled", "wait_for"]
 

@@ -23,7 +23,7 @@ from trimtab.membership.service_info import (
 )
 from trimtab.membership.static import REGISTRY_TABLE, RegistryFile, StaticRegistry, read_registry
 from trimtab.membership.watcher import WatcherStats, ZooKeeperWatcher, read_membership
-from trimtab.membership.zk import ZkTarget, decode_node_data, encode_node_data, zk_target
+from trimtab.systems.zookeeper import ZkTarget, decode_node_data, encode_node_data, zk_target
 
 __all__ = [
     "EMPTY",

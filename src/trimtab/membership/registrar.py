@@ -28,7 +28,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from trimtab.cluster import NodeId
 from trimtab.errors import AgentError
-from trimtab.membership.zk import ZkTarget, encode_node_data, end_session, make_client
+from trimtab.systems.zookeeper import ZkTarget, encode_node_data, end_session, make_client
 
 __all__ = ["ZooKeeperRegistrar"]
 

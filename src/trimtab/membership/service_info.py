@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError
 from trimtab.cluster import NodeId
 from trimtab.membership.model import WireProtocol
 from trimtab.membership.proto import bookie_service_info_pb2 as bsi
-from trimtab.membership.zk import decode_node_data
+from trimtab.systems.zookeeper import decode_node_data
 
 __all__ = [
     "BOOKIE_RPC",

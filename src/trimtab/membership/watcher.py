@@ -35,7 +35,7 @@ from trimtab.cluster import NodeId
 from trimtab.errors import MembershipError
 from trimtab.membership.model import EMPTY, Membership, MembershipListener
 from trimtab.membership.service_info import registration_address
-from trimtab.membership.zk import READONLY, ZkTarget, end_session, make_client
+from trimtab.systems.zookeeper import READONLY, ZkTarget, end_session, make_client
 
 __all__ = ["WatcherStats", "ZooKeeperWatcher", "read_membership"]
 

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from trimtab.config import Config, PolicyName, zk_hosts
 from trimtab.errors import MembershipError
-from trimtab.membership.zk import zk_target
 from trimtab.placement.default import DefaultPolicy
 from trimtab.placement.locations import LocationSource, local_host
 from trimtab.placement.policy import WeightsFactory, uniform_weights
@@ -23,6 +22,7 @@ from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
 from trimtab.placement.weights import disk_weights
 from trimtab.placement.zoneaware import ZoneAwarePolicy
+from trimtab.systems.zookeeper import zk_target
 from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
