@@ -194,7 +194,8 @@ class AgentProcess:
 
     def start(self) -> AgentProcess:
         args = [
-            *trimtab_command(),
+            sys.executable,
+            str(Path(__file__).with_name("faults.py")),  # `trimtab agent` with test faults
             "agent",
             "--id",
             self.node,

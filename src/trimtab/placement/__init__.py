@@ -20,9 +20,9 @@ Example::
     placed.ensemble, placed.adherence
 """
 
+from trimtab.diskinfo import BookieInfo
 from trimtab.placement.contract import (
     Adherence,
-    BookieInfo,
     EnsemblePlacement,
     PlacementPolicy,
     Replacement,

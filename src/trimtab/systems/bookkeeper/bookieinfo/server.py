@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
-from trimtab.bookieinfo.faults import FaultFile
-from trimtab.bookieinfo.info import BookieInfo, Requested
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import AgentError
+from trimtab.systems.bookkeeper.bookieinfo.info import Requested
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
 
 __all__ = [
     "MAX_CONCURRENT_RPCS",
@@ -85,11 +84,9 @@ class BookieInfoServer:
         measure: Callable[[], BookieInfo],
         *,
         listen: str = "127.0.0.1:0",
-        faults: FaultFile | None = None,
         workers: int = 4,
     ) -> None:
         self._measure = measure
-        self._faults = faults or FaultFile(None)
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._executor = ThreadPoolExecutor(
@@ -146,31 +143,15 @@ class BookieInfoServer:
     def _handle(
         self, request: pb.GetBookieInfoRequest, context: grpc.ServicerContext
     ) -> pb.GetBookieInfoResponse:
-        faults = self._faults.current()
-        if faults.hang_seconds > 0:
-            self._hang(faults.hang_seconds, context)
-        if faults.io_error:
-            response = pb.GetBookieInfoResponse(status=pb.EIO)
-        else:
-            version = dict(context.invocation_metadata()).get(VERSION_METADATA_KEY)
-            response = answer(
-                request,
-                self._measure,
-                client_version=str(version) if version is not None else None,
-            )
+        response = self._respond(request, context)
         self._count(response.status)
         return response
 
-    @staticmethod
-    def _hang(seconds: float, context: grpc.ServicerContext) -> None:
-        """Sleep as a stuck node would; once the caller has given up, abort instead of answering
-        (answering at the very deadline would race with the caller's own time-out)."""
-        deadline = time.monotonic() + seconds
-        while context.is_active() and time.monotonic() < deadline:
-            remaining = context.time_remaining()
-            if remaining is not None and remaining <= 0:
-                break
-            time.sleep(0.05)
-        remaining = context.time_remaining()
-        if not context.is_active() or (remaining is not None and remaining <= 0):
-            context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "the caller's deadline passed")
+    def _respond(
+        self, request: pb.GetBookieInfoRequest, context: grpc.ServicerContext
+    ) -> pb.GetBookieInfoResponse:
+        """The answer to one request: :func:`answer` with the caller's protocol version."""
+        version = dict(context.invocation_metadata()).get(VERSION_METADATA_KEY)
+        return answer(
+            request, self._measure, client_version=str(version) if version is not None else None
+        )

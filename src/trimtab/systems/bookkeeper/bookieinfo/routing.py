@@ -1,23 +1,23 @@
 """Ask each node in the protocol it registered: trimtab's gRPC or BookKeeper's v3.
 
-A membership mixes both: trimtab agents register a gRPC address, bookies a ``bookie-rpc``
-endpoint (:func:`~trimtab.membership.model.split_address` tells them apart).
-:class:`RoutingBookieInfoClient` is the :class:`~trimtab.bookieinfo.client.BookieInfoClient` the
-reader and the CLI use: it splits a scan by protocol, runs the v3 half on its loop while the gRPC
-half runs here (both send everything at once), and returns one result per node. Each protocol's
-client is made on first use, so a cluster of bookies starts no gRPC channel and a cluster of
-agents no event loop.
+A membership mixes both: trimtab agents register a gRPC address, bookies a ``bookie-rpc`` endpoint
+(:func:`~trimtab.systems.bookkeeper.registry.model.split_address` tells them apart).
+:class:`RoutingBookieInfoClient` is the
+:class:`~trimtab.systems.bookkeeper.bookieinfo.client.BookieInfoClient` the reader and the CLI use:
+it splits a scan by protocol, runs the v3 half on its loop while the gRPC half runs here (both send
+everything at once), and returns one result per node. Each protocol's client is made on first use,
+so a cluster of bookies starts no gRPC channel and a cluster of agents no event loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from trimtab.bookieinfo.client import GrpcBookieInfoClient
-from trimtab.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
-from trimtab.bookieinfo.v3client import DEFAULT_MAX_IN_FLIGHT, BookieRpcClient
 from trimtab.cluster import NodeId
-from trimtab.membership.model import WireProtocol, split_address
+from trimtab.systems.bookkeeper.bookieinfo.client import GrpcBookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
+from trimtab.systems.bookkeeper.bookieinfo.v3client import DEFAULT_MAX_IN_FLIGHT, BookieRpcClient
+from trimtab.systems.bookkeeper.registry.model import WireProtocol, split_address
 
 __all__ = ["RoutingBookieInfoClient"]
 

@@ -1,44 +1,34 @@
 """The reader's feed into a real placement policy, and the weights that policy then uses.
 
-:class:`PolicyFeed` is the :class:`~trimtab.bookieinfo.info.BookieInfoSink` that ``trimtab
-watch`` hands the reader: it forwards membership and disk info to a placement policy (built
-by :func:`trimtab.placement.make_policy` from the config) and remembers the writable pool, so
+:class:`PolicyFeed` is the :class:`~trimtab.systems.bookkeeper.bookieinfo.info.BookieInfoSink` that
+``trimtab watch`` hands the reader: it forwards membership and disk info to a placement policy
+(built by :func:`trimtab.placement.make_policy` from the config) and remembers the writable pool, so
 that :class:`PlacementWeightsCollector` can export, per writable node, the capped weight and the
-single-pick probability the policy would draw with — upstream's "expose the weightage it is
-giving to each of the bookies".
+single-pick probability the policy would draw with — upstream's "expose the weightage it is giving
+to each of the bookies".
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from typing import Protocol
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from trimtab.bookieinfo.info import BookieInfo
 from trimtab.cluster import NodeId
 from trimtab.config import PlacementConfig
-from trimtab.placement.contract import InfoMap
+from trimtab.diskinfo import BookieInfo, BookieInfoSink, InfoMap
 from trimtab.placement.weights import WeightRule, pick_probabilities
 
 __all__ = ["PlacementWeightsCollector", "PolicyFeed"]
 
 
-class _Policy(Protocol):
-    def on_cluster_changed(
-        self, writable: Iterable[str], readonly: Iterable[str]
-    ) -> AbstractSet[NodeId]: ...
-
-    def update_bookie_info(self, info: InfoMap) -> None: ...
-
-
 class PolicyFeed:
     """Forwards the reader's calls to ``policy`` and keeps what the weights export needs."""
 
-    def __init__(self, policy: _Policy, placement: PlacementConfig) -> None:
+    def __init__(self, policy: BookieInfoSink, placement: PlacementConfig) -> None:
         self.policy = policy
         self.enabled = placement.disk_weight_based_placement_enabled
         self.rule = WeightRule.of(placement)
@@ -46,17 +36,20 @@ class PolicyFeed:
         self._writable: frozenset[NodeId] = frozenset()
         self._free: dict[NodeId, float] = {}
 
-    def on_cluster_changed(self, writable: set[NodeId], readonly: set[NodeId]) -> set[NodeId]:
-        left = self.policy.on_cluster_changed(writable, readonly)
+    def on_cluster_changed(
+        self, writable: Iterable[str], readonly: Iterable[str]
+    ) -> AbstractSet[NodeId]:
+        rw, ro = frozenset(NodeId(n) for n in writable), frozenset(NodeId(n) for n in readonly)
+        left = self.policy.on_cluster_changed(rw, ro)
         with self._lock:
-            self._writable = frozenset(NodeId(n) for n in writable) - set(readonly)
+            self._writable = rw - ro
             self._free = {n: f for n, f in self._free.items() if n in self._writable}
         return set(left)
 
-    def update_bookie_info(self, info: Mapping[str, BookieInfo]) -> None:
+    def update_bookie_info(self, info: InfoMap) -> None:
         self.policy.update_bookie_info(info)
         with self._lock:
-            self._free = {NodeId(n): float(i.free_disk_bytes) for n, i in info.items()}
+            self._free = {NodeId(n): float(BookieInfo(*i).free_disk_bytes) for n, i in info.items()}
 
     def weights(self) -> dict[NodeId, tuple[float, float]]:
         """Per writable node: (weight, single-pick probability) as the policy would draw.

@@ -30,7 +30,7 @@ from typing import Any
 
 from trimtab.cluster import NodeId, NodeState
 from trimtab.errors import InputError, MembershipError
-from trimtab.membership.model import EMPTY, Membership, MembershipListener
+from trimtab.systems.bookkeeper.registry.model import EMPTY, Membership, MembershipListener
 from trimtab.tables import RejectedRow, TableSpec, parse_table
 
 __all__ = ["REGISTRY_TABLE", "RegistryFile", "StaticRegistry", "read_registry"]

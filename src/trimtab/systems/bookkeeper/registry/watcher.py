@@ -3,16 +3,17 @@
 Goals: every change of the writable or read-only set reaches the listener, also across a
 ZooKeeper restart or a lost session, and the listener never runs on kazoo's event thread.
 
-Algorithm: one thread of ours does all the reading. ZooKeeper watches, kazoo's connection
-events and a periodic resync (a safety net, ``resync_seconds``) only *wake* that thread; it then
-lists ``available`` and ``available/readonly`` with fresh one-shot watches, reads the data of
-znodes it has not seen (where to ask the node, in whichever format it registered:
-:func:`~trimtab.membership.service_info.registration_address`; cached until the znode changes
-or the session is lost), and delivers a new :class:`~trimtab.membership.model.Membership` if it
-differs from the last one delivered. While ZooKeeper is unreachable the last membership stays in
-force, as BookKeeper's ``BookieWatcher`` keeps its last view; kazoo reconnects by itself and
-the first successful read after that delivers whatever changed meanwhile. The watcher only
-reads: a missing registry path is an empty set, watched until it appears.
+Algorithm: one thread of ours does all the reading. ZooKeeper watches, kazoo's connection events and
+a periodic resync (a safety net, ``resync_seconds``) only *wake* that thread; it then lists
+``available`` and ``available/readonly`` with fresh one-shot watches, reads the data of znodes it
+has not seen (where to ask the node, in whichever format it registered:
+:func:`~trimtab.systems.bookkeeper.registry.service_info.registration_address`; cached until the
+znode changes or the session is lost), and delivers a new
+:class:`~trimtab.systems.bookkeeper.registry.model.Membership` if it differs from the last one
+delivered. While ZooKeeper is unreachable the last membership stays in force, as BookKeeper's
+``BookieWatcher`` keeps its last view; kazoo reconnects by itself and the first successful read
+after that delivers whatever changed meanwhile. The watcher only reads: a missing registry path is
+an empty set, watched until it appears.
 
 Which children are nodes: every bookie (and every trimtab agent) registers an *ephemeral*
 znode named by its id, so the ``readonly`` child, children whose name is no node id, and
@@ -33,8 +34,8 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from trimtab.cluster import NodeId
 from trimtab.errors import MembershipError
-from trimtab.membership.model import EMPTY, Membership, MembershipListener
-from trimtab.membership.service_info import registration_address
+from trimtab.systems.bookkeeper.registry.model import EMPTY, Membership, MembershipListener
+from trimtab.systems.bookkeeper.registry.service_info import registration_address
 from trimtab.systems.zookeeper import READONLY, ZkTarget, end_session, make_client
 
 __all__ = ["WatcherStats", "ZooKeeperWatcher", "read_membership"]

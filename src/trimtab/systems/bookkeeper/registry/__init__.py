@@ -8,22 +8,30 @@
 
 from __future__ import annotations
 
-from trimtab.membership.model import (
+from trimtab.systems.bookkeeper.registry.model import (
     EMPTY,
     Membership,
     MembershipListener,
     WireProtocol,
     split_address,
 )
-from trimtab.membership.registrar import ZooKeeperRegistrar
-from trimtab.membership.service_info import (
+from trimtab.systems.bookkeeper.registry.registrar import ZooKeeperRegistrar
+from trimtab.systems.bookkeeper.registry.service_info import (
     bookie_rpc_endpoint,
     encode_bookie_service_info,
     registration_address,
 )
-from trimtab.membership.static import REGISTRY_TABLE, RegistryFile, StaticRegistry, read_registry
-from trimtab.membership.watcher import WatcherStats, ZooKeeperWatcher, read_membership
-from trimtab.systems.zookeeper import ZkTarget, decode_node_data, encode_node_data, zk_target
+from trimtab.systems.bookkeeper.registry.static import (
+    REGISTRY_TABLE,
+    RegistryFile,
+    StaticRegistry,
+    read_registry,
+)
+from trimtab.systems.bookkeeper.registry.watcher import (
+    WatcherStats,
+    ZooKeeperWatcher,
+    read_membership,
+)
 
 __all__ = [
     "EMPTY",
@@ -34,16 +42,12 @@ __all__ = [
     "StaticRegistry",
     "WatcherStats",
     "WireProtocol",
-    "ZkTarget",
     "ZooKeeperRegistrar",
     "ZooKeeperWatcher",
     "bookie_rpc_endpoint",
-    "decode_node_data",
     "encode_bookie_service_info",
-    "encode_node_data",
     "read_membership",
     "read_registry",
     "registration_address",
     "split_address",
-    "zk_target",
 ]

@@ -1,4 +1,4 @@
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as _bookieinfo_pb2
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as _bookieinfo_pb2
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

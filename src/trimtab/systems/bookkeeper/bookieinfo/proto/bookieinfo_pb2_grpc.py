@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as trimtab_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -18,7 +18,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in trimtab/bookieinfo/proto/bookieinfo_pb2_grpc.py depends on'
+        + ' but the generated code in trimtab/systems/bookkeeper/bookieinfo/proto/bookieinfo_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -36,8 +36,8 @@ class BookieInfoStub:
         """
         self.GetBookieInfo = channel.unary_unary(
                 '/trimtab.bookieinfo.v1.BookieInfo/GetBookieInfo',
-                request_serializer=trimtab_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoRequest.SerializeToString,
-                response_deserializer=trimtab_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoResponse.FromString,
+                request_serializer=trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoRequest.SerializeToString,
+                response_deserializer=trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoResponse.FromString,
                 _registered_method=True)
 
 
@@ -55,8 +55,8 @@ def add_BookieInfoServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'GetBookieInfo': grpc.unary_unary_rpc_method_handler(
                     servicer.GetBookieInfo,
-                    request_deserializer=trimtab_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoRequest.FromString,
-                    response_serializer=trimtab_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoResponse.SerializeToString,
+                    request_deserializer=trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoRequest.FromString,
+                    response_serializer=trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -84,8 +84,8 @@ class BookieInfo:
             request,
             target,
             '/trimtab.bookieinfo.v1.BookieInfo/GetBookieInfo',
-            trimtab_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoRequest.SerializeToString,
-            trimtab_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoResponse.FromString,
+            trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoRequest.SerializeToString,
+            trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2.GetBookieInfoResponse.FromString,
             options,
             channel_credentials,
             insecure,

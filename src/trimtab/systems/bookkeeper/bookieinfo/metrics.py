@@ -32,15 +32,16 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from trimtab.bookieinfo.agent import AgentStatus
-from trimtab.bookieinfo.info import FetchErrorKind
-from trimtab.bookieinfo.reader import ReaderSnapshot, ScanKind
+from trimtab.systems.bookkeeper.bookieinfo.agent import AgentStatus
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchErrorKind
+from trimtab.systems.bookkeeper.bookieinfo.reader import ReaderSnapshot, ScanKind
 
 __all__ = ["AgentCollector", "MetricsServer", "ReaderCollector", "registry_of"]
 
 
 class ReaderCollector(Collector):
-    """Scrapes ``snapshot()`` of a :class:`~trimtab.bookieinfo.reader.BookieInfoReader`."""
+    """Scrapes ``snapshot()`` of a
+    :class:`~trimtab.systems.bookkeeper.bookieinfo.reader.BookieInfoReader`."""
 
     def __init__(self, snapshot: Callable[[], ReaderSnapshot]) -> None:
         self._snapshot = snapshot
@@ -92,7 +93,7 @@ class ReaderCollector(Collector):
 
 
 class AgentCollector(Collector):
-    """Scrapes ``status()`` of an :class:`~trimtab.bookieinfo.agent.Agent`."""
+    """Scrapes ``status()`` of an :class:`~trimtab.systems.bookkeeper.bookieinfo.agent.Agent`."""
 
     def __init__(self, status: Callable[[], AgentStatus]) -> None:
         self._status = status

@@ -2,9 +2,9 @@
 
 The live half of BOOKKEEPER-950 (``bookkeeper.md`` §3):
 
-* :mod:`~trimtab.bookieinfo.proto` — the wire protocols (``bookieinfo.proto``, payloads
-  field-for-field as upstream, served over gRPC; ``bookkeeper_v3.proto``, BookKeeper's own v3
-  frame, :mod:`~trimtab.bookieinfo.v3`);
+* :mod:`~trimtab.systems.bookkeeper.bookieinfo.proto` — the wire protocols (``bookieinfo.proto``,
+  payloads field-for-field as upstream, served over gRPC; ``bookkeeper_v3.proto``, BookKeeper's own
+  v3 frame, :mod:`~trimtab.systems.bookkeeper.bookieinfo.v3`);
 * :class:`Agent` — the server on each storage node, registered in ZooKeeper, answering over
   gRPC and, as a bookie, over v3 (:class:`BookieRpcServer`);
 * :class:`RoutingBookieInfoClient` — asks each node in the protocol it registered (gRPC:
@@ -16,22 +16,36 @@ The live half of BOOKKEEPER-950 (``bookkeeper.md`` §3):
 
 from __future__ import annotations
 
-from trimtab.bookieinfo.agent import Agent, AgentOptions, AgentStatus
-from trimtab.bookieinfo.client import BookieInfoClient, GrpcBookieInfoClient, SurveyRow, survey
-from trimtab.bookieinfo.disk import DiskUsage, FilesystemUsage, measure_disks, next_readonly
-from trimtab.bookieinfo.info import (
-    BookieInfo,
-    BookieInfoSink,
+from trimtab.diskinfo import BookieInfo, BookieInfoSink
+from trimtab.systems.bookkeeper.bookieinfo.agent import Agent, AgentOptions, AgentStatus
+from trimtab.systems.bookkeeper.bookieinfo.client import (
+    BookieInfoClient,
+    GrpcBookieInfoClient,
+    SurveyRow,
+    survey,
+)
+from trimtab.systems.bookkeeper.bookieinfo.disk import (
+    DiskUsage,
+    FilesystemUsage,
+    measure_disks,
+    next_readonly,
+)
+from trimtab.systems.bookkeeper.bookieinfo.info import (
     FetchError,
     FetchErrorKind,
     FetchResult,
     Requested,
 )
-from trimtab.bookieinfo.reader import BookieInfoReader, ReaderSnapshot, ReaderStats, ScanKind
-from trimtab.bookieinfo.routing import RoutingBookieInfoClient
-from trimtab.bookieinfo.server import BookieInfoServer
-from trimtab.bookieinfo.v3client import BookieRpcClient
-from trimtab.bookieinfo.v3server import BookieRpcServer
+from trimtab.systems.bookkeeper.bookieinfo.reader import (
+    BookieInfoReader,
+    ReaderSnapshot,
+    ReaderStats,
+    ScanKind,
+)
+from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.server import BookieInfoServer
+from trimtab.systems.bookkeeper.bookieinfo.v3client import BookieRpcClient
+from trimtab.systems.bookkeeper.bookieinfo.v3server import BookieRpcServer
 
 __all__ = [
     "Agent",

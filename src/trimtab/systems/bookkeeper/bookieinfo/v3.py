@@ -15,9 +15,10 @@ and ``GetBookieInfoProcessorV3``:
   ``EBADVERSION``; an operation the bookie does not serve, header and ``EBADREQ``; an AUTH
   request to a bookie with authentication off, ``EOK`` from plugin ``AuthDisabledPlugin``.
 
-:func:`respond` is the server side of those rules (the agent's v3 port), :func:`result_of`
-the client side; both are pure, the sockets live in :mod:`~trimtab.bookieinfo.v3server` and
-:mod:`~trimtab.bookieinfo.v3client`.
+:func:`respond` is the server side of those rules (the agent's v3 port), :func:`result_of` the
+client side; both are pure, the sockets live in
+:mod:`~trimtab.systems.bookkeeper.bookieinfo.v3server` and
+:mod:`~trimtab.systems.bookkeeper.bookieinfo.v3client`.
 """
 
 from __future__ import annotations
@@ -28,11 +29,17 @@ from collections.abc import Callable
 
 from google.protobuf.message import DecodeError
 
-from trimtab.bookieinfo.client import interpret
-from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchErrorKind, FetchResult, Requested
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
-from trimtab.bookieinfo.proto import bookkeeper_v3_pb2 as v3
-from trimtab.bookieinfo.server import answer
+from trimtab.diskinfo import BookieInfo
+from trimtab.systems.bookkeeper.bookieinfo.client import interpret
+from trimtab.systems.bookkeeper.bookieinfo.info import (
+    FetchError,
+    FetchErrorKind,
+    FetchResult,
+    Requested,
+)
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.systems.bookkeeper.bookieinfo.server import answer
 
 __all__ = [
     "AUTH_DISABLED_PLUGIN",

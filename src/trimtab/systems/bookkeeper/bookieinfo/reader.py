@@ -34,10 +34,11 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 
-from trimtab.bookieinfo.client import BookieInfoClient
-from trimtab.bookieinfo.info import BookieInfo, BookieInfoSink, FetchError, FetchErrorKind
 from trimtab.cluster import NodeId
-from trimtab.membership.model import EMPTY, Membership
+from trimtab.diskinfo import BookieInfo, BookieInfoSink
+from trimtab.systems.bookkeeper.bookieinfo.client import BookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind
+from trimtab.systems.bookkeeper.registry.model import EMPTY, Membership
 
 __all__ = ["BookieInfoReader", "ReaderSnapshot", "ReaderStats", "ScanKind"]
 

@@ -2,14 +2,17 @@
 
 One :class:`Agent` owns four things and their threads:
 
-* the gRPC :class:`~trimtab.bookieinfo.server.BookieInfoServer`, which measures the ledger
-  directories on every request (as upstream, no cache: the answer is as fresh as the call);
-* a :class:`~trimtab.bookieinfo.v3server.BookieRpcServer` answering GET_BOOKIE_INFO in
-  BookKeeper's own v3 protocol on a second port, so the agent can stand in for a bookie;
-* a :class:`~trimtab.membership.registrar.ZooKeeperRegistrar`, when ZooKeeper is given, which
-  keeps the node's ephemeral znode (writable or read-only) alive across session expiry;
+* the gRPC :class:`~trimtab.systems.bookkeeper.bookieinfo.server.BookieInfoServer`, which measures
+  the ledger directories on every request (as upstream, no cache: the answer is as fresh as the
+  call);
+* a :class:`~trimtab.systems.bookkeeper.bookieinfo.v3server.BookieRpcServer` answering
+  GET_BOOKIE_INFO in BookKeeper's own v3 protocol on a second port, so the agent can stand in for a
+  bookie;
+* a :class:`~trimtab.systems.bookkeeper.registry.registrar.ZooKeeperRegistrar`, when ZooKeeper is
+  given, which keeps the node's ephemeral znode (writable or read-only) alive across session expiry;
 * a disk monitor thread that measures every ``diskCheckInterval`` and applies the read-only
-  rule of :func:`~trimtab.bookieinfo.disk.next_readonly` (``--readonly`` pins read-only).
+  rule of :func:`~trimtab.systems.bookkeeper.bookieinfo.disk.next_readonly` (``--readonly``
+  pins read-only).
 
 Startup is all-or-nothing: a missing ledger directory, an address in use or a registration held
 by another live agent raises :class:`~trimtab.errors.AgentError` and leaves nothing running.
@@ -22,18 +25,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from trimtab.bookieinfo.disk import DiskUsage, FilesystemUsage, measure_disks, next_readonly
-from trimtab.bookieinfo.faults import FaultFile
-from trimtab.bookieinfo.info import BookieInfo
-from trimtab.bookieinfo.server import BookieInfoServer
-from trimtab.bookieinfo.v3server import BookieRpcServer
 from trimtab.cluster import NodeId
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import AgentError
-from trimtab.membership.registrar import ZooKeeperRegistrar
+from trimtab.systems.bookkeeper.bookieinfo.disk import (
+    DiskUsage,
+    measure_disks,
+    next_readonly,
+)
+from trimtab.systems.bookkeeper.bookieinfo.server import BookieInfoServer
+from trimtab.systems.bookkeeper.bookieinfo.v3server import BookieRpcServer
+from trimtab.systems.bookkeeper.registry.registrar import ZooKeeperRegistrar
 from trimtab.systems.zookeeper import ZkTarget
 
 __all__ = ["Agent", "AgentOptions", "AgentStatus", "advertised_address"]
@@ -58,7 +64,6 @@ class AgentOptions:
     disk_usage_lwm_threshold: float = 0.90
     disk_check_seconds: float = 10.0
     session_timeout_seconds: float = 10.0
-    faults: FaultFile = field(default_factory=lambda: FaultFile(None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,16 +108,14 @@ class Agent:
         self._usage: DiskUsage | None = None
         self._disk_error: str | None = None
         self._readonly = options.force_readonly
-        self._server = BookieInfoServer(self.measure, listen=options.listen, faults=options.faults)
+        self._server = BookieInfoServer(self.measure, listen=options.listen)
         listen_host = options.listen.rsplit(":", 1)[0]
         self.address = advertised_address(
             listen_host, self._server.port, options.node_id, options.advertise
         )
         bookie_listen = options.bookie_listen or f"{listen_host}:0"
         try:
-            self._bookie_server = BookieRpcServer(
-                self.measure, listen=bookie_listen, faults=options.faults
-            )
+            self._bookie_server = BookieRpcServer(self.measure, listen=bookie_listen)
         except AgentError:
             self._server.stop(grace=0)
             raise
@@ -125,14 +128,8 @@ class Agent:
     # -- measuring ---------------------------------------------------------------------------
 
     def usage(self) -> DiskUsage:
-        """Measure the ledger directories now (honouring a test ``free_bytes`` fault)."""
-        usage = measure_disks(self.options.ledger_dirs)
-        free = self.options.faults.current().free_bytes
-        if free is None:
-            return usage
-        total = usage.total_bytes
-        dirs = tuple(d for fs in usage.filesystems for d in fs.directories)
-        return DiskUsage((FilesystemUsage(0, dirs, total, min(free, total)),))
+        """Measure the ledger directories now."""
+        return measure_disks(self.options.ledger_dirs)
 
     def measure(self) -> BookieInfo:
         """What GetBookieInfo answers; raises ``OSError`` (answered as EIO)."""

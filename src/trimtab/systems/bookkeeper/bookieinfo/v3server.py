@@ -1,22 +1,19 @@
 """The agent's BookKeeper v3 port: answer GET_BOOKIE_INFO as a bookie would, at a bookie port.
 
-With it a trimtab agent stands in for a bookie: ``trimtab bookieinfo`` (or BookKeeper's own
-client) asks it exactly as it asks a bookie. The rules are :func:`~trimtab.bookieinfo.v3.respond`;
-this module owns the sockets, on an asyncio loop so that many servers can share one thread (the
-bench runs a thousand in one process on one :class:`~trimtab.bookieinfo.loop.LoopThread`).
+With it a trimtab agent stands in for a bookie: ``trimtab bookieinfo`` (or BookKeeper's own client)
+asks it exactly as it asks a bookie. The rules are
+:func:`~trimtab.systems.bookkeeper.bookieinfo.v3.respond`; this module owns the sockets, on an
+asyncio loop so that many servers can share one thread (the bench runs a thousand in one process on
+one :class:`~trimtab.systems.bookkeeper.bookieinfo.loop.LoopThread`).
 
 Bounds, as the gRPC server has them: a frame longer than
-:data:`~trimtab.bookieinfo.v3.MAX_FRAME_BYTES` or bytes that are not a v3 request close the
-connection (trimtab does not speak the v2 protocol); at most :data:`MAX_CONNECTIONS`
+:data:`~trimtab.systems.bookkeeper.bookieinfo.v3.MAX_FRAME_BYTES` or bytes that are not a v3 request
+close the connection (trimtab does not speak the v2 protocol); at most :data:`MAX_CONNECTIONS`
 connections are served at once; a frame must arrive whole within
-:data:`~trimtab.bookieinfo.v3.FRAME_SECONDS` once begun, an idle connection is closed after
-:data:`IDLE_SECONDS`, and a write that cannot drain within :data:`WRITE_SECONDS` closes the
-connection. Measuring runs on the loop's executor,
-never on the loop, so a slow disk holds up only its own answer.
-
-The test faults (:mod:`~trimtab.bookieinfo.faults`) apply here too: ``hang_seconds`` delays
-each answer, ``status`` answers every request with that status alone (``EUA``), and
-``close_connection`` closes the connection instead of answering.
+:data:`~trimtab.systems.bookkeeper.bookieinfo.v3.FRAME_SECONDS` once begun, an idle connection is
+closed after :data:`IDLE_SECONDS`, and a write that cannot drain within :data:`WRITE_SECONDS` closes
+the connection. Measuring runs on the loop's executor, never on the loop, so a slow disk holds up
+only its own answer.
 """
 
 from __future__ import annotations
@@ -28,13 +25,17 @@ import socket
 import threading
 from collections.abc import Callable
 
-from trimtab.bookieinfo.faults import FaultFile, Faults
-from trimtab.bookieinfo.info import BookieInfo
-from trimtab.bookieinfo.loop import LoopThread
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
-from trimtab.bookieinfo.proto import bookkeeper_v3_pb2 as v3
-from trimtab.bookieinfo.v3 import frame, parse_request, read_frame, refusal, respond
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import AgentError
+from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.systems.bookkeeper.bookieinfo.v3 import (
+    frame,
+    parse_request,
+    read_frame,
+    respond,
+)
 
 __all__ = [
     "IDLE_SECONDS",
@@ -48,7 +49,6 @@ MAX_CONNECTIONS = 1024
 IDLE_SECONDS = 600.0
 WRITE_SECONDS = 10.0
 _START_SECONDS = 10.0
-_STATUS_NAMES = frozenset(pb.StatusCode.keys())
 
 _log = logging.getLogger(__name__)
 
@@ -87,11 +87,9 @@ class BookieRpcServer:
         measure: Callable[[], BookieInfo],
         *,
         listen: str = "127.0.0.1:0",
-        faults: FaultFile | None = None,
         loop: LoopThread | None = None,
     ) -> None:
         self._measure = measure
-        self._faults = faults or FaultFile(None)
         self._sock = bind(listen)
         self.port: int = self._sock.getsockname()[1]
         host = listen.rpartition(":")[0]
@@ -162,27 +160,14 @@ class BookieRpcServer:
         while True:
             payload = await read_frame(reader, wait=IDLE_SECONDS)
             request = parse_request(payload)  # ValueError: not v3, close
-            faults = self._faults.current()
-            if faults.close_connection:
-                return
-            if faults.hang_seconds > 0:
-                await asyncio.sleep(faults.hang_seconds)
-            response = await self._answer(request, faults)
+            response = await self._respond(request)
             with self._lock:
                 name = pb.StatusCode.Name(response.status)
                 self._counts[name] = self._counts.get(name, 0) + 1
             writer.write(frame(response))
             await asyncio.wait_for(writer.drain(), WRITE_SECONDS)
 
-    async def _answer(self, request: v3.Request, faults: Faults) -> v3.Response:
-        if faults.status is not None and faults.status in _STATUS_NAMES:
-            return refusal(request, pb.StatusCode.Value(faults.status))
-        measure = self._measure
-        if faults.io_error:
-            measure = _broken_disk
+    async def _respond(self, request: v3.Request) -> v3.Response:
+        """The answer to one request, measured on the loop's executor (never on the loop)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, respond, request, measure)
-
-
-def _broken_disk() -> BookieInfo:
-    raise OSError(5, "Input/output error (test fault)")
+        return await loop.run_in_executor(None, respond, request, self._measure)

@@ -2,9 +2,9 @@
 
 Goals: a scan of a thousand bookies takes about as long as the slowest of them (bounded by the
 time-out), not the sum; a bookie that refuses (``EUA``), hangs, closes the connection or talks
-nonsense is that bookie's :class:`~trimtab.bookieinfo.info.FetchError`, never an exception and
-never another bookie's problem; a connection is opened once per bookie and kept for the next
-scans, as upstream's ``PerChannelBookieClient`` keeps its channel.
+nonsense is that bookie's :class:`~trimtab.systems.bookkeeper.bookieinfo.info.FetchError`, never an
+exception and never another bookie's problem; a connection is opened once per bookie and kept for
+the next scans, as upstream's ``PerChannelBookieClient`` keeps its channel.
 
 Algorithm: one asyncio loop on a thread of the client's own (:class:`LoopThread`) holds one
 :class:`_Connection` per ``host:port``. A scan sends one GET_BOOKIE_INFO per node, at most
@@ -14,10 +14,10 @@ thousand nodes never opens a thousand sockets at the same instant). Each request
 repeats and drops answers nobody waits for (a late one after a time-out).
 
 Time-outs, all of them: each node gets ``timeout`` seconds from the moment its turn comes,
-connecting included; a connection whose request timed out is closed (the bookie is suspect,
-and the next scan connects afresh); a frame that begins must end within
-:data:`~trimtab.bookieinfo.v3.FRAME_SECONDS`; the whole scan is abandoned, its stragglers
-reported as time-outs, after ``timeout`` times the number of turns plus a grace.
+connecting included; a connection whose request timed out is closed (the bookie is suspect, and the
+next scan connects afresh); a frame that begins must end within
+:data:`~trimtab.systems.bookkeeper.bookieinfo.v3.FRAME_SECONDS`; the whole scan is abandoned, its
+stragglers reported as time-outs, after ``timeout`` times the number of turns plus a grace.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ import math
 import socket
 from collections.abc import Iterable, Mapping
 
-from trimtab.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
-from trimtab.bookieinfo.loop import LoopThread
-from trimtab.bookieinfo.proto import bookkeeper_v3_pb2 as v3
-from trimtab.bookieinfo.v3 import (
+from trimtab.cluster import NodeId
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
+from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.systems.bookkeeper.bookieinfo.v3 import (
     FrameError,
     frame,
     get_bookie_info_request,
@@ -41,8 +42,7 @@ from trimtab.bookieinfo.v3 import (
     read_frame,
     result_of,
 )
-from trimtab.cluster import NodeId
-from trimtab.membership.model import WireProtocol, split_address
+from trimtab.systems.bookkeeper.registry.model import WireProtocol, split_address
 
 __all__ = ["DEFAULT_MAX_IN_FLIGHT", "BookieRpcClient"]
 

@@ -1,9 +1,9 @@
 """Asking nodes for their disk space: the client seam, its gRPC implementation, a one-shot survey.
 
 :class:`BookieInfoClient` is the one method the reader needs: ask many nodes at once and get one
-result per node, a :class:`~trimtab.bookieinfo.info.BookieInfo` or a
-:class:`~trimtab.bookieinfo.info.FetchError`, never an exception. Tests of the reader use a fake;
-:class:`GrpcBookieInfoClient` is the real one.
+result per node, a :class:`~trimtab.systems.bookkeeper.bookieinfo.info.BookieInfo` or a
+:class:`~trimtab.systems.bookkeeper.bookieinfo.info.FetchError`, never an exception. Tests of the
+reader use a fake; :class:`GrpcBookieInfoClient` is the real one.
 
 The gRPC client sends every request at once and waits for all of them, so a scan takes as long
 as its slowest node, bounded by the timeout (upstream ``getBookieInfoTimeoutSecs``), not the
@@ -23,16 +23,22 @@ from typing import Protocol
 
 import grpc
 
-from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchErrorKind, FetchResult, Requested
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
-from trimtab.bookieinfo.server import (
+from trimtab.cluster import NodeId, NodeState
+from trimtab.diskinfo import BookieInfo
+from trimtab.systems.bookkeeper.bookieinfo.info import (
+    FetchError,
+    FetchErrorKind,
+    FetchResult,
+    Requested,
+)
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
+from trimtab.systems.bookkeeper.bookieinfo.server import (
     MAX_MESSAGE_BYTES,
     METHOD,
     PROTOCOL_VERSION,
     VERSION_METADATA_KEY,
 )
-from trimtab.cluster import NodeId, NodeState
-from trimtab.membership.model import Membership
+from trimtab.systems.bookkeeper.registry.model import Membership
 
 __all__ = [
     "BookieInfoClient",

@@ -12,8 +12,8 @@ A node's znode under ``available`` (or ``available/readonly``) holds one of thre
   bookie id itself is the ``host:port`` of the bookie port.
 
 :func:`registration_address` turns any of them into the address the reader asks
-(:func:`~trimtab.membership.model.split_address` says in which protocol), or ``None`` when
-the znode names no way to ask (the node is still a member, shown as ``no-address``).
+(:func:`~trimtab.systems.bookkeeper.registry.model.split_address` says in which protocol), or
+``None`` when the znode names no way to ask (the node is still a member, shown as ``no-address``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from google.protobuf.message import DecodeError
 
 from trimtab.cluster import NodeId
-from trimtab.membership.model import WireProtocol
-from trimtab.membership.proto import bookie_service_info_pb2 as bsi
+from trimtab.systems.bookkeeper.registry.model import WireProtocol
+from trimtab.systems.bookkeeper.registry.proto import bookie_service_info_pb2 as bsi
 from trimtab.systems.zookeeper import decode_node_data
 
 __all__ = [

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trimtab.bookieinfo.info import BookieInfo
+from trimtab.diskinfo import BookieInfo
 
 __all__ = ["DiskUsage", "FilesystemUsage", "measure_disks", "next_readonly"]
 
