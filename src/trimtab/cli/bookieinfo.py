@@ -50,7 +50,7 @@ from trimtab.systems.bookkeeper.registry import (
     read_membership,
     read_registry,
 )
-from trimtab.systems.zookeeper import zk_target
+from trimtab.systems.zookeeper import zk_servers, zk_target
 
 __all__ = ["bookieinfo", "survey_json", "watch"]
 
@@ -260,7 +260,8 @@ def watch(
         _check_seconds(timeout=timeout, interval=interval, retry_interval=retry_interval)
         full = load_config(config)
         cfg = full.bookie_info
-        feed = PolicyFeed(make_policy(full, rng=random.Random(seed)), full.placement)
+        policy = make_policy(full, rng=random.Random(seed), zk_servers=zk_servers(full))
+        feed = PolicyFeed(policy, full.placement)
         reader = BookieInfoReader(
             feed,
             RoutingBookieInfoClient(),

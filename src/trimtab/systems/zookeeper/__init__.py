@@ -9,7 +9,7 @@ BookKeeper registry and Pulsar's metadata readers.
 """
 
 from trimtab.systems.zookeeper.session import end_session, make_client
-from trimtab.systems.zookeeper.target import READONLY, ZkTarget, zk_target
+from trimtab.systems.zookeeper.target import READONLY, ZkTarget, zk_servers, zk_target
 from trimtab.systems.zookeeper.znode import decode_node_data, encode_node_data
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "encode_node_data",
     "end_session",
     "make_client",
+    "zk_servers",
     "zk_target",
 ]

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from trimtab.config import BookieInfoConfig
+from trimtab.config import BookieInfoConfig, Config, zk_hosts
 from trimtab.errors import MembershipError
 
-__all__ = ["READONLY", "ZkTarget", "zk_target"]
+__all__ = ["READONLY", "ZkTarget", "zk_servers", "zk_target"]
 
 READONLY = "readonly"
 
@@ -69,6 +69,19 @@ def zk_target(
             "no ZooKeeper servers given: use --zk HOST:PORT, zkServers or metadataServiceUri"
         )
     return ZkTarget(chosen_hosts, root or uri_root or config.zk_ledgers_root_path)
+
+
+def zk_servers(config: Config) -> str | None:
+    """The ZooKeeper a ``/bookies`` rack map is read from (broker.conf's ``metadataStoreUrl``
+    or ``zookeeperServers``, else ``metadataServiceUri`` or ``zkServers``), or None when none
+    is configured (the resolver then says so). Pass it to
+    :func:`~trimtab.placement.make_policy` as ``zk_servers``."""
+    if config.topology.metadata_store_url is not None:
+        return zk_hosts(config.topology.metadata_store_url)
+    try:
+        return zk_target(config.bookie_info).hosts
+    except MembershipError:
+        return None
 
 
 def _parse_uri(uri: str) -> tuple[str, str]:
