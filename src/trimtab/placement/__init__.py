@@ -20,7 +20,6 @@ Example::
     placed.ensemble, placed.adherence
 """
 
-from trimtab.diskinfo import BookieInfo
 from trimtab.placement.contract import (
     Adherence,
     EnsemblePlacement,
@@ -50,7 +49,6 @@ from trimtab.placement.solver import solve_racks
 __all__ = [
     "POLICIES",
     "Adherence",
-    "BookieInfo",
     "CandidateIndex",
     "DefaultPolicy",
     "EnsemblePlacement",

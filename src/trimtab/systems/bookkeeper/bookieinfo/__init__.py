@@ -9,14 +9,14 @@ The live half of BOOKKEEPER-950 (``bookkeeper.md`` §3):
   gRPC and, as a bookie, over v3 (:class:`BookieRpcServer`);
 * :class:`RoutingBookieInfoClient` — asks each node in the protocol it registered (gRPC:
   :class:`GrpcBookieInfoClient`, v3 at a bookie port: :class:`BookieRpcClient`);
-* :class:`BookieInfoReader` — the client-side poller that feeds a :class:`BookieInfoSink`
-  (a placement policy) with :class:`BookieInfo` values;
+* :class:`BookieInfoReader` — the client-side poller that feeds a
+  :class:`~trimtab.diskinfo.BookieInfoSink` (a placement policy) with
+  :class:`~trimtab.diskinfo.BookieInfo` values;
 * :func:`survey` — the one-shot query behind ``trimtab bookieinfo``.
 """
 
 from __future__ import annotations
 
-from trimtab.diskinfo import BookieInfo, BookieInfoSink
 from trimtab.systems.bookkeeper.bookieinfo.agent import Agent, AgentOptions, AgentStatus
 from trimtab.systems.bookkeeper.bookieinfo.client import (
     BookieInfoClient,
@@ -51,11 +51,9 @@ __all__ = [
     "Agent",
     "AgentOptions",
     "AgentStatus",
-    "BookieInfo",
     "BookieInfoClient",
     "BookieInfoReader",
     "BookieInfoServer",
-    "BookieInfoSink",
     "BookieRpcClient",
     "BookieRpcServer",
     "DiskUsage",
