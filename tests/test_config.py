@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from trimtab.config import Config
+from trimtab.config.loader import read_config
 from trimtab.errors import ConfigError, ConfigValueError, UnknownConfigKeyError
 
 
@@ -146,8 +147,9 @@ class TestFiles:
             "reppRegionsToWrite=us-east;\\\n"
             "    us-west\n"
         )
-        cfg, warnings = Config.load(conf)
-        assert warnings == []
+        loaded = read_config(conf)
+        assert loaded.warnings == ()
+        cfg = loaded.config
         assert cfg.placement.min_num_racks_per_write_quorum == 3
         assert cfg.placement.disk_weight_based_placement_enabled is True
         assert cfg.topology.stabilize_period_seconds == 10
@@ -160,19 +162,20 @@ class TestFiles:
         with pytest.raises(
             UnknownConfigKeyError, match=r"broker\.conf.*loadBalancerBrokerLoadTargetStd'"
         ):
-            Config.load(conf)
+            read_config(conf)
 
     def test_non_strict_load_returns_unknown_keys_as_warnings(self, tmp_path: Path) -> None:
         """With strict=False a key of neither trimtab nor upstream is a warning, not an error.
 
         Upstream keys trimtab does not read (journalDirectories) load in either mode and are
-        no warning: Config.read lists them as ignored (tests/test_config_upstream.py).
+        no warning: read_config lists them as ignored (tests/test_config_upstream.py).
         """
         conf = tmp_path / "bk_server.conf"
         conf.write_text(
             "journalDirectories=/data/journal\nmyCompanyRackHint=a\nminNumRacksPerWriteQuorum=3\n"
         )
-        cfg, warnings = Config.load(conf, strict=False)
+        loaded = read_config(conf, strict=False)
+        cfg, warnings = loaded.config, loaded.warnings
         assert cfg.placement.min_num_racks_per_write_quorum == 3
         assert len(warnings) == 1 and "myCompanyRackHint" in warnings[0]
 
@@ -188,7 +191,7 @@ class TestFiles:
             "[topology]\n"
             'script_file_name = "/etc/trimtab/racks.sh"\n'
         )
-        cfg, _ = Config.load(conf)
+        cfg = read_config(conf).config
         assert cfg.placement.min_num_racks_per_write_quorum == 3
         assert cfg.placement.disk_weight_based_placement_enabled is True
         assert cfg.shedding.target_std == 0.1
@@ -201,16 +204,16 @@ class TestFiles:
         with pytest.raises(
             UnknownConfigKeyError, match=r"shedding\.min_num_racks_per_write_quorum"
         ):
-            Config.load(conf)
+            read_config(conf)
 
     def test_invalid_toml_and_missing_file_are_config_errors(self, tmp_path: Path) -> None:
         """Broken or missing files raise ConfigError naming the file."""
         bad = tmp_path / "bad.toml"
         bad.write_text("[placement\n")
         with pytest.raises(ConfigError, match="not valid TOML"):
-            Config.load(bad)
+            read_config(bad)
         with pytest.raises(ConfigError, match="does not exist"):
-            Config.load(tmp_path / "nope.conf")
+            read_config(tmp_path / "nope.conf")
 
     def test_every_setting_is_documented_by_name(self) -> None:
         """settings() lists each field once, with unique trimtab keys and unique aliases."""

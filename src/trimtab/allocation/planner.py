@@ -64,7 +64,7 @@ from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.repair import even_out
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
-from trimtab.config import AllocationConfig, BalancerMode
+from trimtab.config.redpanda import AllocationConfig, BalancerMode
 
 __all__ = [
     "REASONS",

@@ -12,7 +12,8 @@ import random
 import time
 from collections.abc import Callable
 
-from trimtab.config import Config, PolicyName, zk_hosts
+from trimtab.config.bookkeeper import PolicyName, zk_hosts
+from trimtab.config.core import Config
 from trimtab.errors import MembershipError
 from trimtab.membership.zk import zk_target
 from trimtab.placement.default import DefaultPolicy

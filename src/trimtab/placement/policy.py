@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
-from trimtab.config import Config
+from trimtab.config.core import Config
 from trimtab.errors import NotEnoughNodesError
 from trimtab.placement.contract import (
     Adherence,
