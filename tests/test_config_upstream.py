@@ -138,6 +138,19 @@ class TestRealFiles:
         assert "BookKeeper client (ClientConfiguration)" in ignored["bkc.opportunisticStriping"]
         assert len(ignored) == 2 * len([k for k in client if k not in _applied()])
 
+    def test_debug_mode_is_an_upstream_key_trimtab_ignores(self, tmp_path: Path) -> None:
+        """loadBalancerDebugModeEnabled only adds logs upstream: a broker.conf setting it loads
+        with the key listed as ignored, and trimtab has no setting of that name."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text("loadBalancerDebugModeEnabled=true\nloadBalancerBrokerLoadTargetStd=0.1\n")
+        loaded = read_config(conf)
+        assert _ignored(loaded.ignored) == {"loadBalancerDebugModeEnabled": ("Pulsar broker.conf",)}
+        assert loaded.config == Config.of(loadBalancerBrokerLoadTargetStd=0.1)
+        assert not [s for s in Config.settings() if "debug" in s.key.lower()]
+        for trimtab_name in ("debug_mode_enabled", "shedding.debug_mode_enabled"):
+            with pytest.raises(UnknownConfigKeyError, match=trimtab_name):
+                Config.of(**{trimtab_name: True})
+
     def test_a_broker_conf_key_in_a_bookkeeper_file_is_fine(self, tmp_path: Path) -> None:
         """Any upstream key is accepted in any file: one file may serve several systems."""
         conf = tmp_path / "bk_server.conf"

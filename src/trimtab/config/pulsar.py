@@ -5,6 +5,10 @@ One section of :class:`~trimtab.config.core.Config`, :class:`SheddingConfig`, un
 with upstream's defaults: PIP-220's TransferShedder, the older shedders (threshold, overload,
 uniform, avg) and trimtab's balanced shedder, the resource weights, the timers and the filters.
 
+``loadBalancerDebugModeEnabled`` is not a setting here: upstream it only adds log lines (and, in
+the TransferShedder, counts swapped-in traffic, which trimtab always counts), so a file that sets
+it loads with the key listed as ignored, like every upstream key trimtab does not read.
+
 ``broker.conf`` also configures the BookKeeper client a broker makes; two of its switches pick
 the placement policy and the rack source (:data:`PULSAR_PLACEMENT_SWITCHES`, applied by
 :mod:`trimtab.config.core`). The shedding engine imports this module, never the loader.
@@ -239,9 +243,6 @@ class SheddingConfig:
         "AvgShedder: consecutive high hits before a pair unloads",
         aliases=("loadBalancerAvgShedderHitCountHighThreshold",),
         check=at_least(1),
-    )
-    debug_mode_enabled: bool = setting(
-        False, "log every step", aliases=("loadBalancerDebugModeEnabled",)
     )
     throughput_signal: bool = setting(
         True, "also weigh message throughput against NIC speed, as PIP-220 lists (trimtab)"
