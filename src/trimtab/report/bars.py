@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from trimtab.report.markup import Formatter, Html, escape, format_number
 from trimtab.report.svg import (
@@ -82,11 +82,8 @@ def bar_chart(
     ticks = nice_ticks(low, high)
     if domain is None:
         low, high = min(ticks[0], low), max(ticks[-1], high)
-    if horizontal:
-        body = _horizontal(rows, columns, low, high, ticks, band, rules, fmt, width, value_labels)
-    else:
-        body = _vertical(rows, columns, low, high, ticks, band, rules, fmt, width, value_labels)
-    plot_w, plot_h, parts = body
+    bars = _Bars(rows, columns, low, high, ticks, band, rules, fmt, width, value_labels)
+    plot_w, plot_h, parts = _horizontal(bars) if horizontal else _vertical(bars)
     legend = legend_entries(list(columns) if len(columns) > 1 else [], band, rules, fmt, plot_w)
     if horizontal:
         return chart_svg(title, unit, plot_w, plot_h, legend, parts)
@@ -96,18 +93,25 @@ def bar_chart(
     return chart_svg(title, unit, plot_w, plot_h, legend, parts, unit_above=True)
 
 
-def _horizontal(
-    rows: list[str],
-    columns: dict[str, list[float]],
-    low: float,
-    high: float,
-    ticks: list[float],
-    band: Band | None,
-    rules: Sequence[Rule],
-    fmt: Formatter,
-    width: int,
-    value_labels: bool,
-) -> tuple[float, float, list[str]]:
+class _Bars(NamedTuple):
+    """What either layout draws: the labels in order, the series' values in that order, the
+    value axis (its range and ticks), the band and rules, the number format, the width, and
+    whether each bar carries its value as text."""
+
+    rows: list[str]
+    columns: dict[str, list[float]]
+    low: float
+    high: float
+    ticks: list[float]
+    band: Band | None
+    rules: Sequence[Rule]
+    fmt: Formatter
+    width: int
+    value_labels: bool
+
+
+def _horizontal(bars: _Bars) -> tuple[float, float, list[str]]:
+    rows, columns, low, high, ticks, band, rules, fmt, width, value_labels = bars
     count = len(columns)
     bar = 16.0 if count == 1 else 11.0
     group = bar * count + 8.0
@@ -157,18 +161,8 @@ def _horizontal(
     return plot_w, plot_h + 22, parts
 
 
-def _vertical(
-    rows: list[str],
-    columns: dict[str, list[float]],
-    low: float,
-    high: float,
-    ticks: list[float],
-    band: Band | None,
-    rules: Sequence[Rule],
-    fmt: Formatter,
-    width: int,
-    value_labels: bool,
-) -> tuple[float, float, list[str]]:
+def _vertical(bars: _Bars) -> tuple[float, float, list[str]]:
+    rows, columns, low, high, ticks, band, rules, fmt, width, value_labels = bars
     count = len(columns)
     tick_labels = [fmt(t) for t in ticks]
     left = 12 + max(text_width(t) for t in tick_labels)

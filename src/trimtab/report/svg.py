@@ -44,20 +44,10 @@ __all__ = [
 
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies, and in greyscale print.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999")
-
-
 _BAND_FILL = "#2ca02c"
-
-
 _RULE_COLOUR = "#555555"
-
-
 _FONT = 12.0  # px, in the SVG's own units
-
-
 _CHAR = 0.6 * _FONT  # a rough average glyph width, enough to lay out labels without a font
-
-
 _MAX_LABEL_CHARS = 40
 
 

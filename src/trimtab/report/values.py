@@ -43,18 +43,12 @@ __all__ = [
 ]
 
 DEFAULT_TARGET_STD = 0.25  # loadBalancerBrokerLoadTargetStd's default, for runs that omit it
-
-
 LOAD_UNIT = "load (fraction of the broker's capacity; 1 = 100 %)"
-
-
 LOAD_MEANING = (
     "Load is how busy a broker is: the highest of its CPU and network usages as a fraction of "
     "its own capacity (1 = 100 %), smoothed over recent samples, as Pulsar's load balancer "
     "computes it."
 )
-
-
 HALF = 560  # chart width when two sit side by side
 
 
