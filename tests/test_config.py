@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,3 +224,27 @@ class TestFiles:
         keys = [s.key for s in specs]
         aliases = [a for s in specs for a in s.aliases]
         assert len(keys) == len(set(keys)) and len(aliases) == len(set(aliases))
+
+
+class TestLayer:
+    def test_engines_and_settings_load_no_file_reader(self) -> None:
+        """The engines import the settings modules, never the loader: importing them (and the
+        trimtab.config package) loads neither trimtab.config.loader nor jproperties."""
+        code = (
+            "import sys, trimtab.config, trimtab.placement, trimtab.shedding,"
+            " trimtab.allocation, trimtab.topology;"
+            "loaded = [m for m in ('trimtab.config.loader', 'jproperties') if m in sys.modules];"
+            "print(loaded); sys.exit(1 if loaded else 0)"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def test_the_loader_alone_reads_properties_files(self) -> None:
+        """jproperties is imported by trimtab.config.loader and by no other module of trimtab."""
+        src = Path(__file__).parents[1] / "src" / "trimtab"
+        importers = [
+            p.relative_to(src).as_posix()
+            for p in sorted(src.rglob("*.py"))
+            if re.search(r"^\s*(from|import) jproperties\b", p.read_text(encoding="utf-8"), re.M)
+        ]
+        assert importers == ["config/loader.py"]
