@@ -24,10 +24,10 @@ from trimtab.contract import (
     split_bundle,
     whole,
 )
-from trimtab.export.pulsar_admin import unload_command
 from trimtab.inventory import read_inventory
 from trimtab.shedding import Move
 from trimtab.shedding.inputs import read_bundle_metrics, read_node_metrics
+from trimtab.systems.pulsar.admin import unload_command
 from trimtab.tables import RejectedRow
 
 

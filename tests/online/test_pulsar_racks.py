@@ -20,8 +20,8 @@ from trimtab.cli import app
 from trimtab.config import Config
 from trimtab.errors import ResolverError
 from trimtab.placement.factory import _zk_servers, make_policy
+from trimtab.systems.pulsar.bookies import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
 from trimtab.topology import make_resolver
-from trimtab.topology.pulsar import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
 from trimtab.topology.table import RackChanges
 
 pytestmark = pytest.mark.online

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState
-from trimtab.export.pulsar_admin import unload_command, unload_commands
 from trimtab.shedding import LoadModel, Move
 from trimtab.shedding.inputs import (
     build_snapshot,
@@ -17,6 +16,7 @@ from trimtab.shedding.inputs import (
     read_node_metrics,
     split_bundle,
 )
+from trimtab.systems.pulsar.admin import unload_command, unload_commands
 from trimtab.tables import RejectedRow
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "shedding"

@@ -39,14 +39,10 @@ from trimtab.cli._common import (
 from trimtab.cluster import ClusterState
 from trimtab.config import AllocationConfig
 from trimtab.errors import AllocationError, TrimtabError
-from trimtab.export.kafka import (
-    broker_ids,
-    dumps,
-    read_broker_ids,
-    read_current_assignment,
-    reassignment,
-)
 from trimtab.inventory import read_inventory
+from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
+from trimtab.systems.kafka.readers import read_current_assignment
+from trimtab.systems.kafka.writers import dumps, reassignment
 from trimtab.tables import RawRow, RejectedRow
 
 __all__ = ["allocate", "plan_json", "write_atomically"]

@@ -43,14 +43,14 @@ from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, SheddingConfig, Strategy
 from trimtab.contract import timestamp
 from trimtab.errors import InputError, TrimtabError
-from trimtab.export.pulsar_admin import unload_command, unload_rest
 from trimtab.inventory import read_inventory
 from trimtab.shedding import LoadModel, Plan, breakdown
-from trimtab.shedding.filters import read_policies
 from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built, build_snapshot, left_out_sentence
+from trimtab.systems.pulsar.admin import unload_command, unload_rest
+from trimtab.systems.pulsar.isolation import read_policies
 from trimtab.tables import Parsed, RejectedRow
 
 __all__ = ["Format", "Strategy", "plan_json", "shed"]
