@@ -19,9 +19,9 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import plural
-from trimtab.allocation.health import NodeStatus, read_health
+from trimtab.allocation.health import NodeStatus
+from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.allocation.planner import InFlight, RebalancePlan, plan_rebalance
-from trimtab.allocation.requests import PARTITION_ROLE
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -44,7 +44,8 @@ from trimtab.cli.allocate import write_atomically
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
-from trimtab.inventory import read_inventory
+from trimtab.readers.inventory import read_inventory
+from trimtab.readers.node_health import read_health
 from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import (
     free_space_from_log_dirs,

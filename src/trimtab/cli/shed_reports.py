@@ -32,6 +32,7 @@ from rich.table import Table
 from trimtab.cli._common import err, out, rejected_json
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
+from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
 from trimtab.shedding import LoadModel, plan, shedder_for
 from trimtab.shedding.decisions import Move, ShedderState
@@ -45,7 +46,6 @@ from trimtab.systems.pulsar.follow import DirReports, Follower, Reading, Tick
 from trimtab.systems.pulsar.load_reports import LoadReport
 from trimtab.systems.pulsar.snapshots import check_report, report_cluster, report_snapshot
 from trimtab.systems.pulsar.watcher import ZkReports
-from trimtab.tables import RejectedRow
 
 __all__ = ["check_sources", "follow_reports", "plan_reports", "tick_json"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from trimtab.cluster import NodeId
 from trimtab.errors import InputError
-from trimtab.tables import TableSpec, parse_table
+from trimtab.readers.table_files import TableSpec, parse_table
 
 __all__ = ["BROKER_IDS", "broker_ids", "read_broker_ids"]
 

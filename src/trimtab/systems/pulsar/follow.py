@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from trimtab.contract import RejectedRow
 from trimtab.errors import ReportError
 from trimtab.shedding.base import Shedder
 from trimtab.shedding.decisions import CycleResult, ShedderState
@@ -50,7 +51,6 @@ from trimtab.systems.pulsar.snapshots import (
     report_cluster,
     report_snapshot,
 )
-from trimtab.tables import RejectedRow
 
 __all__ = ["DirReports", "Entry", "Follower", "Reading", "Tick"]
 

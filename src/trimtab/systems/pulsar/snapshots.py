@@ -17,19 +17,20 @@ from functools import cached_property, lru_cache
 from itertools import chain
 
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, Role
-from trimtab.contract import RowError
-from trimtab.shedding.inputs import BundleRow, NodeRow, parse_bundle_row, parse_node_row
+from trimtab.contract import RejectedRow, RowError
+from trimtab.readers.metrics import parse_bundle_row, parse_node_row
 from trimtab.shedding.load import LoadModel
 from trimtab.shedding.snapshot import BundleLoads
 from trimtab.shedding.telemetry import (
     Built,
+    BundleRow,
     Folded,
+    NodeRow,
     broker_telemetry,
     build_snapshot,
     snapshot_of,
 )
 from trimtab.systems.pulsar.load_reports import LoadReport
-from trimtab.tables import RejectedRow
 
 __all__ = ["Checked", "check_report", "report_cluster", "report_snapshot"]
 
