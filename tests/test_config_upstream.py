@@ -327,10 +327,10 @@ class TestPulsarPlacementSwitches:
     def test_the_metadata_store_is_where_the_rack_map_is_read(
         self, tmp_path: Path, line: str, hosts: str
     ) -> None:
-        from trimtab.placement.factory import _zk_servers
+        from trimtab.systems.zookeeper import zk_servers
 
         config = self._load(tmp_path, f"bookkeeperClientRackawarePolicyEnabled=true\n{line}\n")
-        assert _zk_servers(config) == hosts
+        assert zk_servers(config) == hosts
 
     def test_a_bad_switch_or_store_is_one_error_line(self, tmp_path: Path) -> None:
         for text, key in [

@@ -40,7 +40,7 @@ class ZkReports:
     ) -> None:
         from kazoo.protocol.states import KazooState
 
-        from trimtab.membership.zk import make_client
+        from trimtab.systems.zookeeper import make_client
 
         self.path = path.rstrip("/")
         self._hosts = hosts
