@@ -18,6 +18,7 @@ from tests.online.conftest import ZooKeeperServer
 from tests.online.helpers import wait_until
 from trimtab.cli import app
 from trimtab.config import Config
+from trimtab.config.loader import read_config
 from trimtab.errors import ResolverError
 from trimtab.placement.factory import make_policy
 from trimtab.systems.pulsar.bookies import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
@@ -204,7 +205,7 @@ def test_a_broker_conf_switches_the_pulsar_resolver_on(
         f"metadataStoreUrl=zk:{zookeeper.hosts}{chroot}\n",
         encoding="utf-8",
     )
-    config = Config.read(conf).config
+    config = read_config(conf).config
     policy = make_policy(config, zk_servers=zk_servers(config))
     try:
         policy.on_cluster_changed(["bk1:3181", "bk2:3181"], [])

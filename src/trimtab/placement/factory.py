@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from trimtab.config import Config, PolicyName
+from trimtab.config.bookkeeper import PolicyName
+from trimtab.config.core import Config
 from trimtab.placement.default import DefaultPolicy
 from trimtab.placement.locations import LocationSource, local_host
 from trimtab.placement.policy import WeightsFactory, uniform_weights

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import ClassVar, TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
-from trimtab.config import Config
+from trimtab.config.core import Config
 from trimtab.diskinfo import BookieInfo, InfoMap
 from trimtab.errors import NotEnoughNodesError
 from trimtab.placement.adherence_repair import Gap, coverage_refill, replace_to_adhere

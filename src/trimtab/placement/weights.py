@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from trimtab.cluster import NodeId
-from trimtab.config import CapBasis, Config, PlacementConfig, Sampling
+from trimtab.config.bookkeeper import CapBasis, PlacementConfig, Sampling
+from trimtab.config.core import Config
 from trimtab.diskinfo import BookieInfo
 from trimtab.placement.sampling import Plan, inclusion_probabilities, systematic_sample
 from trimtab.placement.selection import Sampler, Weights

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
-from trimtab.config import SheddingConfig
+from trimtab.config.pulsar import SheddingConfig
 from trimtab.errors import InputError
 
 __all__ = [

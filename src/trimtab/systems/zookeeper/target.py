@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from trimtab.config import BookieInfoConfig, Config, zk_hosts
+from trimtab.config import BookieInfoConfig, Config
+from trimtab.config.bookkeeper import zk_hosts
 from trimtab.errors import MembershipError
 
 __all__ = ["READONLY", "ZkTarget", "zk_servers", "zk_target"]

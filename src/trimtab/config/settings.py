@@ -1,9 +1,15 @@
-"""The machinery behind :mod:`trimtab.config`: declare a setting once, accept it under every name.
+"""The machinery of every settings module: declare a setting once, accept it under every name.
 
 A setting is a dataclass field whose metadata carries its upstream names (``aliases``), a
 check, a one-line doc and, for enumerations, the values it accepts with their upstream
-spellings (Java class names, for instance). The loader turns strings from ``.properties`` files
-into the field's type, so one code path serves TOML, properties files and keyword arguments.
+spellings (Java class names, for instance). :meth:`Setting.coerce` turns strings from
+``.properties`` files into the field's type, so one code path serves TOML, properties files
+and keyword arguments. A closed set of values is a :class:`Choice` (a ``StrEnum``) with a table
+of its accepted spellings (:func:`choices_of`, :func:`spelled`).
+
+The settings of each system (:mod:`~trimtab.config.bookkeeper`, :mod:`~trimtab.config.pulsar`,
+:mod:`~trimtab.config.redpanda`) are declared with it; :func:`nearest` also serves the table
+readers' "did you mean" for column names.
 """
 
 from __future__ import annotations
@@ -14,11 +20,44 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from trimtab.errors import ConfigValueError
 
-__all__ = ["Check", "Setting", "at_least", "between", "nearest", "setting", "settings_of"]
+__all__ = [
+    "Check",
+    "Choice",
+    "Setting",
+    "at_least",
+    "between",
+    "choices_of",
+    "nearest",
+    "setting",
+    "settings_of",
+    "spelled",
+]
+
+
+class Choice(StrEnum):
+    """A setting's closed set of values: members are their text (``str``, JSON, Parquet and
+    ``repr`` show ``'median'``, not the member), so outputs read as they did with strings."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+_C = TypeVar("_C", bound=Choice)
+
+
+def choices_of(kind: type[_C]) -> dict[str, _C]:
+    """Each member of ``kind`` under its own text: the start of every spelling table."""
+    return {member.value: member for member in kind}
+
+
+def spelled(table: Mapping[str, _C], text: str) -> _C | None:
+    """The value ``text`` spells in an alias ``table`` (case and outer blanks ignored)."""
+    return table.get(str(text).strip().lower())
 
 
 @dataclass(frozen=True, slots=True)

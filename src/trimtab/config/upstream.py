@@ -3,7 +3,8 @@
 trimtab reads a few dozen settings; a real upstream file holds hundreds of keys. Each upstream
 file's key names are kept in ``trimtab/data/upstream_*.keys`` (generated from upstream's own
 default files by ``tools/upstream_keys.py``; the header line names the file and commit). A key
-found there is accepted and reported as ignored; a key found nowhere is a mistake.
+found there is accepted and reported as ignored (by :func:`trimtab.config.core.apply_keys`); a key
+found nowhere is a mistake.
 """
 
 from __future__ import annotations
