@@ -12,9 +12,11 @@
   job on it. A command must exit 0, or with the status a trailing ``# exit N`` comment names.
 - Not run, by design: ```sh fences. They hold the few examples that need what a test here
   cannot give: a live ZooKeeper or BookKeeper cluster (``--zk zk1:2181``), agents on other
-  machines, a remote Spark master, and ``pipeline stream``, which runs until it is stopped.
-  The online tests (``tests/online``) and ``tests/pipeline/test_stream.py`` run those
-  commands against real servers on loopback instead.
+  machines, a remote Spark master, commands that run until stopped (``agent``, ``watch``,
+  ``shed --follow``, ``pipeline stream``) and one sweep of the whole PIP-220 table, which takes
+  too long for a test. The online tests (``tests/online``), ``tests/pipeline/test_stream.py``
+  and ``tests/pipeline/test_sweeps.py`` run those commands against real servers on loopback
+  or on smaller inputs instead.
 - A page whose commands start Spark (``pipeline``, ``sweep`` expected to exit 0) is marked
   ``slow``.
 """
