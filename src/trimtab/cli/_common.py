@@ -35,9 +35,9 @@ from rich.table import Table
 from trimtab import __version__
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
+from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
-from trimtab.inventory import Inventory
-from trimtab.tables import RejectedRow
+from trimtab.readers.inventory import Inventory
 
 __all__ = [
     "ClusterOption",

@@ -41,8 +41,8 @@ from trimtab.cli._common import (
 from trimtab.cluster import ClusterState, NodeId, NodeState, Role
 from trimtab.config import PLACEMENT_POLICIES, WEIGHTS_MODES, Config, WeightsMode, spelled
 from trimtab.errors import TrimtabError
-from trimtab.inventory import read_inventory
 from trimtab.placement import Adherence, BookieInfo, EnsemblePlacement, make_policy
+from trimtab.readers.inventory import read_inventory
 from trimtab.topology import topology_of
 
 __all__ = ["PlacementRun", "disk_info", "place", "run_placements"]

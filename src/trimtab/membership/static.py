@@ -1,6 +1,7 @@
 """The embedded default membership: a file listing the nodes, for users without ZooKeeper.
 
-The file is a table (CSV, JSON-lines or Parquet, read by :mod:`trimtab.tables`) with columns
+The file is a table (CSV, JSON-lines or Parquet, read by
+:mod:`trimtab.readers.table_files`) with columns
 
 * ``id`` (required): ``host:port`` as BookKeeper names the node;
 * ``state`` (optional): ``writable`` (default), ``readonly`` or ``down`` (listed, not a member);
@@ -29,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from trimtab.cluster import NodeId, NodeState
+from trimtab.contract import RejectedRow
 from trimtab.errors import InputError, MembershipError
 from trimtab.membership.model import EMPTY, Membership, MembershipListener
-from trimtab.tables import RejectedRow, TableSpec, parse_table
+from trimtab.readers.table_files import TableSpec, parse_table
 
 __all__ = ["REGISTRY_TABLE", "RegistryFile", "StaticRegistry", "read_registry"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from trimtab.config import Config, PolicyName, zk_hosts
 from trimtab.errors import MembershipError
@@ -23,6 +24,7 @@ from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
 from trimtab.placement.weights import disk_weights
 from trimtab.placement.zoneaware import ZoneAwarePolicy
+from trimtab.readers.rack_table import RackTableFile
 from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
@@ -72,7 +74,7 @@ def make_policy(
             script=topo.script_file_name,
             number_args=topo.script_number_args,
             timeout_s=topo.script_timeout_seconds,
-            table=topo.table_file,
+            table=None if topo.table_file is None else RackTableFile(Path(topo.table_file)),
             default_rack=default_rack,
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
             zk_servers=_zk_servers(config),

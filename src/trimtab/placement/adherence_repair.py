@@ -21,28 +21,35 @@ Algorithm
        budget), refill just those with the policy's own slot rules, keep the first that adheres.
        This is what makes the answer the fewest replacements, not just a good one; upstream
        stops at (a). The zone-aware policy uses (b) alone with its own slot rule.
+
+The seam
+    :class:`RepairablePolicy` is all this module asks of a policy: its adherence check, its
+    candidates, its coverage rules (None: step (a) does not apply) and its slot rule for step
+    (b). Each policy implements those hooks itself, so this module imports no policy class and
+    the policies may import it.
 """
 
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 
 from trimtab.cluster import NodeId
 from trimtab.errors import NotEnoughNodesError
 from trimtab.placement.contract import Adherence, EnsemblePlacement, check_quorums
 from trimtab.placement.coverage import QuorumCoverage
-from trimtab.placement.rackaware import RackAwarePolicy
-from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.selection import CandidateIndex, Draft, pick, replacement_rules
-from trimtab.placement.zoneaware import ZoneAwarePolicy
 
-if TYPE_CHECKING:
-    from trimtab.placement.policy import PolicyBase
-
-__all__ = ["MAX_POSITION_SETS", "Gap", "coverage_refill", "replace_to_adhere"]
+__all__ = [
+    "MAX_POSITION_SETS",
+    "Gap",
+    "RepairablePolicy",
+    "coverage_refill",
+    "replace_to_adhere",
+]
 
 #: Bound on the position sets step (b) tries, so a large ensemble cannot make it explode.
 MAX_POSITION_SETS = 2_000
@@ -61,11 +68,40 @@ class Gap:
     taken: set[NodeId]
 
 
+@runtime_checkable
+class RepairablePolicy(Protocol):
+    """The hooks replace-to-adhere calls; every placement policy implements them."""
+
+    rng: random.Random
+
+    def is_ensemble_adhering(
+        self, ensemble: Sequence[str], write_quorum: int, ack_quorum: int
+    ) -> Adherence:
+        """The policy's own grade of ``ensemble``."""
+        ...
+
+    def repair_candidates(self) -> CandidateIndex:
+        """The nodes a repair may choose from (without the default rack where the policy
+        keeps nodes off it)."""
+        ...
+
+    def repair_coverage(
+        self, ensemble_size: int, write_quorum: int, ack_quorum: int
+    ) -> QuorumCoverage | None:
+        """The rack (and region) rules every write quorum must keep; None for a policy
+        without them (step (a) then does not apply)."""
+        ...
+
+    def repair_fill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
+        """Step (b): ``gap`` filled under the policy's slot rules, or None."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Ask:
     """One request: the policy, its candidates, the ensemble and what may not be used."""
 
-    policy: PolicyBase
+    policy: RepairablePolicy
     index: CandidateIndex
     members: tuple[NodeId, ...]
     wq: int
@@ -80,7 +116,7 @@ class _Ask:
 
 
 def replace_to_adhere(
-    policy: PolicyBase,
+    policy: RepairablePolicy,
     ensemble_size: int,
     write_quorum: int,
     ack_quorum: int,
@@ -95,13 +131,13 @@ def replace_to_adhere(
     adherence = policy.is_ensemble_adhering(members, write_quorum, ack_quorum)
     if adherence is not Adherence.FAIL:
         return EnsemblePlacement(members, adherence)
-    index = policy.view.index(skip_default_rack=_skips_default(policy))
+    index = policy.repair_candidates()
     excluded = frozenset(NodeId(n) for n in exclude) | {
         n for n in members if n not in index.rack_of
     }
     racks = len(index.by_rack)
-    need = min(write_quorum, policy.placement.min_num_racks_per_write_quorum)
-    if _coverage(policy, ensemble_size, write_quorum, ack_quorum) and (racks < 2 or racks < need):
+    coverage = policy.repair_coverage(ensemble_size, write_quorum, ack_quorum)
+    if coverage is not None and (racks < 2 or racks < coverage.min_racks):
         return _none(f"only {racks} rack(s): no relocation can adhere")
     ask = _Ask(policy, index, members, write_quorum, ack_quorum, excluded)
     found = _fewest(ask, _upstream_pass(ask))
@@ -116,29 +152,9 @@ def _none(why: str) -> EnsemblePlacement:
     return EnsemblePlacement((), Adherence.FAIL, (why,))
 
 
-def _skips_default(policy: PolicyBase) -> bool:
-    if isinstance(policy, ZoneAwarePolicy):
-        return policy.strict
-    if isinstance(policy, RackAwarePolicy | RegionAwarePolicy):
-        return policy.placement.enforce_min_num_racks_per_write_quorum
-    return False
-
-
-def _coverage(policy: PolicyBase, size: int, wq: int, aq: int) -> QuorumCoverage | None:
-    """The rack (and region) rules of rack- and region-aware policies; None for the others."""
-    if isinstance(policy, RegionAwarePolicy):
-        min_regions = policy.effective_min_regions()
-    elif isinstance(policy, RackAwarePolicy):
-        min_regions = 0
-    else:
-        return None
-    min_racks = policy.placement.min_num_racks_per_write_quorum
-    return QuorumCoverage(size, wq, aq, min_racks=min_racks, min_regions=min_regions)
-
-
 def _upstream_pass(ask: _Ask) -> tuple[NodeId, ...] | None:
     """Step (a): the ring walk from every start; the adhering result changing fewest members."""
-    if _coverage(ask.policy, len(ask.members), ask.wq, ask.aq) is None:
+    if ask.policy.repair_coverage(len(ask.members), ask.wq, ask.aq) is None:
         return None
     best: tuple[NodeId, ...] | None = None
     best_changed = len(ask.members) + 1
@@ -156,7 +172,7 @@ def _upstream_pass(ask: _Ask) -> tuple[NodeId, ...] | None:
 
 def _walk(ask: _Ask, start: int) -> tuple[NodeId, ...] | None:
     policy, index, size = ask.policy, ask.index, len(ask.members)
-    coverage = _coverage(policy, size, ask.wq, ask.aq)
+    coverage = policy.repair_coverage(size, ask.wq, ask.aq)
     draft = Draft(index, coverage, ask.excluded)
     checks = draft.checks(_COVERED)
     slots = list(ask.members)
@@ -175,7 +191,7 @@ def _walk(ask: _Ask, start: int) -> tuple[NodeId, ...] | None:
 
 
 def _choose(
-    policy: PolicyBase,
+    policy: RepairablePolicy,
     index: CandidateIndex,
     checks: list[Callable[[NodeId], bool]],
     slots: list[NodeId],
@@ -197,11 +213,11 @@ def _choose(
 
 
 def coverage_refill(
-    policy: PolicyBase, index: CandidateIndex, gap: Gap
+    policy: RepairablePolicy, index: CandidateIndex, gap: Gap
 ) -> list[NodeId | None] | None:
     """Step (b) for rack-, region-aware and default: refill the gap so every write quorum
     through it stays coverable given the members kept."""
-    coverage = _coverage(policy, len(gap.slots), gap.write_quorum, gap.ack_quorum)
+    coverage = policy.repair_coverage(len(gap.slots), gap.write_quorum, gap.ack_quorum)
     draft = Draft(index, coverage, frozenset(gap.taken))
     for at, node in enumerate(gap.slots):
         if node is not None and at not in gap.positions:
@@ -237,7 +253,7 @@ def _fewest(ask: _Ask, best: tuple[NodeId, ...] | None) -> tuple[NodeId, ...] | 
             ]
             gap = Gap(slots, positions, ask.wq, ask.aq, set(ask.excluded) | set(members))
             try:
-                filled = ask.policy._refill(ask.index, gap)
+                filled = ask.policy.repair_fill(ask.index, gap)
             except NotEnoughNodesError:
                 filled = None
             if filled is None or any(n is None for n in filled):

@@ -3,8 +3,8 @@
 Every input of trimtab — the inventory, node and bundle metrics, allocation requests — is a
 table with named columns. This module turns a path into raw rows that keep their origin
 (file and line), checks the columns once per file, and collects rows a parser refuses as
-:class:`RejectedRow` values with a reason. A file that cannot be used at all raises
-:class:`~trimtab.errors.InputError` naming the table, the path and the fix.
+:class:`~trimtab.contract.RejectedRow` values with a reason. A file that cannot be used at all
+raises :class:`~trimtab.errors.InputError` naming the table, the path and the fix.
 
 Formats are chosen by suffix: ``.csv``; ``.jsonl``, ``.ndjson`` or ``.json`` (one object per
 line); ``.parquet`` or ``.pq``. A directory is read file by file in name order. Text files are
@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from trimtab._settings import nearest
-from trimtab.contract import RowError, Table, settle_repeats
+from trimtab.contract import RejectedRow, RowError, Table, settle_repeats
 from trimtab.errors import InputError
 
 __all__ = [
     "Parsed",
     "RawRow",
-    "RejectedRow",
     "TableSpec",
     "parse_table",
     "read_table",
@@ -64,21 +63,6 @@ class RawRow:
     line: int
     data: Mapping[str, Any] | None
     text: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RejectedRow:
-    """An input row that was not accepted, whole, with where it came from, why and the rule
-    of :mod:`trimtab.contract` it broke (empty for rules of a reader's own)."""
-
-    source: str
-    line: int
-    reason: str
-    row: Mapping[str, Any]
-    rule: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 Columns (DESIGN.md): ``topic, partitions, replication_factor`` and optionally ``cluster`` (may
 be left out when the inventory has one cluster) and ``partition_size_bytes`` (the expected
 size of one replica, for the disk rules; 0 when unknown). CSV, JSON-lines or Parquet, read by
-:func:`trimtab.tables.parse_table` with the rules of :data:`trimtab.contract.TABLES`
+:func:`trimtab.readers.table_files.parse_table` with the rules of :data:`trimtab.contract.TABLES`
 (the pipeline's too): a bad row is rejected with its file, line and reason,
 never dropped. A topic is named once: an exact copy of a row is refused as ``duplicate`` (the
 first is kept), two different rows for one topic are both refused as ``conflict``
@@ -23,15 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from trimtab.allocation.model import AllocationRequest
-from trimtab.cluster import Role
 from trimtab.contract import TABLES, check_row
-from trimtab.tables import Parsed, TableSpec, parse_table, refuse_repeats
+from trimtab.readers.table_files import Parsed, TableSpec, parse_table, refuse_repeats
 
-__all__ = ["PARTITION_ROLE", "REQUESTS", "parse_request", "read_requests"]
-
-#: The nodes partitions go to (Kafka/Redpanda brokers; an inventory node of empty role serves
-#: both): ``trimtab allocate`` and the pipeline pick them with ``ClusterState.for_role``.
-PARTITION_ROLE = Role.BROKER
+__all__ = ["REQUESTS", "parse_request", "read_requests"]
 
 _REQUESTS = TABLES["allocation_requests"]
 REQUESTS = TableSpec.of(_REQUESTS)

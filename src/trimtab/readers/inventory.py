@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from trimtab.cluster import Capacity, ClusterState, Node, location_of
-from trimtab.contract import TABLES, check_row
-from trimtab.tables import RejectedRow, TableSpec, parse_table, refuse_repeats
+from trimtab.contract import TABLES, RejectedRow, check_row
+from trimtab.readers.table_files import TableSpec, parse_table, refuse_repeats
 
 __all__ = [
     "OPTIONAL_COLUMNS",

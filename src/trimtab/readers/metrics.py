@@ -1,8 +1,9 @@
-"""From telemetry tables to a shedding snapshot: ``node_metrics`` and ``bundle_metrics``.
+"""Read the telemetry tables ``node_metrics`` and ``bundle_metrics`` into the shedder's rows.
 
-Reading files is here, apart from the deciders; the snapshot itself is built by
-:mod:`trimtab.shedding.telemetry` (re-exported here), from plain values that the Spark
-pipeline hands over per cluster too.
+Reading files is here, apart from the deciders: this module turns a path into
+:class:`~trimtab.shedding.telemetry.NodeRow` and :class:`~trimtab.shedding.telemetry.BundleRow`
+values (and refused rows); :func:`trimtab.shedding.telemetry.build_snapshot` builds the
+snapshot from them, as it does from the values the Spark pipeline hands over per cluster.
 
 Rules
     * Columns and row rules are :data:`trimtab.contract.TABLES` (the pipeline's too): ``ts``
@@ -23,31 +24,25 @@ Rules
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from trimtab.cluster import NodeId
-from trimtab.contract import TABLES, RowError, check_row, split_bundle
+from trimtab.contract import TABLES, RowError, check_row
+from trimtab.readers.table_files import Parsed, TableSpec, parse_table, refuse_repeats
 from trimtab.shedding.load import NodeSample
 from trimtab.shedding.snapshot import Bundle
-from trimtab.shedding.telemetry import Built, build_snapshot
-from trimtab.tables import Parsed, TableSpec, parse_table, refuse_repeats
+from trimtab.shedding.telemetry import BundleRow, NodeRow
 
 __all__ = [
     "BUNDLE_METRICS",
     "NODE_METRICS",
-    "Built",
-    "BundleRow",
-    "NodeRow",
-    "build_snapshot",
     "parse_bundle_row",
     "parse_node_row",
     "read_bundle_metrics",
     "read_node_metrics",
-    "split_bundle",
 ]
 
 NODE_METRICS = TableSpec.of(TABLES["node_metrics"])
@@ -61,20 +56,6 @@ _RATES = (
     "throughput_in_bytes_per_s",
     "throughput_out_bytes_per_s",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class NodeRow:
-    cluster: str
-    node: NodeId
-    sample: NodeSample
-
-
-@dataclass(frozen=True, slots=True)
-class BundleRow:
-    cluster: str
-    ts: float
-    bundle: Bundle
 
 
 def parse_node_row(raw: Mapping[str, Any], *, now: datetime | None = None) -> NodeRow:
