@@ -37,7 +37,7 @@ from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.rfc import RfcAllocator
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
-from trimtab.config import ALLOCATORS, AllocationConfig
+from trimtab.config.redpanda import ALLOCATORS, AllocationConfig
 from trimtab.errors import AllocationError, ClusterLimitError, ConfigError, TopicExistsError
 
 __all__ = [

@@ -64,7 +64,7 @@ from trimtab.allocation.repair import even_out
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
-from trimtab.config import AllocationConfig, BalancerMode
+from trimtab.config.redpanda import AllocationConfig, BalancerMode
 
 __all__ = [
     "REASONS",

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import NodeId
-from trimtab.config import AllocationConfig
+from trimtab.config.redpanda import AllocationConfig
 from trimtab.constraints import (
     MAX_SCORE,
     Constraints,

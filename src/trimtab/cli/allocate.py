@@ -40,16 +40,12 @@ from trimtab.cluster import ClusterState
 from trimtab.config import AllocationConfig
 from trimtab.contract import RejectedRow
 from trimtab.errors import AllocationError, TrimtabError
-from trimtab.export.kafka import (
-    broker_ids,
-    dumps,
-    read_broker_ids,
-    read_current_assignment,
-    reassignment,
-)
 from trimtab.readers.allocation_requests import read_requests
 from trimtab.readers.inventory import read_inventory
 from trimtab.readers.table_files import RawRow
+from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
+from trimtab.systems.kafka.readers import read_current_assignment
+from trimtab.systems.kafka.writers import dumps, reassignment
 
 __all__ = ["allocate", "plan_json", "write_atomically"]
 

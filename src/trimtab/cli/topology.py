@@ -24,9 +24,9 @@ from trimtab.cli._common import (
 )
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
 from trimtab.readers.inventory import read_inventory
+from trimtab.systems.pulsar.bookies import PulsarRackResolver
 from trimtab.topology import (
     NetworkTopology,
-    PulsarRackResolver,
     Resolver,
     ScriptResolver,
     default_rack_for,

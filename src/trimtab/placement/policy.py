@@ -18,17 +18,11 @@ from types import MappingProxyType
 from typing import ClassVar, TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
-from trimtab.config import Config
+from trimtab.config.core import Config
+from trimtab.diskinfo import BookieInfo, InfoMap
 from trimtab.errors import NotEnoughNodesError
 from trimtab.placement.adherence_repair import Gap, coverage_refill, replace_to_adhere
-from trimtab.placement.contract import (
-    Adherence,
-    BookieInfo,
-    EnsemblePlacement,
-    InfoMap,
-    Replacement,
-    node_ids,
-)
+from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, node_ids
 from trimtab.placement.coverage import QuorumCoverage
 from trimtab.placement.locations import LocationSource, Locator
 from trimtab.placement.reorder import SlowNodes, add_missing_indices, reorder_reads

@@ -43,12 +43,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
+from trimtab.diskinfo import InfoMap
 from trimtab.errors import ConfigError
 from trimtab.placement.adherence_check import acked_span_ok, region_adherence
 from trimtab.placement.contract import (
     Adherence,
     EnsemblePlacement,
-    InfoMap,
     Replacement,
     check_durable_quorums,
 )

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from trimtab._settings import nearest
+from trimtab.config.settings import nearest
 from trimtab.contract import RejectedRow, RowError, Table, settle_repeats
 from trimtab.errors import InputError
 

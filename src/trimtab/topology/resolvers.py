@@ -6,7 +6,10 @@ cannot place gets its default rack. Three come built in:
 * :class:`DefaultResolver` puts everything on the default rack (upstream's fallback);
 * :class:`~trimtab.topology.table.TableResolver` looks hosts up in a host -> location table;
 * :class:`~trimtab.topology.script.ScriptResolver` runs an executable (upstream's default);
-* :class:`~trimtab.topology.pulsar.PulsarRackResolver` follows Pulsar's ``/bookies`` znode.
+* :class:`~trimtab.systems.pulsar.bookies.PulsarRackResolver` follows Pulsar's ``/bookies``
+  znode. It talks to ZooKeeper, so it lives with Pulsar's adapters and is built here by its
+  import path (as upstream names ``BookieRackAffinityMapping`` by class name): the tree imports
+  no ZooKeeper code.
 
 Any other class with ``resolve`` and ``reload_cached_mappings`` can be named by import path.
 
@@ -32,13 +35,11 @@ from typing import Protocol, cast, runtime_checkable
 from trimtab.cluster import DEFAULT_RACK, NodeId, validate_location
 from trimtab.errors import ResolverError
 from trimtab.topology._common import LOG, checked_default_rack
-from trimtab.topology.pulsar import PulsarRackResolver
 from trimtab.topology.script import ScriptResolver
 from trimtab.topology.table import RackChangeListener, RackChanges, TableFile, TableResolver
 
 __all__ = [
     "DefaultResolver",
-    "PulsarRackResolver",
     "RackChangeListener",
     "RackChanges",
     "Resolver",
@@ -51,6 +52,8 @@ __all__ = [
 
 # The built-in kinds :func:`make_resolver` knows by name; anything else is an import path.
 _KINDS = ("default", "script", "table", "pulsar")
+#: The module of the resolver kind ``pulsar`` names (Pulsar's ``/bookies`` znode).
+_PULSAR_MODULE = "trimtab.systems.pulsar.bookies"
 
 
 @runtime_checkable
@@ -209,7 +212,10 @@ def _build(
                 return TableResolver(table, default_rack=default_rack)
             return TableResolver(default_rack=default_rack, file=table)
         case "pulsar":
-            return PulsarRackResolver(zk_servers, default_rack=default_rack, timeout_s=timeout_s)
+            pulsar = importlib.import_module(_PULSAR_MODULE).PulsarRackResolver
+            return cast(
+                Resolver, pulsar(zk_servers, default_rack=default_rack, timeout_s=timeout_s)
+            )
     if "." in name or ":" in name:
         return load_resolver(name)
     raise ValueError(
