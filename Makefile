@@ -34,6 +34,7 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The docs site (docs/, mkdocs.yml) into site/; `.venv/bin/mkdocs serve` serves it while you edit.
