@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -34,13 +33,12 @@ from trimtab.cluster import ClusterState
 from trimtab.config import Config
 from trimtab.errors import TrimtabError
 from trimtab.export.pulsar_admin import unload_command, unload_rest
-from trimtab.shedding import LoadModel, plan, shedder_for
+from trimtab.shedding import LoadModel, advise, shedder_for
 from trimtab.shedding.decisions import Move, ShedderState
 from trimtab.shedding.filters import Policies
 from trimtab.shedding.follow import DirReports, Follower, Reading, Tick, ZkReports
 from trimtab.shedding.gates import usable_brokers
-from trimtab.shedding.plan import nothing_to_shed
-from trimtab.shedding.recommend import Recommendation, recommend
+from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.reports import LoadReport, check_report, report_cluster, report_snapshot
 from trimtab.shedding.telemetry import Built
 from trimtab.tables import RejectedRow
@@ -140,52 +138,22 @@ def plan_reports(
     checked = [check_report(r, name) for r in reports]
     built = report_snapshot(state, checked, LoadModel.of(cfg.shedding))
     rejected = [*refused, *built.rejected]
-    if why := nothing_to_shed(
-        built.snapshot, refused=[f"{r.source}: {r.reason}" for r in rejected]
-    ):
-        raise TrimtabError(f"cluster {name}: nothing to shed: {why}")
     at = now if now is not None else time.time() if zk is not None else built.now
     advice = advise(
-        built,
-        cfg,
-        at,
-        (cycles, until_balanced, max_cycles),
-        seed,
+        built.snapshot,
+        cfg.shedding,
+        now=at,
+        cycles=cycles,
+        until_balanced=until_balanced,
+        max_cycles=max_cycles,
+        seed=seed,
         policies=policies,
         explicit=explicit,
+        refused=[f"{r.source}: {r.reason}" for r in rejected],
     )
-    return advice, state, built, at, rejected
-
-
-def advise(
-    built: Built,
-    cfg: Config,
-    at: float,
-    cycles: tuple[int, bool, int],
-    seed: int,
-    *,
-    policies: Policies | None = None,
-    explicit: str | None = None,
-) -> Recommendation:
-    """The recommended plan of the snapshot beside upstream's (:func:`recommend`), each run
-    with the same seed as ``shed`` runs it: ``cycles`` is (``--cycles``,
-    ``--until-balanced``, ``--max-cycles``), ``policies`` the isolation and anti-affinity
-    filters on destinations, ``explicit`` the strategy the operator named."""
-    count, until_balanced, max_cycles = cycles
-    snapshot = built.snapshot if policies is None else replace(built.snapshot, policies=policies)
-    return recommend(
-        cfg.shedding,
-        lambda shedder: plan(
-            snapshot,
-            shedder,
-            now=at,
-            cycles=count,
-            until_balanced=until_balanced,
-            max_cycles=max_cycles,
-            rng=random.Random(seed),
-        ),
-        explicit=explicit,
-    )
+    if advice.recommendation is None:
+        raise TrimtabError(f"cluster {name}: nothing to shed: {advice.nothing_to_shed}")
+    return advice.recommendation, state, built, at, rejected
 
 
 def follow_reports(
