@@ -17,9 +17,10 @@ from trimtab.allocation._vector import (
     rack_scores,
     topic_scores,
 )
+from trimtab.allocation.balance_plan import RebalancePlan
 from trimtab.allocation.constraints import capacity_score, disk_fits, disk_score, topic_score
 from trimtab.allocation.health import NodeStatus, NodeView
-from trimtab.allocation.planner import RebalancePlan, plan_rebalance
+from trimtab.allocation.planner import plan_rebalance
 from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.constraints import MAX_SCORE

@@ -19,8 +19,9 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import plural
+from trimtab.allocation.balance_plan import InFlight, RebalancePlan
 from trimtab.allocation.health import NodeStatus, read_health
-from trimtab.allocation.planner import InFlight, RebalancePlan, plan_rebalance
+from trimtab.allocation.planner import plan_rebalance
 from trimtab.allocation.requests import PARTITION_ROLE
 from trimtab.cli._common import (
     ClusterOption,
