@@ -30,11 +30,11 @@ from typing import Any
 from kazoo.client import KazooClient
 from tests.shedding.pulsar_reports import broker_report
 
-from trimtab.cli.shed_reports import tick_json
 from trimtab.config import Config
 from trimtab.shedding import LoadModel, ShedderState, shedder_for
 from trimtab.shedding.follow import BROKERS_PATH, Follower, ZkReports
 from trimtab.shedding.reports import LoadReport, to_document
+from trimtab.systems.pulsar.cycle_json import tick_json
 
 ROOT = "/bench"
 

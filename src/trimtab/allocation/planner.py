@@ -31,10 +31,10 @@ Algorithm
     working state. Every move goes through the allocation state's transaction (rollback is
     free) and keeps the replica's position in the list (the preferred leader's slot). The
     nodes are scored all at once with NumPy (:mod:`trimtab.allocation._vector`, equal to the
-    scalar rules). A move is listed by its net effect: a replica moved twice (a → b → c) is one move a → c
-    under the first reason; a replica moved back is no move. Full disks: while a node is over,
-    the smallest partition that alone takes it under goes, else the largest (fewest moves,
-    then fewest bytes); upstream moves its smallest partitions first.
+    scalar rules). A move is listed by its net effect: a replica moved twice (a → b → c) is
+    one move a → c under the first reason; a replica moved back is no move. Full disks: while
+    a node is over, the smallest partition that alone takes it under goes, else the largest
+    (fewest moves, then fewest bytes); upstream moves its smallest partitions first.
 
 Worked example: nodes 0, 1, 2, 3; one partition on (0, 1, 2); node 0 down for an hour. Step 2
 moves 0's replica: 3 is the only node not holding the partition → (3, 1, 2), one move,

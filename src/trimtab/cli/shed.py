@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from trimtab._format import human_bps, plural
+from trimtab._format import human_bps, plural, rejected_json
 from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
@@ -33,7 +33,6 @@ from trimtab.cli._common import (
     print_rejected,
     print_warnings,
     progress_bar,
-    rejected_json,
     report_input_problems,
     select_clusters,
     user_errors,
