@@ -214,7 +214,7 @@ class Mover:
             return None
         return self.apply(a, leaving, target, reason)
 
-    # -- the steps -------------------------------------------------------------------------------
+    # -- what the steps read ---------------------------------------------------------------------
 
     def holding(self, nodes: Collection[int]) -> list[Key]:
         """Partitions that had a replica on one of ``nodes`` when the plan began."""
