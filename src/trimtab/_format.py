@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trimtab.tables import RejectedRow
+    from trimtab.contract import RejectedRow
 
 __all__ = ["as_text", "human_bps", "human_bytes", "rejected_json"]
 

@@ -59,14 +59,14 @@ from trimtab.allocation.balance_plan import (
     InFlight,
     RebalancePlan,
 )
-from trimtab.allocation.constraints import disk_ratios
 from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.mover import Mover
 from trimtab.allocation.repair import even_out
+from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import ClusterState, NodeId
-from trimtab.config import AllocationConfig, BalancerMode
+from trimtab.config.redpanda import AllocationConfig, BalancerMode
 
 __all__ = ["plan_rebalance"]
 

@@ -22,7 +22,7 @@ from trimtab.allocation import (
     evens_out,
     plan_allocations,
 )
-from trimtab.allocation.requests import PARTITION_ROLE, read_requests
+from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -42,16 +42,14 @@ from trimtab.cli._common import (
 )
 from trimtab.cluster import ClusterState
 from trimtab.config import AllocationConfig
+from trimtab.contract import RejectedRow
 from trimtab.errors import AllocationError, TrimtabError
-from trimtab.export.kafka import (
-    broker_ids,
-    dumps,
-    read_broker_ids,
-    read_current_assignment,
-    reassignment,
-)
-from trimtab.inventory import read_inventory
-from trimtab.tables import RawRow, RejectedRow
+from trimtab.readers.allocation_requests import read_requests
+from trimtab.readers.inventory import read_inventory
+from trimtab.readers.table_files import RawRow
+from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
+from trimtab.systems.kafka.readers import read_current_assignment
+from trimtab.systems.kafka.writers import dumps, reassignment
 
 __all__ = ["AllocateOptions", "allocate", "plan_json", "write_atomically"]
 

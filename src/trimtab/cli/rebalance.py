@@ -20,9 +20,9 @@ import typer
 
 from trimtab._format import plural
 from trimtab.allocation.balance_plan import InFlight, RebalancePlan
-from trimtab.allocation.health import NodeStatus, read_health
+from trimtab.allocation.health import NodeStatus
+from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.allocation.planner import plan_rebalance
-from trimtab.allocation.requests import PARTITION_ROLE
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -45,15 +45,15 @@ from trimtab.cli.allocate import write_atomically
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
-from trimtab.export.kafka import (
-    broker_ids,
-    dumps,
-    read_broker_ids,
+from trimtab.readers.inventory import Inventory, read_inventory
+from trimtab.readers.node_health import read_health
+from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
+from trimtab.systems.kafka.readers import (
+    free_space_from_log_dirs,
     read_current_assignment,
     read_log_dirs,
-    reassignment,
 )
-from trimtab.inventory import Inventory, read_inventory
+from trimtab.systems.kafka.writers import dumps, reassignment
 
 __all__ = ["RebalanceOptions", "plan_document", "rebalance"]
 
@@ -297,15 +297,7 @@ def _with_sizes(
     unsized = sum(1 for a in sized if a.size_bytes == 0)
     if unsized:
         warnings.append(f"{path}: no size for {plural(unsized, 'partition')} (counted as 0 bytes)")
-    nodes = []
-    for node in state:
-        cap = node.capacity
-        used = dirs.used.get(ids[node.id])
-        if cap.disk_free_bytes is None and used is not None and cap.disk_total_bytes:
-            free = max(0, cap.disk_total_bytes - used)
-            node = replace(node, capacity=replace(cap, disk_free_bytes=free))
-        nodes.append(node)
-    return sized, ClusterState.of(state.name, nodes)
+    return sized, free_space_from_log_dirs(state, ids, dirs)
 
 
 def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[NodeStatus]:

@@ -40,16 +40,16 @@ from trimtab.cli._common import (
 from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, SheddingConfig, Strategy
-from trimtab.contract import timestamp
+from trimtab.contract import RejectedRow, timestamp
 from trimtab.errors import InputError, TrimtabError
-from trimtab.export.pulsar_admin import unload_command, unload_rest
-from trimtab.inventory import read_inventory
+from trimtab.readers.inventory import read_inventory
+from trimtab.readers.metrics import read_bundle_metrics, read_node_metrics
+from trimtab.readers.table_files import Parsed
 from trimtab.shedding import LoadModel, Plan, advise, breakdown
-from trimtab.shedding.filters import read_policies
-from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.recommend import Recommendation
-from trimtab.shedding.telemetry import Built, build_snapshot, left_out_sentence
-from trimtab.tables import Parsed, RejectedRow
+from trimtab.shedding.telemetry import Built, NodeRow, build_snapshot, left_out_sentence
+from trimtab.systems.pulsar.admin import unload_command, unload_rest
+from trimtab.systems.pulsar.isolation import read_policies
 
 __all__ = ["Format", "ShedOptions", "Strategy", "plan_json", "shed"]
 

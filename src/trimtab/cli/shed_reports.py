@@ -5,7 +5,7 @@ Without ``--follow`` the reports are one snapshot, planned and printed exactly a
 are (:func:`trimtab.cli.shed.plan_json`). With ``--follow`` one cycle runs per interval
 (``loadBalancerSheddingIntervalMinutes``, or ``--interval`` seconds) on the reports as they
 are then, with the shedder's state and the load history kept between cycles
-(:mod:`trimtab.shedding.follow`); each cycle prints one JSON line (``--json``) or a table,
+(:mod:`trimtab.systems.pulsar.follow`); each cycle prints one JSON line (``--json``) or a table,
 and its unload commands, with the REST call each stands for, are appended to ``--out``.
 SIGINT and SIGTERM end the loop after the cycle under way; the exit status is then 0.
 """
@@ -30,16 +30,18 @@ from rich.table import Table
 from trimtab.cli._common import err, out
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
+from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
-from trimtab.export.pulsar_admin import unload_command, unload_rest
 from trimtab.shedding import LoadModel, advise, shedder_for
 from trimtab.shedding.filters import Policies
-from trimtab.shedding.follow import DirReports, Follower, Reading, Tick, ZkReports
 from trimtab.shedding.recommend import Recommendation
-from trimtab.shedding.reports import LoadReport, check_report, report_cluster, report_snapshot
 from trimtab.shedding.telemetry import Built
+from trimtab.systems.pulsar.admin import unload_command, unload_rest
 from trimtab.systems.pulsar.cycle_json import tick_json
-from trimtab.tables import RejectedRow
+from trimtab.systems.pulsar.follow import DirReports, Follower, Reading, Tick
+from trimtab.systems.pulsar.load_reports import LoadReport
+from trimtab.systems.pulsar.snapshots import check_report, report_cluster, report_snapshot
+from trimtab.systems.pulsar.watcher import ZkReports
 
 __all__ = ["check_sources", "follow_reports", "plan_reports"]
 

@@ -22,10 +22,10 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
-from trimtab.inventory import read_inventory
+from trimtab.readers.inventory import read_inventory
+from trimtab.systems.pulsar.bookies import PulsarRackResolver
 from trimtab.topology import (
     NetworkTopology,
-    PulsarRackResolver,
     Resolver,
     ScriptResolver,
     default_rack_for,

@@ -20,7 +20,9 @@ reasons, state), :mod:`~trimtab.shedding.base` (the contract), :mod:`~trimtab.sh
 (the gates every shedder passes), one module per strategy, :mod:`~trimtab.shedding.predict`
 (load per byte, projection), :mod:`~trimtab.shedding.destinations` (destinations for
 unload-only strategies), :mod:`~trimtab.shedding.filters` (isolation policies, anti-affinity
-groups: where a bundle may go), :mod:`~trimtab.shedding.knapsack`.
+groups: where a bundle may go), :mod:`~trimtab.shedding.knapsack`. Pulsar's own documents
+(load reports, isolation-policy files) and the live loop over them are read in
+:mod:`trimtab.systems.pulsar`.
 """
 
 from trimtab.shedding.advice import Advice, advise

@@ -21,7 +21,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from trimtab.config import SheddingConfig
+from trimtab.config.pulsar import SheddingConfig
 from trimtab.shedding.filters import Policies
 from trimtab.shedding.plan import plan
 from trimtab.shedding.recommend import Recommendation, recommend

@@ -4,9 +4,12 @@ A resolver turns host names into network locations, one answer per name and in o
 cannot place gets its default rack. Three come built in:
 
 * :class:`DefaultResolver` puts everything on the default rack (upstream's fallback);
-* :class:`~trimtab.topology.table.TableResolver` reads a host -> location table;
+* :class:`~trimtab.topology.table.TableResolver` looks hosts up in a host -> location table;
 * :class:`~trimtab.topology.script.ScriptResolver` runs an executable (upstream's default);
-* :class:`~trimtab.topology.pulsar.PulsarRackResolver` follows Pulsar's ``/bookies`` znode.
+* :class:`~trimtab.systems.pulsar.bookies.PulsarRackResolver` follows Pulsar's ``/bookies``
+  znode. It talks to ZooKeeper, so it lives with Pulsar's adapters and is built here by its
+  import path (as upstream names ``BookieRackAffinityMapping`` by class name): the tree imports
+  no ZooKeeper code.
 
 Any other class with ``resolve`` and ``reload_cached_mappings`` can be named by import path.
 
@@ -32,13 +35,11 @@ from typing import Protocol, cast, runtime_checkable
 from trimtab.cluster import DEFAULT_RACK, NodeId, validate_location
 from trimtab.errors import ResolverError
 from trimtab.topology._common import LOG, checked_default_rack
-from trimtab.topology.pulsar import PulsarRackResolver
 from trimtab.topology.script import ScriptResolver
-from trimtab.topology.table import RackChangeListener, RackChanges, TableResolver
+from trimtab.topology.table import RackChangeListener, RackChanges, TableFile, TableResolver
 
 __all__ = [
     "DefaultResolver",
-    "PulsarRackResolver",
     "RackChangeListener",
     "RackChanges",
     "Resolver",
@@ -51,6 +52,8 @@ __all__ = [
 
 # The built-in kinds :func:`make_resolver` knows by name; anything else is an import path.
 _KINDS = ("default", "script", "table", "pulsar")
+#: The module of the resolver kind ``pulsar`` names (Pulsar's ``/bookies`` znode).
+_PULSAR_MODULE = "trimtab.systems.pulsar.bookies"
 
 
 @runtime_checkable
@@ -139,13 +142,15 @@ def make_resolver(
     script: str | os.PathLike[str] | None = None,
     number_args: int = 100,
     timeout_s: float = 10.0,
-    table: str | os.PathLike[str] | Mapping[str, str] | None = None,
+    table: Mapping[str, str] | TableFile | None = None,
     default_rack: str = DEFAULT_RACK,
     strict: bool = False,
     zk_servers: str | None = None,
 ) -> Resolver:
     """Build the resolver ``kind`` names: ``script``, ``table``, ``default``, ``pulsar`` (the
-    ``/bookies`` znode on ``zk_servers``) or an import path.
+    ``/bookies`` znode on ``zk_servers``) or an import path. ``table`` is a mapping or a
+    :class:`~trimtab.topology.table.TableFile` the caller opened
+    (:class:`trimtab.readers.rack_table.RackTableFile`): this module reads no file format.
 
     A resolver that cannot start is logged and replaced by ``DefaultResolver(default_rack)``;
     with ``strict`` the :class:`ResolverError` is raised instead. An unknown ``kind`` that is
@@ -181,7 +186,7 @@ def _build(
     script: str | os.PathLike[str] | None,
     number_args: int,
     timeout_s: float,
-    table: str | os.PathLike[str] | Mapping[str, str] | None,
+    table: Mapping[str, str] | TableFile | None,
     default_rack: str,
     zk_servers: str | None = None,
 ) -> Resolver:
@@ -205,9 +210,12 @@ def _build(
                 raise ResolverError("resolver kind 'table' needs a table file or mapping")
             if isinstance(table, Mapping):
                 return TableResolver(table, default_rack=default_rack)
-            return TableResolver.from_file(Path(table), default_rack=default_rack)
+            return TableResolver(default_rack=default_rack, file=table)
         case "pulsar":
-            return PulsarRackResolver(zk_servers, default_rack=default_rack, timeout_s=timeout_s)
+            pulsar = importlib.import_module(_PULSAR_MODULE).PulsarRackResolver
+            return cast(
+                Resolver, pulsar(zk_servers, default_rack=default_rack, timeout_s=timeout_s)
+            )
     if "." in name or ":" in name:
         return load_resolver(name)
     raise ValueError(

@@ -2,7 +2,7 @@
 
 A line says what the follower saw (the brokers registered, those that joined, left or went
 stale), what the shedder decided, each transfer with the ``pulsar-admin`` command and the
-REST call that make it (:mod:`trimtab.export.pulsar_admin`), the shedder's clocks (hit count,
+REST call that make it (:mod:`trimtab.systems.pulsar.admin`), the shedder's clocks (hit count,
 cooldowns, grace periods) and the reports refused. The CLI prints it, and the live loop's
 benchmark (``bench/shed_follow.py``) writes the same line, so the latency it measures is the
 one an operator's pipe sees.
@@ -16,10 +16,10 @@ from typing import Any
 
 from trimtab._format import rejected_json
 from trimtab.config import Config
-from trimtab.export.pulsar_admin import unload_command, unload_rest
 from trimtab.shedding.decisions import Move, ShedderState
-from trimtab.shedding.follow import Follower, Tick
 from trimtab.shedding.gates import usable_brokers
+from trimtab.systems.pulsar.admin import unload_command, unload_rest
+from trimtab.systems.pulsar.follow import Follower, Tick
 
 __all__ = ["tick_json"]
 
