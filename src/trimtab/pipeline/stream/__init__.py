@@ -28,7 +28,7 @@ Algorithm
        Membership (``unknown_cluster``, ``unknown_node``) and repeats (``duplicate``,
        ``conflict``) are decided there, with the batch job's rule names and reasons.
        Each trigger with new rows for a cluster runs one shedder cycle on it (the engine's
-       ``cycle`` then ``assign_destinations``, as :class:`~trimtab.systems.pulsar.follow.Follower`),
+       :func:`~trimtab.shedding.run_cycle`, as :class:`~trimtab.systems.pulsar.follow.Follower`),
        at the newest sample time, with a random source seeded by (seed, cluster, cycle): a
        batch Spark re-runs after a crash decides the same. That cycle is :func:`.cycle.live_cycle`,
        which ``pipeline run --replay`` (:mod:`trimtab.pipeline.replay`) runs once a minute.

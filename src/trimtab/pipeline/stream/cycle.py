@@ -30,7 +30,7 @@ from trimtab.shedding import (
     LoadModel,
     LoadSnapshot,
     NodeSample,
-    assign_destinations,
+    run_cycle,
     shedder_for,
     snapshot_of,
 )
@@ -109,9 +109,8 @@ def live_cycle(
     built = snapshot_of(brokers, table, model, bundle_times=times, stale_after_s=ttl)
     # What the shedder can no longer see is dropped from the state (same comparison).
     state.bundles.forget(round(built.now * 1e6) - ttl * 1_000_000)
-    result = shedder.cycle(built.snapshot, state.shedder, now=built.now)
     rng = random.Random(cycle_seed(seed, cluster, state.cycles))
-    result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+    result = run_cycle(shedder, built.snapshot, state.shedder, now=built.now, rng=rng)
     state.shedder = result.state
     return LiveCycle(
         cluster=cluster,
