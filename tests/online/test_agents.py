@@ -31,7 +31,7 @@ from trimtab.membership import ZkTarget, ZooKeeperWatcher
 from trimtab.placement import make_policy
 from trimtab.placement.weights import DiskWeights
 
-pytestmark = pytest.mark.online
+pytestmark = pytest.mark.server  # agents: in this process (gRPC) or as processes
 
 RETRY_SECONDS = 1.0
 TIMEOUT_SECONDS = 0.5

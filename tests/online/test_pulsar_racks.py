@@ -24,8 +24,6 @@ from trimtab.topology import make_resolver
 from trimtab.topology.pulsar import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
 from trimtab.topology.table import RackChanges
 
-pytestmark = pytest.mark.online
-
 _paths = itertools.count()
 
 

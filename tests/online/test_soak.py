@@ -18,7 +18,7 @@ from trimtab.bookieinfo.client import GrpcBookieInfoClient
 from trimtab.bookieinfo.reader import BookieInfoReader
 from trimtab.membership import ZkTarget, ZooKeeperWatcher
 
-pytestmark = [pytest.mark.online, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]  # agent_pool.py: fifty agents
 
 AGENTS = 50
 CHURN_STEPS = 80

@@ -20,8 +20,6 @@ from trimtab.membership import (
     read_membership,
 )
 
-pytestmark = pytest.mark.online
-
 A, B, C = NodeId("10.0.0.1:3181"), NodeId("10.0.0.2:3181"), NodeId("10.0.0.3:3181")
 
 
