@@ -15,12 +15,19 @@ run without xdist, after every property test, and the session lives only for the
 from __future__ import annotations
 
 import io
+import os
 from collections import defaultdict
 from collections.abc import Generator
 
 import pytest
 
 from tests.markers import HEAVY, apply_markers, guard, heavy_markers
+
+# The CLI's consoles (trimtab.cli._common) fix their width from COLUMNS when they are built, at
+# import; the tests give COLUMNS per command (CliRunner's env), so none may be set before. A
+# parent's readline exports one: pytest-xdist's workers start with COLUMNS=80 and LINES=24.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
