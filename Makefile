@@ -76,21 +76,21 @@ check: $(VENV)/.installed-dev lint typecheck
 
 # Regenerate the committed protobuf code after editing a .proto (grpcio-tools): GetBookieInfo
 # over gRPC, BookKeeper's v3 frame, and the BookieServiceInfoFormat a bookie registers.
-PROTO_DIR := src/trimtab/bookieinfo/proto
-MEMBERSHIP_PROTO_DIR := src/trimtab/membership/proto
+BOOKIEINFO_PROTO_DIR := src/trimtab/systems/bookkeeper/bookieinfo/proto
+REGISTRY_PROTO_DIR := src/trimtab/systems/bookkeeper/registry/proto
 proto: $(VENV)/.installed-dev
 	$(BIN)/python -m grpc_tools.protoc -I src --python_out=src --pyi_out=src \
-	    --grpc_python_out=src $(PROTO_DIR)/bookieinfo.proto
+	    --grpc_python_out=src $(BOOKIEINFO_PROTO_DIR)/bookieinfo.proto
 	printf '\n__all__ = ["DESCRIPTOR", "GetBookieInfoRequest", "GetBookieInfoResponse", "StatusCode"]\n' \
-	    >> $(PROTO_DIR)/bookieinfo_pb2.py
+	    >> $(BOOKIEINFO_PROTO_DIR)/bookieinfo_pb2.py
 	printf '\n__all__ = ["BookieInfo", "BookieInfoServicer", "BookieInfoStub", "add_BookieInfoServicer_to_server"]\n' \
-	    >> $(PROTO_DIR)/bookieinfo_pb2_grpc.py
+	    >> $(BOOKIEINFO_PROTO_DIR)/bookieinfo_pb2_grpc.py
 	$(BIN)/python -m grpc_tools.protoc -I src --python_out=src --pyi_out=src \
-	    $(PROTO_DIR)/bookkeeper_v3.proto $(MEMBERSHIP_PROTO_DIR)/bookie_service_info.proto
+	    $(BOOKIEINFO_PROTO_DIR)/bookkeeper_v3.proto $(REGISTRY_PROTO_DIR)/bookie_service_info.proto
 	printf '\n__all__ = ["DESCRIPTOR", "AuthMessage", "BKPacketHeader", "OperationType", "ProtocolVersion", "Request", "Response"]\n' \
-	    >> $(PROTO_DIR)/bookkeeper_v3_pb2.py
+	    >> $(BOOKIEINFO_PROTO_DIR)/bookkeeper_v3_pb2.py
 	printf '\n__all__ = ["DESCRIPTOR", "BookieServiceInfoFormat"]\n' \
-	    >> $(MEMBERSHIP_PROTO_DIR)/bookie_service_info_pb2.py
+	    >> $(REGISTRY_PROTO_DIR)/bookie_service_info_pb2.py
 
 # Regenerate src/trimtab/data/upstream_*.keys (the keys upstream defines) from the copies of
 # upstream's default files in tests/data/upstream_conf; refresh a copy with

@@ -30,14 +30,15 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from trimtab.bookieinfo.client import survey
-from trimtab.bookieinfo.disk import measure_disks
-from trimtab.bookieinfo.info import BookieInfo
-from trimtab.bookieinfo.loop import LoopThread
-from trimtab.bookieinfo.routing import RoutingBookieInfoClient
-from trimtab.bookieinfo.v3client import DEFAULT_MAX_IN_FLIGHT
-from trimtab.bookieinfo.v3server import BookieRpcServer
-from trimtab.membership import ZkTarget, encode_bookie_service_info, read_membership
+from trimtab.diskinfo import BookieInfo
+from trimtab.systems.bookkeeper.bookieinfo.client import survey
+from trimtab.systems.bookkeeper.bookieinfo.disk import measure_disks
+from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
+from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.v3client import DEFAULT_MAX_IN_FLIGHT
+from trimtab.systems.bookkeeper.bookieinfo.v3server import BookieRpcServer
+from trimtab.systems.bookkeeper.registry import encode_bookie_service_info, read_membership
+from trimtab.systems.zookeeper import ZkTarget
 
 __all__ = ["main"]
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from trimtab.config import Config
+from trimtab.config.loader import read_config
 from trimtab.errors import ConfigError, ConfigValueError, UnknownConfigKeyError
 
 
@@ -146,8 +150,9 @@ class TestFiles:
             "reppRegionsToWrite=us-east;\\\n"
             "    us-west\n"
         )
-        cfg, warnings = Config.load(conf)
-        assert warnings == []
+        loaded = read_config(conf)
+        assert loaded.warnings == ()
+        cfg = loaded.config
         assert cfg.placement.min_num_racks_per_write_quorum == 3
         assert cfg.placement.disk_weight_based_placement_enabled is True
         assert cfg.topology.stabilize_period_seconds == 10
@@ -160,19 +165,20 @@ class TestFiles:
         with pytest.raises(
             UnknownConfigKeyError, match=r"broker\.conf.*loadBalancerBrokerLoadTargetStd'"
         ):
-            Config.load(conf)
+            read_config(conf)
 
     def test_non_strict_load_returns_unknown_keys_as_warnings(self, tmp_path: Path) -> None:
         """With strict=False a key of neither trimtab nor upstream is a warning, not an error.
 
         Upstream keys trimtab does not read (journalDirectories) load in either mode and are
-        no warning: Config.read lists them as ignored (tests/test_config_upstream.py).
+        no warning: read_config lists them as ignored (tests/test_config_upstream.py).
         """
         conf = tmp_path / "bk_server.conf"
         conf.write_text(
             "journalDirectories=/data/journal\nmyCompanyRackHint=a\nminNumRacksPerWriteQuorum=3\n"
         )
-        cfg, warnings = Config.load(conf, strict=False)
+        loaded = read_config(conf, strict=False)
+        cfg, warnings = loaded.config, loaded.warnings
         assert cfg.placement.min_num_racks_per_write_quorum == 3
         assert len(warnings) == 1 and "myCompanyRackHint" in warnings[0]
 
@@ -188,7 +194,7 @@ class TestFiles:
             "[topology]\n"
             'script_file_name = "/etc/trimtab/racks.sh"\n'
         )
-        cfg, _ = Config.load(conf)
+        cfg = read_config(conf).config
         assert cfg.placement.min_num_racks_per_write_quorum == 3
         assert cfg.placement.disk_weight_based_placement_enabled is True
         assert cfg.shedding.target_std == 0.1
@@ -201,16 +207,16 @@ class TestFiles:
         with pytest.raises(
             UnknownConfigKeyError, match=r"shedding\.min_num_racks_per_write_quorum"
         ):
-            Config.load(conf)
+            read_config(conf)
 
     def test_invalid_toml_and_missing_file_are_config_errors(self, tmp_path: Path) -> None:
         """Broken or missing files raise ConfigError naming the file."""
         bad = tmp_path / "bad.toml"
         bad.write_text("[placement\n")
         with pytest.raises(ConfigError, match="not valid TOML"):
-            Config.load(bad)
+            read_config(bad)
         with pytest.raises(ConfigError, match="does not exist"):
-            Config.load(tmp_path / "nope.conf")
+            read_config(tmp_path / "nope.conf")
 
     def test_every_setting_is_documented_by_name(self) -> None:
         """settings() lists each field once, with unique trimtab keys and unique aliases."""
@@ -218,3 +224,27 @@ class TestFiles:
         keys = [s.key for s in specs]
         aliases = [a for s in specs for a in s.aliases]
         assert len(keys) == len(set(keys)) and len(aliases) == len(set(aliases))
+
+
+class TestLayer:
+    def test_engines_and_settings_load_no_file_reader(self) -> None:
+        """The engines import the settings modules, never the loader: importing them (and the
+        trimtab.config package) loads neither trimtab.config.loader nor jproperties."""
+        code = (
+            "import sys, trimtab.config, trimtab.placement, trimtab.shedding,"
+            " trimtab.allocation, trimtab.topology;"
+            "loaded = [m for m in ('trimtab.config.loader', 'jproperties') if m in sys.modules];"
+            "print(loaded); sys.exit(1 if loaded else 0)"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def test_the_loader_alone_reads_properties_files(self) -> None:
+        """jproperties is imported by trimtab.config.loader and by no other module of trimtab."""
+        src = Path(__file__).parents[1] / "src" / "trimtab"
+        importers = [
+            p.relative_to(src).as_posix()
+            for p in sorted(src.rglob("*.py"))
+            if re.search(r"^\s*(from|import) jproperties\b", p.read_text(encoding="utf-8"), re.M)
+        ]
+        assert importers == ["config/loader.py"]

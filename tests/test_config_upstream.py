@@ -18,7 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from trimtab.cli import app
-from trimtab.config import PULSAR_PLACEMENT_SWITCHES, Config, IgnoredKey
+from trimtab.config import Config, IgnoredKey
+from trimtab.config.loader import read_config
+from trimtab.config.pulsar import PULSAR_PLACEMENT_SWITCHES
 from trimtab.errors import ConfigValueError, UnknownConfigKeyError
 
 ROOT = Path(__file__).parents[1]
@@ -56,7 +58,7 @@ def _ignored(keys: tuple[IgnoredKey, ...]) -> dict[str, tuple[str, ...]]:
 class TestRealFiles:
     def test_bk_server_conf_loads_with_the_keys_trimtab_reads_applied(self) -> None:
         """bk_server.conf as upstream ships it loads; its zk and metadata keys are applied."""
-        loaded = Config.read(BK_SERVER)
+        loaded = read_config(BK_SERVER)
         info = loaded.config.bookie_info
         assert info.zk_servers == "localhost:2181"
         assert info.metadata_service_uri == "zk+hierarchical://localhost:2181/ledgers"
@@ -67,7 +69,7 @@ class TestRealFiles:
 
     def test_broker_conf_loads_with_the_keys_trimtab_reads_applied(self) -> None:
         """broker.conf loads; its shedder class name and weights become trimtab's settings."""
-        loaded = Config.read(BROKER)
+        loaded = read_config(BROKER)
         shedding = loaded.config.shedding
         assert shedding.strategy == "threshold"  # impl.ThresholdShedder
         assert shedding.direct_memory_weight == 1.0 and shedding.memory_weight == 1.0
@@ -88,7 +90,7 @@ class TestRealFiles:
             "bookkeeperClientGetBookieInfoRetryIntervalSeconds=30\n",
             encoding="utf-8",
         )
-        loaded = Config.read(conf)
+        loaded = read_config(conf)
         placement, info = loaded.config.placement, loaded.config.bookie_info
         assert placement.min_num_racks_per_write_quorum == 3
         assert placement.enforce_min_num_racks_per_write_quorum is True
@@ -105,7 +107,7 @@ class TestRealFiles:
     ) -> None:
         """With each commented-out key switched on, every key is either applied or ignored."""
         keys = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
-        loaded = Config.read(_uncommented(conf, tmp_path))
+        loaded = read_config(_uncommented(conf, tmp_path))
         ignored = set(_ignored(loaded.ignored))
         applied = keys - ignored
         assert ignored and applied and applied <= _applied()
@@ -115,14 +117,14 @@ class TestRealFiles:
         self, tmp_path: Path
     ) -> None:
         """Upstream's sample values (Java class names among them) become trimtab's settings."""
-        cfg = Config.read(_uncommented(BK_SERVER, tmp_path)).config
+        cfg = read_config(_uncommented(BK_SERVER, tmp_path)).config
         assert cfg.placement.ensemble_placement_policy == "rackaware"
         assert cfg.topology.dns_resolver_class == "script"
         assert cfg.bookie_info.disk_usage_lwm_threshold == 0.95  # upstream's sample, not 0.90
 
     def test_older_broker_conf_with_since_renamed_keys_loads(self) -> None:
         """A 2.x broker.conf loads: renamed keys are known, its OverloadShedder maps to overload."""
-        loaded = Config.read(BROKER_2X)
+        loaded = read_config(BROKER_2X)
         assert loaded.config.shedding.strategy == "overload"
         ignored = _ignored(loaded.ignored)
         assert ignored["replicatioPolicyCheckDurationSeconds"] == ("Pulsar broker.conf",)
@@ -132,15 +134,28 @@ class TestRealFiles:
         client = _key_list("upstream_bk_client.keys")
         conf = tmp_path / "bk_client.conf"
         conf.write_text("".join(f"{k}=1\nbkc.{k}=1\n" for k in client if k not in _applied()))
-        ignored = _ignored(Config.read(conf).ignored)
+        ignored = _ignored(read_config(conf).ignored)
         assert "BookKeeper client (ClientConfiguration)" in ignored["bkc.opportunisticStriping"]
         assert len(ignored) == 2 * len([k for k in client if k not in _applied()])
+
+    def test_debug_mode_is_an_upstream_key_trimtab_ignores(self, tmp_path: Path) -> None:
+        """loadBalancerDebugModeEnabled only adds logs upstream: a broker.conf setting it loads
+        with the key listed as ignored, and trimtab has no setting of that name."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text("loadBalancerDebugModeEnabled=true\nloadBalancerBrokerLoadTargetStd=0.1\n")
+        loaded = read_config(conf)
+        assert _ignored(loaded.ignored) == {"loadBalancerDebugModeEnabled": ("Pulsar broker.conf",)}
+        assert loaded.config == Config.of(loadBalancerBrokerLoadTargetStd=0.1)
+        assert not [s for s in Config.settings() if "debug" in s.key.lower()]
+        for trimtab_name in ("debug_mode_enabled", "shedding.debug_mode_enabled"):
+            with pytest.raises(UnknownConfigKeyError, match=trimtab_name):
+                Config.of(**{trimtab_name: True})
 
     def test_a_broker_conf_key_in_a_bookkeeper_file_is_fine(self, tmp_path: Path) -> None:
         """Any upstream key is accepted in any file: one file may serve several systems."""
         conf = tmp_path / "bk_server.conf"
         conf.write_text(BK_SERVER.read_text() + "managedLedgerDefaultEnsembleSize=3\n")
-        ignored = _ignored(Config.read(conf).ignored)
+        ignored = _ignored(read_config(conf).ignored)
         assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
 
 
@@ -167,7 +182,7 @@ class TestMistakes:
         conf = tmp_path / "bk_server.conf"
         conf.write_text(BK_SERVER.read_text() + f"{typo}=true\n")
         with pytest.raises(UnknownConfigKeyError) as info:
-            Config.read(conf)
+            read_config(conf)
         assert info.value.key == typo and info.value.suggestion == meant
 
     def test_upstream_class_trimtab_lacks_names_the_key_and_allowed_values(
@@ -178,16 +193,16 @@ class TestMistakes:
         custom = "com.example.CustomEnsemblePlacementPolicy"
         conf.write_text(f"ensemblePlacementPolicy={custom}\n")
         with pytest.raises(ConfigValueError, match=r"'ensemblePlacementPolicy'.*rackaware"):
-            Config.read(conf)
+            read_config(conf)
         zone = "org.apache.bookkeeper.client.ZoneawareEnsemblePlacementPolicy"
         conf.write_text(f"ensemblePlacementPolicy={zone}\n")
-        assert Config.read(conf).config.placement.ensemble_placement_policy == "zoneaware"
+        assert read_config(conf).config.placement.ensemble_placement_policy == "zoneaware"
         transfer = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
         conf.write_text(
             "ensemblePlacementPolicy=org.apache.bookkeeper.client.RackawareEnsemblePlacementPolicy\n"
             f"loadBalancerLoadSheddingStrategy={transfer}\n"
         )
-        cfg = Config.read(conf).config
+        cfg = read_config(conf).config
         assert cfg.placement.ensemble_placement_policy == "rackaware"
         assert cfg.shedding.strategy == "transfer"
 
@@ -195,7 +210,7 @@ class TestMistakes:
         """'key=' means not set, as Pulsar reads broker.conf, instead of a bad value."""
         conf = tmp_path / "broker.conf"
         conf.write_text("loadBalancerBrokerLoadTargetStd=\nminNumRacksPerWriteQuorum= \n")
-        cfg = Config.read(conf).config
+        cfg = read_config(conf).config
         assert cfg.shedding.target_std == 0.25
         assert cfg.placement.min_num_racks_per_write_quorum == 2
 
@@ -286,10 +301,10 @@ class TestPulsarPlacementSwitches:
     def _load(self, tmp_path: Path, text: str) -> Config:
         conf = tmp_path / "broker.conf"
         conf.write_text(text, encoding="utf-8")
-        return Config.read(conf).config
+        return read_config(conf).config
 
     def test_upstreams_default_broker_conf_is_rack_aware_on_the_bookies_znode(self) -> None:
-        config = Config.read(BROKER).config
+        config = read_config(BROKER).config
         assert config.placement.ensemble_placement_policy == "rackaware"
         assert config.topology.dns_resolver_class == "pulsar"
 
@@ -327,10 +342,10 @@ class TestPulsarPlacementSwitches:
     def test_the_metadata_store_is_where_the_rack_map_is_read(
         self, tmp_path: Path, line: str, hosts: str
     ) -> None:
-        from trimtab.placement.factory import _zk_servers
+        from trimtab.systems.zookeeper import zk_servers
 
         config = self._load(tmp_path, f"bookkeeperClientRackawarePolicyEnabled=true\n{line}\n")
-        assert _zk_servers(config) == hosts
+        assert zk_servers(config) == hosts
 
     def test_a_bad_switch_or_store_is_one_error_line(self, tmp_path: Path) -> None:
         for text, key in [

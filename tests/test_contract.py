@@ -12,23 +12,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.contract_cases import CASES, NOW, Case, write_case
-from trimtab.allocation.requests import read_requests
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, Role
 from trimtab.contract import (
     BUNDLE_PATTERN,
     PYTHON_CHECKS,
     ROW_RULES,
     TABLES,
+    RejectedRow,
     RowError,
     check_row,
     split_bundle,
     whole,
 )
 from trimtab.export.pulsar_admin import unload_command
-from trimtab.inventory import read_inventory
+from trimtab.readers.allocation_requests import read_requests
+from trimtab.readers.inventory import read_inventory
+from trimtab.readers.metrics import read_bundle_metrics, read_node_metrics
 from trimtab.shedding import Move
-from trimtab.shedding.inputs import read_bundle_metrics, read_node_metrics
-from trimtab.tables import RejectedRow
 
 
 def refused(case: Case, path: Path) -> list[RejectedRow]:

@@ -29,7 +29,7 @@ def test_engines_do_not_import_spark() -> None:
     import sys
 
     code = (
-        "import sys, trimtab.cluster, trimtab.config, trimtab.contract, trimtab.inventory,"
+        "import sys, trimtab.cluster, trimtab.config, trimtab.contract, trimtab.readers.inventory,"
         " trimtab.topology;"
         "sys.exit(1 if any(m.startswith('pyspark') for m in sys.modules) else 0)"
     )

@@ -11,7 +11,7 @@ import pytest
 
 from trimtab.cluster import NodeState
 from trimtab.errors import InputError
-from trimtab.inventory import REQUIRED_COLUMNS, read_inventory
+from trimtab.readers.inventory import REQUIRED_COLUMNS, read_inventory
 
 HEADER = (
     "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state"

@@ -1,4 +1,4 @@
-"""One settings vocabulary: the enums of config.py, their alias tables, and every place that
+"""One settings vocabulary: the enums of trimtab.config, their alias tables, and every place that
 reads them (config files, simulate, sweep grids, shed, the shedder and policy tables)."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@
           └── TopicExistsError               the topic exists and partitions were not to be added
 
 Row-level problems in input files are not exceptions: they are reported as rejected rows
-(see :mod:`trimtab.tables`) so that one bad line never hides the good ones.
+(see :mod:`trimtab.readers.table_files`) so that one bad line never hides the good ones.
 """
 
 from __future__ import annotations

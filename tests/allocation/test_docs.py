@@ -11,7 +11,7 @@ from trimtab.config import Config
 
 MODULES = [
     "trimtab.allocation.model",
-    "trimtab.allocation.constraints",
+    "trimtab.allocation.replica_constraints",
     "trimtab.allocation.drf",
     "trimtab.allocation.plan",
 ]

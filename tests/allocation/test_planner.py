@@ -17,9 +17,14 @@ from trimtab.allocation._vector import (
     rack_scores,
     topic_scores,
 )
-from trimtab.allocation.constraints import capacity_score, disk_fits, disk_score, topic_score
 from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.planner import RebalancePlan, plan_rebalance
+from trimtab.allocation.replica_constraints import (
+    capacity_score,
+    disk_fits,
+    disk_score,
+    topic_score,
+)
 from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.constraints import MAX_SCORE
@@ -196,7 +201,7 @@ def test_the_same_seed_gives_the_same_plan(case: Case) -> None:
 def test_the_vector_scores_equal_the_scalar_rules(
     nodes: list[tuple[int, int, int]], replicas: int, ratio: float
 ) -> None:
-    """Every NumPy score is, node by node, the scalar rule of constraints.py."""
+    """Every NumPy score is, node by node, the scalar rule of replica_constraints.py."""
     count = np.array([c for c, _, _ in nodes], dtype=np.int64)
     cap = np.array([k for _, k, _ in nodes], dtype=np.int64)
     used = np.array([u for _, _, u in nodes], dtype=np.int64)
@@ -284,7 +289,7 @@ def test_internal_topics_are_drained_to_nodes_without_a_free_slot() -> None:
 def test_the_topic_band_orders_below_within_and_beyond_the_share() -> None:
     """What a rebalancing move must not make worse: below ⌊q⌋ > up to ⌈q⌉ > beyond, and the
     further beyond, the worse (q = 3 here)."""
-    from trimtab.allocation.constraints import topic_band
+    from trimtab.allocation.replica_constraints import topic_band
 
     bands = [topic_band(tc, 4000, 30, 40000) for tc in range(6)]
     assert bands[0] == bands[1] == 2 and bands[2] == 2 and bands[3] < bands[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trimtab.allocation import AllocationRequest
-from trimtab.allocation.requests import read_requests
+from trimtab.readers.allocation_requests import read_requests
 
 
 def test_rows_become_requests(tmp_path: Path) -> None:

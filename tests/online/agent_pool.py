@@ -1,8 +1,8 @@
 """Run many GetBookieInfo agents in one process, driven line by line on stdin (soak tests).
 
-Fifty agent processes would spend most of a short soak test starting Python; one process of
-fifty real :class:`~trimtab.bookieinfo.agent.Agent` objects (each its own gRPC server and
-ZooKeeper session on loopback) exercises the same network paths. Commands, one per line:
+Fifty agent processes would spend most of a short soak test starting Python; one process of fifty
+real :class:`~trimtab.systems.bookkeeper.bookieinfo.agent.Agent` objects (each its own gRPC server
+and ZooKeeper session on loopback) exercises the same network paths. Commands, one per line:
 
     start I [readonly]      start agent I (registered writable, or read-only)
     stop I                  stop agent I cleanly (its znode goes at once)
@@ -18,9 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-from trimtab.bookieinfo.agent import Agent, AgentOptions
 from trimtab.cluster import NodeId
-from trimtab.membership.zk import ZkTarget
+from trimtab.systems.bookkeeper.bookieinfo.agent import Agent, AgentOptions
+from trimtab.systems.zookeeper import ZkTarget
 
 
 def node_id(index: int) -> NodeId:

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from trimtab.cluster import NodeId
-from trimtab.membership.zk import ZkTarget
+from trimtab.systems.zookeeper import ZkTarget
 
 ZK_JAR = Path("/usr/share/java/zookeeper.jar")
 ZK_CONF = Path("/etc/zookeeper/conf")
@@ -194,7 +194,8 @@ class AgentProcess:
 
     def start(self) -> AgentProcess:
         args = [
-            *trimtab_command(),
+            sys.executable,
+            str(Path(__file__).with_name("faults.py")),  # `trimtab agent` with test faults
             "agent",
             "--id",
             self.node,

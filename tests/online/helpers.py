@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
-from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchErrorKind, FetchResult
 from trimtab.cluster import NodeId
+from trimtab.diskinfo import BookieInfo, InfoMap
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
 
 T = TypeVar("T")
 
@@ -58,20 +59,22 @@ class RecordingSink:
         self.updates = 0
 
     def on_cluster_changed(
-        self, writable: set[NodeId], readonly: set[NodeId]
+        self, writable: Iterable[str], readonly: Iterable[str]
     ) -> AbstractSet[NodeId]:
+        rw, ro = {NodeId(n) for n in writable}, {NodeId(n) for n in readonly}
         with self._cond:
-            gone = self.writable - writable - readonly
-            self.writable, self.readonly = set(writable), set(readonly)
-            self.calls.append(("cluster", (frozenset(writable), frozenset(readonly))))
+            gone = self.writable - rw - ro
+            self.writable, self.readonly = rw, ro
+            self.calls.append(("cluster", (frozenset(rw), frozenset(ro))))
             self._cond.notify_all()
             return gone
 
-    def update_bookie_info(self, info: Mapping[str, BookieInfo]) -> None:
+    def update_bookie_info(self, info: InfoMap) -> None:
+        got = {str(n): BookieInfo(*i) for n, i in info.items()}
         with self._cond:
-            self.info = dict(info)
+            self.info = got
             self.updates += 1
-            self.calls.append(("info", dict(info)))
+            self.calls.append(("info", dict(got)))
             self._cond.notify_all()
 
     def latest(self) -> dict[str, BookieInfo]:

@@ -15,21 +15,17 @@ import pytest
 
 from tests.online.conftest import AgentProcess, free_port, trimtab_command
 from tests.online.helpers import RecordingSink, wait_until
-from trimtab.bookieinfo.client import GrpcBookieInfoClient
-from trimtab.bookieinfo.feed import PolicyFeed
-from trimtab.bookieinfo.info import (
-    BookieInfo,
-    BookieInfoSink,
-    FetchError,
-    FetchErrorKind,
-    FetchResult,
-)
-from trimtab.bookieinfo.reader import BookieInfoReader
 from trimtab.cluster import NodeId
 from trimtab.config import Config
-from trimtab.membership import ZkTarget, ZooKeeperWatcher
+from trimtab.diskinfo import BookieInfo, BookieInfoSink
 from trimtab.placement import make_policy
 from trimtab.placement.weights import DiskWeights
+from trimtab.systems.bookkeeper.bookieinfo.client import GrpcBookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.feed import PolicyFeed
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
+from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
+from trimtab.systems.bookkeeper.registry import ZooKeeperWatcher
+from trimtab.systems.zookeeper import ZkTarget
 
 pytestmark = pytest.mark.server  # agents: in this process (gRPC) or as processes
 
@@ -367,15 +363,15 @@ def test_real_placement_policy_takes_the_readers_feed(
         a, b, c = start_agents(agents, tmp_path, zk_target, ["bk1:3181", "bk2:3181", "bk3:3181"])
         wait_until(lambda: set(policy.bookie_info) == {a.node, b.node, c.node}, what="policy fed")
         seen = policy.bookie_info[a.node]
-        assert close_to(BookieInfo(seen.total_bytes, seen.free_bytes), statvfs_info(a.ledger_dir))
+        assert close_to(seen, statvfs_info(a.ledger_dir))
         weights = feed.weights()
         assert set(weights) == {a.node, b.node, c.node}
         for node in (a, b, c):
             weight, _ = weights[node.node]
-            assert weight == policy.bookie_info[node.node].free_bytes  # one disk: no cap bites
+            assert weight == policy.bookie_info[node.node].free_disk_bytes  # one disk: no cap bites
         assert sum(p for _, p in weights.values()) == pytest.approx(1.0)
         assert isinstance(policy.view.weights, DiskWeights)
-        assert policy.view.weights.raw[a.node] == policy.bookie_info[a.node].free_bytes
+        assert policy.view.weights.raw[a.node] == policy.bookie_info[a.node].free_disk_bytes
         b.stop()
         wait_until(lambda: b.node not in policy.bookie_info, what="b purged from the policy")
         wait_until(lambda: set(feed.weights()) == {a.node, c.node}, what="b's weight gone")

@@ -22,13 +22,9 @@ from kazoo.client import KazooClient
 from tests.online.conftest import AgentProcess, trimtab_command
 from tests.online.helpers import pb_field
 from trimtab.cluster import NodeId
-from trimtab.membership import (
-    ZkTarget,
-    encode_node_data,
-    read_membership,
-    registration_address,
-)
-from trimtab.membership.proto import bookie_service_info_pb2 as bsi
+from trimtab.systems.bookkeeper.registry import read_membership, registration_address
+from trimtab.systems.bookkeeper.registry.proto import bookie_service_info_pb2 as bsi
+from trimtab.systems.zookeeper import ZkTarget, encode_node_data
 
 # -- BookieServiceInfoFormat by hand, from upstream's field numbers ----------------------------
 

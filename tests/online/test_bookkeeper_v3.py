@@ -16,16 +16,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.online.faults import FaultFile, FaultyBookieRpcServer
 from tests.online.helpers import RecordingSink, pb_field, wait_until
-from trimtab.bookieinfo.faults import FaultFile
-from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchResult
-from trimtab.bookieinfo.loop import LoopThread
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
-from trimtab.bookieinfo.proto import bookkeeper_v3_pb2 as v3
-from trimtab.bookieinfo.reader import BookieInfoReader
-from trimtab.bookieinfo.routing import RoutingBookieInfoClient
-from trimtab.bookieinfo.server import BookieInfoServer
-from trimtab.bookieinfo.v3 import (
+from trimtab.cluster import NodeId
+from trimtab.diskinfo import BookieInfo
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchResult
+from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
+from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.server import BookieInfoServer
+from trimtab.systems.bookkeeper.bookieinfo.v3 import (
     AUTH_DISABLED_PLUGIN,
     MAX_FRAME_BYTES,
     frame,
@@ -33,10 +35,9 @@ from trimtab.bookieinfo.v3 import (
     respond,
     result_of,
 )
-from trimtab.bookieinfo.v3client import BookieRpcClient
-from trimtab.bookieinfo.v3server import BookieRpcServer
-from trimtab.cluster import NodeId
-from trimtab.membership import Membership
+from trimtab.systems.bookkeeper.bookieinfo.v3client import BookieRpcClient
+from trimtab.systems.bookkeeper.bookieinfo.v3server import BookieRpcServer
+from trimtab.systems.bookkeeper.registry import Membership
 
 DISK = BookieInfo(total_disk_bytes=4_000, free_disk_bytes=1_500)
 A, B, C = NodeId("bk1:3181"), NodeId("bk2:3181"), NodeId("bk3:3181")
@@ -85,7 +86,7 @@ def faults(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(faults: Path) -> Iterator[BookieRpcServer]:
-    running = BookieRpcServer(_disk, faults=FaultFile(faults))
+    running = FaultyBookieRpcServer(_disk, faults=FaultFile(faults))
     running.start()
     yield running
     running.stop(grace=0)
@@ -205,7 +206,9 @@ def test_refusal_hang_and_closed_connection_are_each_that_bookies_error(
     """EUA, a hang and a closed connection fail only their own node; the next scan recovers."""
     loop = LoopThread("test-bookies")
     files = {n: tmp_path / f"{n.replace(':', '_')}.json" for n in (A, B, C)}
-    servers = {n: BookieRpcServer(_disk, faults=FaultFile(f), loop=loop) for n, f in files.items()}
+    servers = {
+        n: FaultyBookieRpcServer(_disk, faults=FaultFile(f), loop=loop) for n, f in files.items()
+    }
     healthy = BookieRpcServer(_disk, loop=loop)
     client = BookieRpcClient()
     try:

@@ -10,19 +10,17 @@ from typing import Any
 import pytest
 
 from tests.online.helpers import wait_until
-from trimtab.bookieinfo.disk import DiskUsage, FilesystemUsage, measure_disks, next_readonly
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.errors import MembershipError
-from trimtab.membership import (
-    Membership,
-    StaticRegistry,
-    ZkTarget,
-    decode_node_data,
-    encode_node_data,
-    read_registry,
-    zk_target,
+from trimtab.systems.bookkeeper.bookieinfo.disk import (
+    DiskUsage,
+    FilesystemUsage,
+    measure_disks,
+    next_readonly,
 )
+from trimtab.systems.bookkeeper.registry import Membership, StaticRegistry, read_registry
+from trimtab.systems.zookeeper import ZkTarget, decode_node_data, encode_node_data, zk_target
 
 
 def _fake_fs(devices: dict[str, int], sizes: dict[int, tuple[int, int]]) -> dict[str, Any]:

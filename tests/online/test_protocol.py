@@ -13,12 +13,13 @@ from typing import Any
 import grpc
 import pytest
 
-from trimtab.bookieinfo.client import GrpcBookieInfoClient, interpret
-from trimtab.bookieinfo.faults import FaultFile
-from trimtab.bookieinfo.info import BookieInfo, FetchError, FetchErrorKind, Requested
-from trimtab.bookieinfo.proto import bookieinfo_pb2 as pb
-from trimtab.bookieinfo.server import METHOD, BookieInfoServer, answer
+from tests.online.faults import FaultFile, FaultyBookieInfoServer
 from trimtab.cluster import NodeId
+from trimtab.diskinfo import BookieInfo
+from trimtab.systems.bookkeeper.bookieinfo.client import GrpcBookieInfoClient, interpret
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, Requested
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
+from trimtab.systems.bookkeeper.bookieinfo.server import METHOD, BookieInfoServer, answer
 
 DISK = BookieInfo(total_disk_bytes=4_000, free_disk_bytes=1_500)
 PROTO_DIR = Path(pb.__file__).parent
@@ -93,12 +94,17 @@ def test_unusable_answers_become_errors(
     assert isinstance(result, FetchError) and result.kind is kind
 
 
-SRC = PROTO_DIR.parents[2]
+SRC = PROTO_DIR.parents[4]
 #: each committed .proto, and the generated files `make proto` derives from it
 GENERATED = {
-    "trimtab/bookieinfo/proto/bookieinfo.proto": ("bookieinfo_pb2.py", "bookieinfo_pb2_grpc.py"),
-    "trimtab/bookieinfo/proto/bookkeeper_v3.proto": ("bookkeeper_v3_pb2.py",),
-    "trimtab/membership/proto/bookie_service_info.proto": ("bookie_service_info_pb2.py",),
+    "trimtab/systems/bookkeeper/bookieinfo/proto/bookieinfo.proto": (
+        "bookieinfo_pb2.py",
+        "bookieinfo_pb2_grpc.py",
+    ),
+    "trimtab/systems/bookkeeper/bookieinfo/proto/bookkeeper_v3.proto": ("bookkeeper_v3_pb2.py",),
+    "trimtab/systems/bookkeeper/registry/proto/bookie_service_info.proto": (
+        "bookie_service_info_pb2.py",
+    ),
 }
 
 
@@ -142,7 +148,7 @@ def test_generated_code_matches_the_proto(tmp_path: Path, proto: str) -> None:
 @pytest.fixture
 def server(tmp_path: Path):
     faults = tmp_path / "faults.json"
-    running = BookieInfoServer(_disk, faults=FaultFile(faults))
+    running = FaultyBookieInfoServer(_disk, faults=FaultFile(faults))
     running.start()
     yield running, faults
     running.stop(grace=0)
@@ -150,7 +156,7 @@ def server(tmp_path: Path):
 
 def test_generated_stub_talks_to_the_server(server) -> None:
     """The typed handler serves the method the generated stub calls."""
-    from trimtab.bookieinfo.proto import bookieinfo_pb2_grpc
+    from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2_grpc
 
     running, _ = server
     with grpc.insecure_channel(running.address) as channel:
@@ -218,7 +224,7 @@ def test_second_server_on_a_taken_port_fails() -> None:
 def test_fault_file_is_read_on_every_call_and_tolerates_junk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The hidden --faults flag wins over the env var; junk or no file means no fault."""
+    """An explicit path wins over the env var; junk or no file means no fault."""
     env_file, flag_file = tmp_path / "env.json", tmp_path / "flag.json"
     monkeypatch.setenv("TRIMTAB_AGENT_FAULTS", str(env_file))
     assert FaultFile.from_env().path == env_file

@@ -18,8 +18,10 @@ from tests.online.conftest import ZooKeeperServer
 from tests.online.helpers import wait_until
 from trimtab.cli import app
 from trimtab.config import Config
+from trimtab.config.loader import read_config
 from trimtab.errors import ResolverError
-from trimtab.placement.factory import _zk_servers, make_policy
+from trimtab.placement.factory import make_policy
+from trimtab.systems.zookeeper import zk_servers
 from trimtab.topology import make_resolver
 from trimtab.topology.pulsar import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
 from trimtab.topology.table import RackChanges
@@ -105,7 +107,7 @@ def test_selected_by_upstream_class_name_and_moves_policy_nodes(
         zkServers=zookeeper.hosts,
     )
     assert config.topology.dns_resolver_class == "pulsar"
-    resolver = make_resolver(kind="pulsar", zk_servers=_zk_servers(config), strict=True)
+    resolver = make_resolver(kind="pulsar", zk_servers=zk_servers(config), strict=True)
     assert isinstance(resolver, PulsarRackResolver)
     policy = make_policy(config, resolver=resolver)
     try:
@@ -190,8 +192,8 @@ def test_a_broker_conf_switches_the_pulsar_resolver_on(
     zookeeper: ZooKeeperServer, zk: Any, tmp_path: Path
 ) -> None:
     """A broker.conf as Pulsar ships it (``bookkeeperClientRackawarePolicyEnabled=true``) with
-    ``metadataStoreUrl=zk:HOST:PORT/chroot``: ``make_policy`` alone reads ``/bookies`` under
-    that chroot, as the broker's BookKeeper client does."""
+    ``metadataStoreUrl=zk:HOST:PORT/chroot``: ``make_policy`` given ``zk_servers(config)``
+    reads ``/bookies`` under that chroot, as the broker's BookKeeper client does."""
     chroot = f"/t{os.getpid()}-conf"
     zk.ensure_path(f"{chroot}{BOOKIES_PATH}")
     zk.set(f"{chroot}{BOOKIES_PATH}", racks(bk1="/dc1/r1", bk2="/dc1/r2"))
@@ -201,8 +203,8 @@ def test_a_broker_conf_switches_the_pulsar_resolver_on(
         f"metadataStoreUrl=zk:{zookeeper.hosts}{chroot}\n",
         encoding="utf-8",
     )
-    config = Config.read(conf).config
-    policy = make_policy(config)
+    config = read_config(conf).config
+    policy = make_policy(config, zk_servers=zk_servers(config))
     try:
         policy.on_cluster_changed(["bk1:3181", "bk2:3181"], [])
         assert policy.view.remembered_rack("bk2:3181") == "/dc1/r2"

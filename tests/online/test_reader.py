@@ -7,10 +7,11 @@ import threading
 import pytest
 
 from tests.online.helpers import FakeClient, FakeClock, RecordingSink, info, wait_until
-from trimtab.bookieinfo.info import FetchError, FetchErrorKind
-from trimtab.bookieinfo.reader import BookieInfoReader, ScanKind
 from trimtab.cluster import NodeId
-from trimtab.membership import Membership
+from trimtab.diskinfo import InfoMap
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind
+from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader, ScanKind
+from trimtab.systems.bookkeeper.registry import Membership
 
 A, B, C, D = (NodeId(f"bk{i}:3181") for i in range(1, 5))
 TIMEOUT = FetchError(FetchErrorKind.TIMEOUT, "no answer within 5 s")
@@ -198,7 +199,7 @@ def test_a_failing_sink_does_not_stop_the_reader() -> None:
     """An exception in the sink is counted and the next scan still runs."""
 
     class Broken(RecordingSink):
-        def update_bookie_info(self, info: object) -> None:
+        def update_bookie_info(self, info: InfoMap) -> None:
             raise RuntimeError("policy bug")
 
     client, clock = FakeClient({A: info(1)}), FakeClock()

@@ -14,9 +14,10 @@ import pytest
 
 from tests.online.agent_pool import node_id
 from tests.online.helpers import RecordingSink, wait_until
-from trimtab.bookieinfo.client import GrpcBookieInfoClient
-from trimtab.bookieinfo.reader import BookieInfoReader
-from trimtab.membership import ZkTarget, ZooKeeperWatcher
+from trimtab.systems.bookkeeper.bookieinfo.client import GrpcBookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
+from trimtab.systems.bookkeeper.registry import ZooKeeperWatcher
+from trimtab.systems.zookeeper import ZkTarget
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]  # agent_pool.py: fifty agents
 

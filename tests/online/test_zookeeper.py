@@ -11,14 +11,13 @@ from tests.online.conftest import ZooKeeperServer
 from tests.online.helpers import wait_until
 from trimtab.cluster import NodeId
 from trimtab.errors import AgentError, MembershipError
-from trimtab.membership import (
+from trimtab.systems.bookkeeper.registry import (
     Membership,
-    ZkTarget,
     ZooKeeperRegistrar,
     ZooKeeperWatcher,
-    decode_node_data,
     read_membership,
 )
+from trimtab.systems.zookeeper import ZkTarget, decode_node_data
 
 A, B, C = NodeId("10.0.0.1:3181"), NodeId("10.0.0.2:3181"), NodeId("10.0.0.3:3181")
 

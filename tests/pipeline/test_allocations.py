@@ -6,9 +6,9 @@ import pyarrow.parquet as pq
 
 from tests.pipeline.conftest import FinishedRun
 from trimtab.allocation import AllocationRequest, plan_allocations
-from trimtab.allocation.requests import PARTITION_ROLE
-from trimtab.inventory import read_inventory
+from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.pipeline.generate import GeneratedFleet
+from trimtab.readers.inventory import read_inventory
 
 
 def test_pipeline_allocations_equal_the_allocators(

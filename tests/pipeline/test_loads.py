@@ -15,7 +15,6 @@ from pyspark.sql import functions as F
 
 from tests.pipeline.conftest import NOW
 from trimtab.config import Config
-from trimtab.inventory import read_inventory
 from trimtab.pipeline import loads
 from trimtab.pipeline.fs import local_directory
 from trimtab.pipeline.generate import GeneratedFleet
@@ -29,6 +28,7 @@ from trimtab.pipeline.loads import (
     parse_window,
     write_node_loads,
 )
+from trimtab.readers.inventory import read_inventory
 from trimtab.shedding.load import Limits, LoadModel, NodeSample
 
 

@@ -34,6 +34,7 @@ from tests.pipeline.engine_reference import (
 from tests.pipeline.test_standalone import standalone_master  # noqa: F401 (a fixture)
 from trimtab.cli import app
 from trimtab.config import Config
+from trimtab.config.loader import read_config
 from trimtab.pipeline.bundle_samples import BundleSamples
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.shedding import (
@@ -524,7 +525,7 @@ def reference(
     the trigger's batch."""
     path = fleet.input.parent / "reference.conf"
     path.write_text(PROPERTIES)
-    config, _ = Config.load(path)
+    config = read_config(path).config
     model = LoadModel.of(config.shedding)
     shedder = shedder_for(config.shedding)
     states: dict[str, ShedderState] = {}

@@ -26,7 +26,7 @@ from tests.pipeline.engine_reference import (
     engine_cycle,
 )
 from tests.shedding.pulsar_reports import document, fixture_reports
-from trimtab.config import Config
+from trimtab.config.loader import read_config
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
@@ -189,7 +189,7 @@ def test_stream_reads_csv_by_header_and_load_reports_as_the_batch_job(
 
     config = tmp_path / "broker.conf"
     config.write_text("loadBalancerSheddingConditionHitCountThreshold=0\n")  # act at once
-    loaded, _ = Config.load(config)
+    loaded = read_config(config).config
     live = tmp_path / "live"
     deadline = time.monotonic() + 300
 

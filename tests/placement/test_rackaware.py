@@ -9,14 +9,9 @@ import pytest
 
 from trimtab.cluster import NodeId
 from trimtab.config import Config
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import InvalidQuorumError, NotEnoughNodesError
-from trimtab.placement import (
-    Adherence,
-    BookieInfo,
-    MemoryStats,
-    RackAwarePolicy,
-    UniformWeights,
-)
+from trimtab.placement import Adherence, MemoryStats, RackAwarePolicy, UniformWeights
 from trimtab.placement.selection import MAX_DRAWS, Sampler
 from trimtab.placement.services import (
     ENSEMBLE_NOT_ADHERING,
@@ -384,4 +379,4 @@ class TestMembershipAndInfo:
         node = next(iter(where))
         policy.update_bookie_info({str(node): (100, 40)})
         assert policy.bookie_info == {node: BookieInfo(100, 40)}
-        assert seen[-1] == {node: BookieInfo(total_bytes=100, free_bytes=40)}
+        assert seen[-1] == {node: BookieInfo(total_disk_bytes=100, free_disk_bytes=40)}

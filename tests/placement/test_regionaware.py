@@ -10,10 +10,10 @@ import pytest
 
 from trimtab.cluster import NodeId
 from trimtab.config import Config
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import ConfigError, InvalidQuorumError, NotEnoughNodesError
 from trimtab.placement import (
     Adherence,
-    BookieInfo,
     MemoryStats,
     RegionAwarePolicy,
     StaticFeatures,

@@ -20,8 +20,9 @@ import pytest
 
 from trimtab.cluster import NodeId
 from trimtab.config import Config
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement import Adherence, BookieInfo, MemoryStats, RackAwarePolicy, make_policy
+from trimtab.placement import Adherence, MemoryStats, RackAwarePolicy, make_policy
 from trimtab.placement.locations import local_host
 from trimtab.placement.policy import uniform_weights
 from trimtab.placement.services import (

@@ -24,8 +24,9 @@ import pytest
 
 from trimtab.cluster import NodeId
 from trimtab.config import Config
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement import BookieInfo, RegionAwarePolicy
+from trimtab.placement import RegionAwarePolicy
 from trimtab.placement.policy import uniform_weights
 from trimtab.placement.weights import disk_weights
 

@@ -30,7 +30,8 @@ from typer.testing import CliRunner
 from trimtab.cli import app
 from trimtab.cluster import NodeId
 from trimtab.config import Config
-from trimtab.placement import BookieInfo, make_policy
+from trimtab.diskinfo import BookieInfo
+from trimtab.placement import make_policy
 from trimtab.placement.weights import DiskWeights, WeightRule
 
 runner = CliRunner()

@@ -171,7 +171,7 @@ class TestLoadAware:
         """With load-aware weighting on, an 85 %-busy node keeps half its free-space weight;
         off, utilisation is ignored."""
         from trimtab.config import Config
-        from trimtab.placement.contract import BookieInfo
+        from trimtab.diskinfo import BookieInfo
         from trimtab.placement.weights import weights_for
 
         a, b = NodeId("a:1"), NodeId("b:1")

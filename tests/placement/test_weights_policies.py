@@ -11,7 +11,8 @@ import pytest
 
 from trimtab.cluster import NodeId
 from trimtab.config import Config
-from trimtab.placement import BookieInfo, make_policy
+from trimtab.diskinfo import BookieInfo
+from trimtab.placement import make_policy
 from trimtab.placement.factory import Policy
 from trimtab.placement.weights import DiskWeights
 

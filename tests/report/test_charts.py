@@ -9,20 +9,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from trimtab.report.charts import (
-    Band,
-    Html,
-    Rule,
-    Series,
-    bar_chart,
-    escape,
-    format_number,
-    line_chart,
-    meter,
-    nice_ticks,
-    table,
-)
+from trimtab.report.bars import bar_chart
+from trimtab.report.html_table import meter, table
+from trimtab.report.lines import Series, line_chart
+from trimtab.report.markup import Html, escape, format_number
 from trimtab.report.page import CSP, details, figure, grid, key_figures, note, page, section, slug
+from trimtab.report.svg import Band, Rule, nice_ticks
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 from trimtab.cli import app
 from trimtab.errors import TrimtabError
 from trimtab.report.data import ReportData, read_output
-from trimtab.report.render import rank_clusters, render, short_names, write_report
+from trimtab.report.fleet import rank_clusters
+from trimtab.report.render import render, write_report
+from trimtab.report.values import short_names
 
 
 def run_doc(**clusters: dict[str, Any]) -> dict[str, Any]:

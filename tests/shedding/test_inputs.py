@@ -7,17 +7,16 @@ from pathlib import Path
 import pytest
 
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState
+from trimtab.contract import RejectedRow, split_bundle
 from trimtab.export.pulsar_admin import unload_command, unload_commands
-from trimtab.shedding import LoadModel, Move
-from trimtab.shedding.inputs import (
-    build_snapshot,
+from trimtab.readers.metrics import (
     parse_bundle_row,
     parse_node_row,
     read_bundle_metrics,
     read_node_metrics,
-    split_bundle,
 )
-from trimtab.tables import RejectedRow
+from trimtab.shedding import LoadModel, Move
+from trimtab.shedding.telemetry import build_snapshot
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "shedding"
 

@@ -75,10 +75,11 @@ class TestSwaps:
 
     def test_swap_gain_is_counted_without_debug_mode(self) -> None:
         """The upstream bug: swapped-in traffic counts only in debug mode. Here it always
-        counts, so with debug off the std estimate is the true one (~0), not 0.24."""
+        counts (loadBalancerDebugModeEnabled is accepted and ignored), so with debug off the
+        std estimate is the true one (~0), not 0.24."""
         snap = self.two_brokers((2_400_000, 2_400_000), (5_000_000, 5_000_000), (48, 100))
         for debug in (True, False):
-            result = run(snap, debug_mode_enabled=debug)
+            result = run(snap, loadBalancerDebugModeEnabled=debug)
             assert len(result.moves) == 2, "one bundle each way"
             assert result.avg == pytest.approx(0.74)
             assert result.std == pytest.approx(0.26)

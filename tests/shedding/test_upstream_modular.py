@@ -18,6 +18,7 @@ import pytest
 
 from tests.shedding.upstream import NOW
 from trimtab.config import Config
+from trimtab.config.loader import read_config
 from trimtab.errors import ConfigValueError
 from trimtab.shedding import (
     BrokerLoad,
@@ -334,7 +335,7 @@ def test_a_zero_throughput_multiplier_is_accepted_and_turns_the_rule_off(tmp_pat
     conf.write_text(
         "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold=0\n", encoding="utf-8"
     )
-    config, _ = Config.load(conf)
+    config = read_config(conf).config
     assert config.shedding.throughput_multiplier_threshold == 0
     with pytest.raises(ConfigValueError):
         Config.of(loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold=-1)

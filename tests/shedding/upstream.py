@@ -53,8 +53,9 @@ FIVE_RANGES = (
 
 
 def config(**keys: object) -> SheddingConfig:
-    """Upstream's test configuration: hit-count threshold 0, debug mode on, plus ``keys``."""
-    base = {"hit_count_threshold": 0, "debug_mode_enabled": True}
+    """Upstream's test configuration: hit-count threshold 0, debug mode on (an upstream key
+    trimtab accepts and ignores: upstream it only adds logs), plus ``keys``."""
+    base = {"hit_count_threshold": 0, "loadBalancerDebugModeEnabled": True}
     return Config.of(**(base | keys)).shedding
 
 

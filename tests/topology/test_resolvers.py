@@ -10,6 +10,7 @@ import pytest
 
 from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
 from trimtab.errors import InvalidTopologyError, ResolverError
+from trimtab.readers.rack_table import RackTableFile
 from trimtab.topology import (
     DefaultResolver,
     Resolver,
@@ -141,10 +142,10 @@ class TestMakeResolver:
         assert resolver.resolve(["h"]) == [DEFAULT_REGION_RACK]
 
     def test_table_kind_from_a_mapping_or_a_file(self, tmp_path):
-        """kind 'table' takes a mapping or a file path."""
+        """kind 'table' takes a mapping or a table file."""
         path = tmp_path / "racks.txt"
         path.write_text("h1 /r1\n")
-        from_file = make_resolver(kind="table", table=str(path))
+        from_file = make_resolver(kind="table", table=RackTableFile(path))
         from_mapping = make_resolver(kind=" Table ", table={"h1": "/r2"})
         assert isinstance(from_file, TableResolver) and from_file.resolve(["h1"]) == ["/r1"]
         assert from_mapping.resolve(["h1", "h2"]) == ["/r2", "/default-rack"]

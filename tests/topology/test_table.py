@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trimtab.errors import InvalidTopologyError, ResolverError
+from trimtab.readers.rack_table import RackTableFile
 from trimtab.topology import Resolver, TableResolver
 
 TEXT_TABLE = """\
@@ -58,7 +59,7 @@ class TestFromFile:
         """'host location' lines are read; comments and blank lines are skipped."""
         path = tmp_path / "racks.txt"
         path.write_text(TEXT_TABLE)
-        table = TableResolver.from_file(path)
+        table = TableResolver(file=RackTableFile(path))
         assert table.as_dict() == {"bk1.dc1": "/dc1/r1", "bk2.dc1": "/dc1/r2", "bk3.dc2": "/dc2/r1"}
         assert table.path == path and len(table) == 3
 
@@ -66,21 +67,24 @@ class TestFromFile:
         """A .csv table is read by its host and location columns, in any order."""
         path = tmp_path / "racks.csv"
         path.write_text("# exported\nlocation,owner,host\n/dc1/r1,ops,bk1\n/dc1/r2,ops,bk2\n")
-        assert TableResolver.from_file(str(path)).resolve(["bk2", "bk1"]) == ["/dc1/r2", "/dc1/r1"]
+        assert TableResolver(file=RackTableFile(path)).resolve(["bk2", "bk1"]) == [
+            "/dc1/r2",
+            "/dc1/r1",
+        ]
 
     def test_bad_location_line_names_file_line_and_host(self, tmp_path):
         """A bad location raises InvalidTopologyError with path:line and the host."""
         path = tmp_path / "racks.txt"
         path.write_text("bk1 /r1\n# note\nbk2 /\n")
         with pytest.raises(InvalidTopologyError, match=r"racks\.txt:3: host 'bk2'"):
-            TableResolver.from_file(path)
+            TableResolver(file=RackTableFile(path))
 
     def test_bad_csv_location_names_the_line(self, tmp_path):
         """CSV rows report their own line number too."""
         path = tmp_path / "racks.csv"
         path.write_text("host,location\nbk1,/r1\nbk2,rack2\n")
         with pytest.raises(InvalidTopologyError, match=r"racks\.csv:3: host 'bk2'"):
-            TableResolver.from_file(path)
+            TableResolver(file=RackTableFile(path))
 
     @pytest.mark.parametrize(
         ("name", "text", "match"),
@@ -95,19 +99,19 @@ class TestFromFile:
         path = tmp_path / name
         path.write_text(text)
         with pytest.raises(InvalidTopologyError, match=match):
-            TableResolver.from_file(path)
+            TableResolver(file=RackTableFile(path))
 
     def test_missing_file_cannot_start(self, tmp_path):
         """A table file that cannot be read is a ResolverError (the resolver cannot start)."""
         with pytest.raises(ResolverError, match=r"cannot read rack table .*missing\.txt"):
-            TableResolver.from_file(tmp_path / "missing.txt")
+            TableResolver(file=RackTableFile(tmp_path / "missing.txt"))
 
     def test_csv_without_the_columns_cannot_start(self, tmp_path):
         """A CSV without host and location columns is a ResolverError."""
         path = tmp_path / "racks.csv"
         path.write_text("name,rack\nbk1,/r1\n")
         with pytest.raises(ResolverError, match="'host' and 'location' columns"):
-            TableResolver.from_file(path)
+            TableResolver(file=RackTableFile(path))
 
 
 class TestChangesAndListeners:
@@ -115,7 +119,7 @@ class TestChangesAndListeners:
         """Moved, added and removed hosts are reported with old and new; unchanged are not."""
         path = tmp_path / "racks.txt"
         path.write_text(TEXT_TABLE)
-        table = TableResolver.from_file(path)
+        table = TableResolver(file=RackTableFile(path))
         heard = Recorder()
         table.add_listener(heard)
         path.write_text("bk1.dc1 /dc1/r1\nbk2.dc1 /dc1/r9\nbk4.dc2 /dc2/r2\n")
@@ -132,7 +136,7 @@ class TestChangesAndListeners:
         """reload_cached_mappings is upstream's name for reload."""
         path = tmp_path / "racks.txt"
         path.write_text("bk1 /r1\n")
-        table = TableResolver.from_file(path)
+        table = TableResolver(file=RackTableFile(path))
         path.write_text("bk1 /r2\n")
         table.reload_cached_mappings()
         assert table.resolve(["bk1"]) == ["/r2"]
@@ -141,7 +145,7 @@ class TestChangesAndListeners:
         """Re-reading an unchanged file or setting the same location is silent."""
         path = tmp_path / "racks.txt"
         path.write_text(TEXT_TABLE)
-        table = TableResolver.from_file(path)
+        table = TableResolver(file=RackTableFile(path))
         heard = Recorder()
         table.add_listener(heard)
         table.reload()

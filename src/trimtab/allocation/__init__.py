@@ -9,8 +9,8 @@ with transactional rollback):
 * :class:`RendezvousAllocator` — weighted rendezvous hashing with the multi-pick correction.
 
 :func:`plan_allocations` is the one call the CLI and the pipeline make per cluster; DRF and
-the dominant-share node score are in :mod:`trimtab.allocation.drf`, the request table reader
-in :mod:`trimtab.allocation.requests`.
+the dominant-share node score are in :mod:`trimtab.allocation.drf`; the request table is read
+by :mod:`trimtab.readers.allocation_requests`, outside the engine.
 """
 
 from trimtab.allocation.allocator import ConstraintAllocator, FastPathMismatchError

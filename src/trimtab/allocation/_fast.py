@@ -1,7 +1,7 @@
 """The constraint allocator's hot path: nodes bucketed by their packed soft scores.
 
 Goals
-    The decisions of :func:`~trimtab.allocation.constraints.default_constraints` — for every
+    The decisions of :func:`~trimtab.allocation.replica_constraints.default_constraints` — for every
     replica a node from the same best tie set (tested) — at a cost that does not grow with the
     node count in the common case. Evaluating every rule for every node is O(N) per replica.
 
@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from trimtab.allocation.constraints import TOPIC_FILL, disk_score, topic_score
+from trimtab.allocation.replica_constraints import TOPIC_FILL, disk_score, topic_score
 from trimtab.allocation.state import AllocationState
 from trimtab.constraints import MAX_SCORE
 
@@ -215,9 +215,9 @@ class FastChooser:
         bisect_left, insort = bisect.bisect_left, bisect.insort
 
         def rekey(i: int) -> None:
-            # The scores of constraints.py, with two shortcuts giving the same values (tested
-            # by verify=True): a node holding none of a topic whose share is below one scores
-            # S − F, and a usable node's final count is count + 1 ≤ capacity.
+            # The scores of replica_constraints.py, with two shortcuts giving the same values
+            # (tested by verify=True): a node holding none of a topic whose share is below one
+            # scores S − F, and a usable node's final count is count + 1 ≤ capacity.
             topic, replicas, size = request
             cap = cap_of[i]
             count = counts[i]

@@ -1,4 +1,4 @@
-"""The allocation scores of :mod:`trimtab.allocation.constraints` for every node at once.
+"""The allocation scores of :mod:`trimtab.allocation.replica_constraints` for every node at once.
 
 The planner scores all N nodes for each replica it moves; one NumPy expression per level
 costs about as much as a handful of scalar calls. Each function gives, node by node, exactly
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from trimtab.allocation.constraints import TOPIC_FILL
+from trimtab.allocation.replica_constraints import TOPIC_FILL
 from trimtab.constraints import MAX_SCORE
 
 __all__ = ["capacity_scores", "disk_fit", "disk_scores", "rack_scores", "topic_scores"]
@@ -23,7 +23,7 @@ Ints = NDArray[np.int64]
 def topic_scores(
     topic_count: Ints, capacity: Ints, topic_replicas: int, total_capacity: int
 ) -> Ints:
-    """:func:`~trimtab.allocation.constraints.topic_score` of every node."""
+    """:func:`~trimtab.allocation.replica_constraints.topic_score` of every node."""
     if total_capacity <= 0:
         return np.zeros_like(capacity)
     share = topic_replicas * capacity
@@ -38,14 +38,14 @@ def topic_scores(
 
 
 def capacity_scores(count: Ints, capacity: Ints) -> Ints:
-    """:func:`~trimtab.allocation.constraints.capacity_score` of every node."""
+    """:func:`~trimtab.allocation.replica_constraints.capacity_score` of every node."""
     final = np.minimum(capacity, count + 1)
     out = MAX_SCORE * (capacity - final) // np.maximum(capacity, 1)
     return np.where(capacity > 0, out, 0)
 
 
 def disk_scores(used: Ints, total: Ints, ratio: float) -> Ints:
-    """:func:`~trimtab.allocation.constraints.disk_score` of every node."""
+    """:func:`~trimtab.allocation.replica_constraints.disk_score` of every node."""
     if ratio <= 0:
         return np.zeros_like(total)
     filled = used / np.maximum(total, 1)
@@ -54,7 +54,7 @@ def disk_scores(used: Ints, total: Ints, ratio: float) -> Ints:
 
 
 def disk_fit(used: Ints, total: Ints, ratio: float) -> NDArray[np.bool_]:
-    """:func:`~trimtab.allocation.constraints.disk_fits` of every node."""
+    """:func:`~trimtab.allocation.replica_constraints.disk_fits` of every node."""
     return (total <= 0) | (used < ratio * total)
 
 

@@ -38,11 +38,11 @@ from collections.abc import Collection
 
 from trimtab.allocation._fast import FastChooser
 from trimtab.allocation.base import NoPlacementError, is_internal_topic, run_request
-from trimtab.allocation.constraints import ReplicaContext, default_constraints, disk_ratios
 from trimtab.allocation.model import AllocationRequest, PartitionAssignment
+from trimtab.allocation.replica_constraints import ReplicaContext, default_constraints, disk_ratios
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import NodeId
-from trimtab.config import AllocationConfig
+from trimtab.config.redpanda import AllocationConfig
 from trimtab.constraints import NoEligibleNodeError, choose, eligible, ties
 
 __all__ = ["ConstraintAllocator", "FastPathMismatchError"]

@@ -1,6 +1,7 @@
 """What the partition balancer knows of each broker: health, drains, and the disk view it plans on.
 
-Health comes from the ``node_health`` table (:data:`trimtab.contract.TABLES`): ``node, state``
+Health comes from the ``node_health`` table (:data:`trimtab.contract.TABLES`, read by
+:mod:`trimtab.readers.node_health` outside the engine): ``node, state``
 with state ``up``, ``down``, ``maintenance`` or ``draining``, and optionally ``down_since``
 (when the node stopped answering) and ``cluster``. A node the table leaves out is up. Example::
 
@@ -22,20 +23,13 @@ the node's *base* usage (other files, partitions not reported), kept fixed while
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
 
 from trimtab.allocation.model import PartitionAssignment
 from trimtab.cluster import ClusterState, Node, NodeHealth, NodeId, NodeState
-from trimtab.contract import TABLES, check_row
-from trimtab.tables import Parsed, TableSpec, parse_table, refuse_repeats
 
-__all__ = ["HEALTH", "NodeStatus", "NodeView", "parse_health", "read_health"]
-
-_HEALTH = TABLES["node_health"]
-HEALTH = TableSpec.of(_HEALTH)
+__all__ = ["NodeStatus", "NodeView"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,26 +40,6 @@ class NodeStatus:
     health: NodeHealth
     down_since: float | None = None
     cluster: str | None = None
-
-
-def read_health(path: str | Path) -> Parsed[NodeStatus]:
-    """Every row of the health table at ``path``, parsed or rejected with its rule and reason;
-    a node named twice is refused (``duplicate``/``conflict``)."""
-    return refuse_repeats(
-        parse_table(path, HEALTH, parse_health),
-        lambda s: (s.cluster, s.node),
-        lambda key: f"node {key[1]}",
-    )
-
-
-def parse_health(row: Mapping[str, Any]) -> NodeStatus:
-    values = check_row(_HEALTH, row)
-    return NodeStatus(
-        node=NodeId(values["node"]),
-        health=values["state"],
-        down_since=values["down_since"],
-        cluster=values["cluster"],
-    )
 
 
 @dataclass(frozen=True, slots=True)

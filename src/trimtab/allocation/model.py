@@ -20,9 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trimtab.cluster import NodeId
+from trimtab.cluster import NodeId, Role
 
 __all__ = [
+    "PARTITION_ROLE",
     "AllocationRequest",
     "PartitionAssignment",
     "Replica",
@@ -30,6 +31,10 @@ __all__ = [
     "proportional_shares",
     "validate_topic",
 ]
+
+#: The nodes partitions go to (Kafka/Redpanda brokers; an inventory node of empty role serves
+#: both): ``trimtab allocate`` and the pipeline pick them with ``ClusterState.for_role``.
+PARTITION_ROLE = Role.BROKER
 
 # Kafka's rule (``Topic.validate``): at most 249 characters of [a-zA-Z0-9._-], not "." or "..".
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")

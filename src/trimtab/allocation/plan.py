@@ -30,14 +30,14 @@ from dataclasses import dataclass
 
 from trimtab.allocation.allocator import ConstraintAllocator
 from trimtab.allocation.base import Allocator, excluded_indices, is_internal_topic
-from trimtab.allocation.constraints import disk_ratios
 from trimtab.allocation.model import AllocationRequest, PartitionAssignment, Replica
 from trimtab.allocation.rendezvous import RendezvousAllocator
 from trimtab.allocation.repair import even_out
+from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.rfc import RfcAllocator
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
-from trimtab.config import ALLOCATORS, AllocationConfig
+from trimtab.config.redpanda import ALLOCATORS, AllocationConfig
 from trimtab.errors import AllocationError, ClusterLimitError, ConfigError, TopicExistsError
 
 __all__ = [

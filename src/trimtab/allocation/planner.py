@@ -58,13 +58,13 @@ from trimtab.allocation._vector import (
     topic_scores,
 )
 from trimtab.allocation.base import is_internal_topic
-from trimtab.allocation.constraints import disk_ratios
 from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.repair import even_out
+from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
-from trimtab.config import AllocationConfig, BalancerMode
+from trimtab.config.redpanda import AllocationConfig, BalancerMode
 
 __all__ = [
     "REASONS",

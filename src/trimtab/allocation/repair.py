@@ -48,8 +48,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from trimtab.allocation.constraints import disk_fits, topic_band
 from trimtab.allocation.model import PartitionAssignment, Replica
+from trimtab.allocation.replica_constraints import disk_fits, topic_band
 from trimtab.allocation.state import AllocationState, Transaction
 
 __all__ = ["even_out"]

@@ -30,7 +30,7 @@ from types import TracebackType
 
 from trimtab.allocation.model import PartitionAssignment, Replica, balance
 from trimtab.cluster import ClusterState, NodeId, NodeState
-from trimtab.config import AllocationConfig
+from trimtab.config.redpanda import AllocationConfig
 
 __all__ = ["AllocationState", "Transaction", "replicas_of"]
 

@@ -35,9 +35,10 @@ from rich.table import Table
 from trimtab import __version__
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
+from trimtab.config.loader import read_config
+from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
-from trimtab.inventory import Inventory
-from trimtab.tables import RejectedRow
+from trimtab.readers.inventory import Inventory
 
 __all__ = [
     "ClusterOption",
@@ -194,8 +195,7 @@ def owned_output(output: str | Path, *, marker: str | None) -> None:
 def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
-    config, _ = Config.load(path)
-    return config
+    return read_config(path).config
 
 
 def configured_strategy(path: Path | None) -> str | None:
@@ -203,7 +203,7 @@ def configured_strategy(path: Path | None) -> str | None:
     shedding commands then recommend ``balanced``."""
     if path is None:
         return None
-    loaded = Config.read(path)
+    loaded = read_config(path)
     return str(loaded.config.shedding.strategy) if "shedding.strategy" in loaded.explicit else None
 
 

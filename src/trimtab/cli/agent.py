@@ -15,14 +15,13 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import human_bytes
-from trimtab.bookieinfo.agent import Agent, AgentOptions, AgentStatus
-from trimtab.bookieinfo.faults import FaultFile
-from trimtab.bookieinfo.metrics import AgentCollector, MetricsServer, registry_of
 from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
 from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import AgentError, MembershipError
-from trimtab.membership.zk import ZkTarget, zk_target
+from trimtab.systems.bookkeeper.bookieinfo.agent import Agent, AgentOptions, AgentStatus
+from trimtab.systems.bookkeeper.bookieinfo.metrics import AgentCollector, MetricsServer, registry_of
+from trimtab.systems.zookeeper import ZkTarget, zk_target
 
 __all__ = ["agent", "print_event", "until_signalled", "wait_for"]
 
@@ -142,9 +141,6 @@ def agent(
             max=86_400.0,
         ),
     ] = None,
-    faults: Annotated[
-        Path | None, typer.Option("--faults", hidden=True, help="Test-only fault file.")
-    ] = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -173,7 +169,6 @@ def agent(
             disk_usage_lwm_threshold=cfg.disk_usage_lwm_threshold,
             disk_check_seconds=disk_check_seconds or cfg.disk_check_interval_ms / 1000,
             session_timeout_seconds=cfg.zk_timeout_ms / 1000,
-            faults=FaultFile.from_env(faults),
         )
         _serve(options, metrics_port=metrics_port, metrics_host=metrics_host, as_json=as_json)
     print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")

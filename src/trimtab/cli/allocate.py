@@ -18,7 +18,7 @@ from trimtab.allocation import (
     AllocationRequest,
     plan_allocations,
 )
-from trimtab.allocation.requests import PARTITION_ROLE, read_requests
+from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -38,6 +38,7 @@ from trimtab.cli._common import (
 )
 from trimtab.cluster import ClusterState
 from trimtab.config import AllocationConfig
+from trimtab.contract import RejectedRow
 from trimtab.errors import AllocationError, TrimtabError
 from trimtab.export.kafka import (
     broker_ids,
@@ -46,8 +47,9 @@ from trimtab.export.kafka import (
     read_current_assignment,
     reassignment,
 )
-from trimtab.inventory import read_inventory
-from trimtab.tables import RawRow, RejectedRow
+from trimtab.readers.allocation_requests import read_requests
+from trimtab.readers.inventory import read_inventory
+from trimtab.readers.table_files import RawRow
 
 __all__ = ["allocate", "plan_json", "write_atomically"]
 

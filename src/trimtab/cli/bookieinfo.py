@@ -12,12 +12,6 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import human_bytes, plural
-from trimtab.bookieinfo.client import SurveyRow, survey
-from trimtab.bookieinfo.feed import PlacementWeightsCollector, PolicyFeed
-from trimtab.bookieinfo.info import BookieInfo, FetchError
-from trimtab.bookieinfo.metrics import MetricsServer, ReaderCollector, registry_of
-from trimtab.bookieinfo.reader import BookieInfoReader
-from trimtab.bookieinfo.routing import RoutingBookieInfoClient
 from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
@@ -35,17 +29,28 @@ from trimtab.cli._common import (
 from trimtab.cli.agent import print_event, until_signalled, wait_for
 from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
+from trimtab.diskinfo import BookieInfo
 from trimtab.errors import MembershipError
-from trimtab.membership import (
+from trimtab.placement import make_policy
+from trimtab.systems.bookkeeper.bookieinfo.client import SurveyRow, survey
+from trimtab.systems.bookkeeper.bookieinfo.feed import PlacementWeightsCollector, PolicyFeed
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError
+from trimtab.systems.bookkeeper.bookieinfo.metrics import (
+    MetricsServer,
+    ReaderCollector,
+    registry_of,
+)
+from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
+from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
+from trimtab.systems.bookkeeper.registry import (
     Membership,
     StaticRegistry,
     WireProtocol,
     ZooKeeperWatcher,
     read_membership,
     read_registry,
-    zk_target,
 )
-from trimtab.placement import make_policy
+from trimtab.systems.zookeeper import zk_servers, zk_target
 
 __all__ = ["bookieinfo", "survey_json", "watch"]
 
@@ -255,7 +260,8 @@ def watch(
         _check_seconds(timeout=timeout, interval=interval, retry_interval=retry_interval)
         full = load_config(config)
         cfg = full.bookie_info
-        feed = PolicyFeed(make_policy(full, rng=random.Random(seed)), full.placement)
+        policy = make_policy(full, rng=random.Random(seed), zk_servers=zk_servers(full))
+        feed = PolicyFeed(policy, full.placement)
         reader = BookieInfoReader(
             feed,
             RoutingBookieInfoClient(),

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from trimtab.cli._common import ConfigOption, JsonFlag, app, out, print_json, user_errors
 from trimtab.config import Config, IgnoredKey, LoadedConfig
+from trimtab.config.loader import read_config
 
 __all__ = ["config_cmd"]
 
@@ -33,7 +34,7 @@ def config_cmd(
 ) -> None:
     """List every setting: trimtab name, upstream key, value in force and default."""
     with user_errors():
-        loaded = Config.read(config) if config is not None else LoadedConfig(Config())
+        loaded = read_config(config) if config is not None else LoadedConfig(Config())
     rows = _setting_rows(loaded.config)
     if as_json:
         print_json({"settings": rows, "ignored": [_ignored_row(i) for i in loaded.ignored]})

@@ -7,8 +7,10 @@ with a seeded RNG, and prints per node how often it was included and how often i
 (the first member takes the first write of every round), plus the adherence counts.
 
 ``--weights disk`` (default: ``diskWeightBasedPlacementEnabled`` of the config) hands the
-policy each writable node's ``disk_total_bytes``/``disk_free_bytes`` as its disk info, so nodes
-are picked in proportion to their (capped) free space; ``off`` places uniformly.
+policy each writable node's ``disk_total_bytes``/``disk_free_bytes`` as its disk info
+(:func:`trimtab.diskinfo.disk_info`: a node whose free space is unknown gets the smallest
+weight), so nodes are picked in proportion to their (capped) free space; ``off`` places
+uniformly.
 """
 
 from __future__ import annotations
@@ -40,12 +42,13 @@ from trimtab.cli._common import (
 )
 from trimtab.cluster import ClusterState, NodeId, NodeState, Role
 from trimtab.config import PLACEMENT_POLICIES, WEIGHTS_MODES, Config, WeightsMode, spelled
+from trimtab.diskinfo import disk_info
 from trimtab.errors import TrimtabError
-from trimtab.inventory import read_inventory
-from trimtab.placement import Adherence, BookieInfo, EnsemblePlacement, make_policy
+from trimtab.placement import Adherence, EnsemblePlacement, make_policy
+from trimtab.readers.inventory import read_inventory
 from trimtab.topology import topology_of
 
-__all__ = ["PlacementRun", "disk_info", "place", "run_placements"]
+__all__ = ["PlacementRun", "place", "run_placements"]
 
 #: Above this many ensembles a progress bar is shown (people's view only).
 _PROGRESS_FROM = 20_000
@@ -126,17 +129,6 @@ def run_placements(
         if progress is not None and task is not None and i % 1000 == 999:
             progress.update(task, completed=i + 1)
     return run
-
-
-def disk_info(cluster: ClusterState) -> dict[NodeId, BookieInfo]:
-    """``node -> (total, free)`` of the writable nodes whose free space the inventory knows
-    (the others get the smallest weight, as a node with no GET_BOOKIE_INFO answer does)."""
-    info: dict[NodeId, BookieInfo] = {}
-    for node_id in sorted(cluster.writable):
-        capacity = cluster.node(node_id).capacity
-        if capacity.disk_free_bytes is not None:
-            info[node_id] = BookieInfo(capacity.disk_total_bytes, capacity.disk_free_bytes)
-    return info
 
 
 @app.command()

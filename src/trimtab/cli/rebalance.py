@@ -19,9 +19,9 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import plural
-from trimtab.allocation.health import NodeStatus, read_health
+from trimtab.allocation.health import NodeStatus
+from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.allocation.planner import InFlight, RebalancePlan, plan_rebalance
-from trimtab.allocation.requests import PARTITION_ROLE
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -52,7 +52,8 @@ from trimtab.export.kafka import (
     read_log_dirs,
     reassignment,
 )
-from trimtab.inventory import read_inventory
+from trimtab.readers.inventory import read_inventory
+from trimtab.readers.node_health import read_health
 
 __all__ = ["plan_document", "rebalance"]
 

@@ -33,7 +33,8 @@ def report_cmd(
 ) -> None:
     """Write the HTML report of a pipeline run: one file that opens offline in any browser."""
     from trimtab.report.data import read_output
-    from trimtab.report.render import rank_clusters, render, save_report
+    from trimtab.report.fleet import rank_clusters
+    from trimtab.report.render import render, save_report
 
     target = out_file if out_file is not None else input_dir / "report.html"
     with user_errors():

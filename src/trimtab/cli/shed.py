@@ -41,17 +41,17 @@ from trimtab.cli._common import (
 from trimtab.cli.shed_reports import advise, check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, SheddingConfig, Strategy
-from trimtab.contract import timestamp
+from trimtab.contract import RejectedRow, timestamp
 from trimtab.errors import InputError, TrimtabError
 from trimtab.export.pulsar_admin import unload_command, unload_rest
-from trimtab.inventory import read_inventory
+from trimtab.readers.inventory import read_inventory
+from trimtab.readers.metrics import read_bundle_metrics, read_node_metrics
+from trimtab.readers.table_files import Parsed
 from trimtab.shedding import LoadModel, Plan, breakdown
 from trimtab.shedding.filters import read_policies
-from trimtab.shedding.inputs import NodeRow, read_bundle_metrics, read_node_metrics
 from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.recommend import Recommendation
-from trimtab.shedding.telemetry import Built, build_snapshot, left_out_sentence
-from trimtab.tables import Parsed, RejectedRow
+from trimtab.shedding.telemetry import Built, NodeRow, build_snapshot, left_out_sentence
 
 __all__ = ["Format", "Strategy", "plan_json", "shed"]
 

@@ -32,6 +32,7 @@ from rich.table import Table
 from trimtab.cli._common import err, out, rejected_json
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
+from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
 from trimtab.export.pulsar_admin import unload_command, unload_rest
 from trimtab.shedding import LoadModel, plan, shedder_for
@@ -43,7 +44,6 @@ from trimtab.shedding.plan import nothing_to_shed
 from trimtab.shedding.recommend import Recommendation, recommend
 from trimtab.shedding.reports import LoadReport, check_report, report_cluster, report_snapshot
 from trimtab.shedding.telemetry import Built
-from trimtab.tables import RejectedRow
 
 __all__ = ["check_sources", "follow_reports", "plan_reports", "tick_json"]
 

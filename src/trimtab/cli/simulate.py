@@ -42,7 +42,7 @@ from trimtab.config import (
     spelled,
 )
 from trimtab.errors import TrimtabError
-from trimtab.inventory import read_inventory
+from trimtab.readers.inventory import read_inventory
 from trimtab.sim.convergence import StaticRow, experiment_config, static_experiment
 from trimtab.sim.diskfill import (
     SCENARIOS,

@@ -23,7 +23,7 @@ from trimtab.cli._common import (
     user_errors,
 )
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
-from trimtab.inventory import read_inventory
+from trimtab.readers.inventory import read_inventory
 from trimtab.topology import (
     NetworkTopology,
     PulsarRackResolver,

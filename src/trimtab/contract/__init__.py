@@ -22,15 +22,17 @@ Cells
 
 from __future__ import annotations
 
-from trimtab.contract import tables
+from trimtab.contract import declarations
 from trimtab.contract.cells import number, split_bundle, text, timestamp, whole
+from trimtab.contract.declarations import *  # noqa: F403  (the tables and rules, as data)
+from trimtab.contract.rejected import RejectedRow
 from trimtab.contract.repeats import Keyed, settle_repeats
 from trimtab.contract.rows import PYTHON_CHECKS, check_row
-from trimtab.contract.tables import *  # noqa: F403  (the tables and rules, as data)
 
 __all__ = [
     "PYTHON_CHECKS",
     "Keyed",
+    "RejectedRow",
     "check_row",
     "number",
     "settle_repeats",
@@ -38,5 +40,5 @@ __all__ = [
     "text",
     "timestamp",
     "whole",
-    *tables.__all__,
+    *declarations.__all__,
 ]

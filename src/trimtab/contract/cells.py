@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from trimtab.contract.tables import BUNDLE_PATTERN, LONG_MAX, RowError
+from trimtab.contract.declarations import BUNDLE_PATTERN, LONG_MAX, RowError
 
 __all__ = [
     "blank",

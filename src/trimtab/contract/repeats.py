@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from trimtab.contract.tables import RowError
+from trimtab.contract.declarations import RowError
 
 __all__ = ["Keyed", "settle_repeats"]
 

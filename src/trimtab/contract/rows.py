@@ -1,5 +1,5 @@
 """Check one row against its table: the plain-Python side of every rule of
-:data:`~trimtab.contract.tables.ROW_RULES` (the Spark side is ``pipeline/rules.py``)."""
+:data:`~trimtab.contract.declarations.ROW_RULES` (the Spark side is ``pipeline/rules.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from trimtab.cluster import NodeHealth, NodeId, NodeState, Role, location_of
 from trimtab.contract.cells import blank, number, split_bundle, text, timestamp, whole
-from trimtab.contract.tables import (
+from trimtab.contract.declarations import (
     FUTURE_TOLERANCE_S,
     ROW_RULES,
     TOPIC_PATTERN,

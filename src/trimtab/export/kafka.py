@@ -38,7 +38,7 @@ from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.errors import InputError
-from trimtab.tables import TableSpec, parse_table
+from trimtab.readers.table_files import TableSpec, parse_table
 
 __all__ = [
     "BROKER_IDS",

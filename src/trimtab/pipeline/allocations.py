@@ -16,7 +16,7 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from trimtab.allocation import AllocationRequest, plan_allocations
-from trimtab.allocation.requests import PARTITION_ROLE
+from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, Role, location_of
 from trimtab.config import AllocationConfig
 from trimtab.errors import TrimtabError

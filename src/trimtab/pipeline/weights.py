@@ -5,8 +5,9 @@ Algorithm
     1. The latest accepted ``node_metrics`` sample per node gives free and total disk; the
        loads stage already keeps it on each node's latest ``node_load`` window.
     2. The pool is the cluster's writable nodes whose ``role`` is ``bookie`` or empty (read-only
-       and down nodes never carry weight, as in the policies); a pool member without a sample
-       gets the smallest positive weight, as upstream treats a bookie with no info.
+       and down nodes never carry weight, as in the policies); their disk info is
+       :func:`trimtab.diskinfo.disk_info` of the samples, so a pool member without a free
+       space gets the smallest positive weight, as upstream treats a bookie with no info.
     3. ``groupBy(cluster).applyInPandas`` runs
        :func:`trimtab.placement.weights.pick_probabilities` with the config's cap
        (``bookieMaxMultipleForWeightBasedPlacement`` × median or minimum of the pool).
@@ -20,6 +21,7 @@ from pyspark.sql import functions as F
 
 from trimtab.cluster import NodeId, Role
 from trimtab.config import PlacementConfig
+from trimtab.diskinfo import disk_info
 from trimtab.pipeline.schemas import serves
 from trimtab.placement.weights import WeightRule, pick_probabilities
 
@@ -46,11 +48,9 @@ def bookie_weights(node_load: DataFrame, nodes: DataFrame, placement: PlacementC
     rule = WeightRule.of(placement)
 
     def per_cluster(frame: pd.DataFrame) -> pd.DataFrame:
-        known = frame.dropna(subset=["disk_free_bytes"])
-        free = {
-            NodeId(n): float(f)
-            for n, f in zip(known["node"], known["disk_free_bytes"], strict=True)
-        }
+        sizes = (frame[c].astype("float64") for c in ("disk_total_bytes", "disk_free_bytes"))
+        disks = zip(frame["node"], *sizes, strict=True)  # NaN: no sample
+        free = {n: float(i.free_disk_bytes) for n, i in disk_info(disks).items()}
         chosen = pick_probabilities(free, frame["node"], rule)
         ordered = frame.assign(_node=frame["node"]).sort_values("_node").drop(columns="_node")
         return ordered.assign(

@@ -22,7 +22,6 @@ Example::
 
 from trimtab.placement.contract import (
     Adherence,
-    BookieInfo,
     EnsemblePlacement,
     PlacementPolicy,
     Replacement,
@@ -50,7 +49,6 @@ from trimtab.placement.solver import solve_racks
 __all__ = [
     "POLICIES",
     "Adherence",
-    "BookieInfo",
     "CandidateIndex",
     "DefaultPolicy",
     "EnsemblePlacement",

@@ -32,16 +32,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from trimtab.cluster import NodeId
+from trimtab.diskinfo import BookieInfoSink
 from trimtab.errors import InvalidQuorumError
 
 __all__ = [
     "Adherence",
-    "BookieInfo",
     "EnsemblePlacement",
-    "InfoMap",
     "PlacementPolicy",
     "Replacement",
     "check_durable_quorums",
@@ -59,20 +58,6 @@ class Adherence(IntEnum):
     FAIL = 1
     MEETS_SOFT = 3
     MEETS_STRICT = 5
-
-
-class BookieInfo(NamedTuple):
-    """What GET_BOOKIE_INFO answers for one node: disk capacity and free space, in bytes.
-
-    A plain ``(total, free)`` tuple is accepted wherever a ``BookieInfo`` is.
-    """
-
-    total_bytes: int
-    free_bytes: int
-
-
-#: ``node -> BookieInfo`` (or ``(total, free)``), keyed by node id or any id string.
-InfoMap = Mapping[NodeId, BookieInfo] | Mapping[str, BookieInfo | tuple[int, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +84,15 @@ class Replacement:
 
 
 @runtime_checkable
-class PlacementPolicy(Protocol):
-    """Where BookKeeper puts a ledger's replicas; see the module docstring for the mapping."""
+class PlacementPolicy(BookieInfoSink, Protocol):
+    """Where BookKeeper puts a ledger's replicas; see the module docstring for the mapping.
+
+    A policy is a :class:`~trimtab.diskinfo.BookieInfoSink` (``on_cluster_changed``,
+    ``update_bookie_info``) with the placement methods below.
+    """
 
     def close(self) -> None:
         """Release what the policy holds (upstream ``uninitalize``); idempotent."""
-        ...
-
-    def on_cluster_changed(
-        self, writable: Iterable[str], readonly: Iterable[str]
-    ) -> frozenset[NodeId]:
-        """Take the new membership; return the nodes that left and are not read-only."""
         ...
 
     def new_ensemble(
@@ -184,10 +167,6 @@ class PlacementPolicy(Protocol):
 
     def register_slow_bookie(self, node: str, entry_id: int) -> None:
         """Remember that ``node`` was slow to answer (a speculative read timed out)."""
-        ...
-
-    def update_bookie_info(self, info: InfoMap) -> None:
-        """Take the latest disk capacity and free space per node (the weights issue uses it)."""
         ...
 
 

@@ -4,6 +4,9 @@
 ``reppDnsResolverClass`` and the topology settings pick the resolver unless one is given. A
 resolver that cannot start falls back to every node on the default rack, except when
 ``enforceMinNumRacksPerWriteQuorum`` is on, where the error is raised (upstream's rule).
+
+Placement reads no cluster: which ZooKeeper a ``pulsar`` resolver reads ``/bookies`` from is
+the caller's to say (``zk_servers``, found by :func:`trimtab.systems.zookeeper.zk_servers`).
 """
 
 from __future__ import annotations
@@ -11,10 +14,10 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from trimtab.config import Config, PolicyName, zk_hosts
-from trimtab.errors import MembershipError
-from trimtab.membership.zk import zk_target
+from trimtab.config.bookkeeper import PolicyName
+from trimtab.config.core import Config
 from trimtab.placement.default import DefaultPolicy
 from trimtab.placement.locations import LocationSource, local_host
 from trimtab.placement.policy import WeightsFactory, uniform_weights
@@ -23,6 +26,7 @@ from trimtab.placement.regionaware import RegionAwarePolicy
 from trimtab.placement.services import FeatureSwitches, Stats
 from trimtab.placement.weights import disk_weights
 from trimtab.placement.zoneaware import ZoneAwarePolicy
+from trimtab.readers.rack_table import RackTableFile
 from trimtab.topology import default_rack_for, make_resolver
 
 __all__ = ["POLICIES", "Policy", "make_policy"]
@@ -49,6 +53,7 @@ def make_policy(
     local_location: str | None = None,
     weights: WeightsFactory | None = None,
     host: str | None = None,
+    zk_servers: str | None = None,
 ) -> Policy:
     """The policy ``config.placement.ensemble_placement_policy`` names, ready for
     ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``; without
@@ -57,7 +62,9 @@ def make_policy(
     own location is what the resolver says of ``host`` (default: this machine, by name or
     address per ``useHostnameResolveLocalNodePlacementPolicy``), unless
     ``ignoreLocalNodeInPlacementPolicy``. A resolver that reports moved nodes
-    (``add_node_listener``, as the Pulsar rack resolver does) is wired to ``on_rack_change``."""
+    (``add_node_listener``, as the Pulsar rack resolver does) is wired to ``on_rack_change``.
+    ``zk_servers`` is the ZooKeeper a ``pulsar`` resolver made here reads (None: that resolver
+    cannot start)."""
     config = config if config is not None else Config()
     if weights is None:
         enabled = config.placement.disk_weight_based_placement_enabled
@@ -72,10 +79,10 @@ def make_policy(
             script=topo.script_file_name,
             number_args=topo.script_number_args,
             timeout_s=topo.script_timeout_seconds,
-            table=topo.table_file,
+            table=None if topo.table_file is None else RackTableFile(Path(topo.table_file)),
             default_rack=default_rack,
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
-            zk_servers=_zk_servers(config),
+            zk_servers=zk_servers,
         )
         owned = resolver
     policy = POLICIES[kind](
@@ -97,18 +104,6 @@ def make_policy(
     if callable(closer):  # a resolver made here (a ZooKeeper client) ends with the policy
         policy.on_close(closer)
     return policy
-
-
-def _zk_servers(config: Config) -> str | None:
-    """The ZooKeeper a ``/bookies`` rack map is read from (broker.conf's ``metadataStoreUrl``
-    or ``zookeeperServers``, else ``metadataServiceUri`` or ``zkServers``), or None when none
-    is configured (the resolver then says so)."""
-    if config.topology.metadata_store_url is not None:
-        return zk_hosts(config.topology.metadata_store_url)
-    try:
-        return zk_target(config.bookie_info).hosts
-    except MembershipError:
-        return None
 
 
 def _local_host(config: Config, local_location: str | None, host: str | None) -> str | None:

@@ -15,19 +15,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from trimtab.cluster import DEFAULT_RACK, NodeId
-from trimtab.config import Config
+from trimtab.config.core import Config
+from trimtab.diskinfo import BookieInfo, InfoMap
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.contract import (
-    Adherence,
-    BookieInfo,
-    EnsemblePlacement,
-    InfoMap,
-    Replacement,
-    node_ids,
-)
+from trimtab.placement.adherence_repair import Gap, coverage_refill, replace_to_adhere
+from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, node_ids
 from trimtab.placement.coverage import QuorumCoverage
 from trimtab.placement.locations import LocationSource, Locator
 from trimtab.placement.reorder import SlowNodes, add_missing_indices, reorder_reads
@@ -49,9 +44,6 @@ from trimtab.placement.services import (
 )
 from trimtab.placement.solver import DEFAULT_BUDGET
 from trimtab.placement.view import ClusterView
-
-if TYPE_CHECKING:
-    from trimtab.placement.adhere import Gap
 
 __all__ = ["PolicyBase", "Vacancy", "WeightsFactory", "uniform_weights"]
 
@@ -377,18 +369,26 @@ class PolicyBase(ABC):
         exclude: Iterable[str] = (),
     ) -> EnsemblePlacement:
         """The ensemble itself if it adheres, else one adhering with the fewest members
-        replaced, else an empty FAIL result (:mod:`~trimtab.placement.adhere`)."""
-        from trimtab.placement.adhere import replace_to_adhere  # the module builds on policies
-
+        replaced, else an empty FAIL result (:mod:`~trimtab.placement.adherence_repair`)."""
         return replace_to_adhere(
             self, ensemble_size, write_quorum, ack_quorum, current_ensemble, exclude
         )
 
-    def _refill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
+    def repair_candidates(self) -> CandidateIndex:
+        """The nodes :meth:`replace_to_adhere` may choose from: every writable node here; a
+        policy that keeps nodes off the default rack leaves it out."""
+        return self.view.index()
+
+    def repair_coverage(
+        self, ensemble_size: int, write_quorum: int, ack_quorum: int
+    ) -> QuorumCoverage | None:
+        """The rack (and region) rules :meth:`replace_to_adhere` keeps: none here; the rack-
+        and region-aware policies have theirs."""
+        return None
+
+    def repair_fill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
         """Fill ``gap`` under this policy's slot rules (a hook of :meth:`replace_to_adhere`;
         the zone-aware policy has its own)."""
-        from trimtab.placement.adhere import coverage_refill
-
         return coverage_refill(self, index, gap)
 
     # -- adherence and acknowledgements ----------------------------------------------------

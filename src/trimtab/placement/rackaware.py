@@ -52,7 +52,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from trimtab.cluster import NodeId
 from trimtab.constraints import Constraints
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.adherence import acked_span_ok, rack_adherence
+from trimtab.placement.adherence_check import acked_span_ok, rack_adherence
 from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, check_quorums
 from trimtab.placement.coverage import QuorumCoverage
 from trimtab.placement.policy import PolicyBase, Vacancy
@@ -239,6 +239,18 @@ class RackAwarePolicy(PolicyBase):
         if draft is None:
             return None
         return pick(index.pool(), draft.checks(_REPLACE_COVERED), self.rng)
+
+    # -- replace to adhere (the hooks adherence_repair calls) ------------------------------
+
+    def repair_candidates(self) -> CandidateIndex:
+        return self.view.index(skip_default_rack=self.enforce)
+
+    def repair_coverage(
+        self, ensemble_size: int, write_quorum: int, ack_quorum: int
+    ) -> QuorumCoverage:
+        """Every write quorum on ``min(W, minRacks)`` racks."""
+        min_racks = self.placement.min_num_racks_per_write_quorum
+        return QuorumCoverage(ensemble_size, write_quorum, ack_quorum, min_racks=min_racks)
 
     # -- adherence -------------------------------------------------------------------------
 

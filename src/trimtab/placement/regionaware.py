@@ -35,7 +35,7 @@ Algorithm (``new_ensemble``)
     0 regions in play: any E candidates, as upstream.
 
 Adherence is real (upstream always says MEETS_STRICT, #1898): see
-:func:`~trimtab.placement.adherence.region_adherence`.
+:func:`~trimtab.placement.adherence_check.region_adherence`.
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
+from trimtab.diskinfo import InfoMap
 from trimtab.errors import ConfigError
-from trimtab.placement.adherence import acked_span_ok, region_adherence
+from trimtab.placement.adherence_check import acked_span_ok, region_adherence
 from trimtab.placement.contract import (
     Adherence,
     EnsemblePlacement,
-    InfoMap,
     Replacement,
     check_durable_quorums,
 )
@@ -373,12 +373,29 @@ class RegionAwarePolicy(PolicyBase):
             return None
         return self._vacancy_draft(index, vacancy, min_racks=1, min_regions=min_regions)
 
+    # -- replace to adhere (the hooks adherence_repair calls) ------------------------------
+
+    def repair_candidates(self) -> CandidateIndex:
+        return self.view.index(skip_default_rack=self.enforce)
+
+    def repair_coverage(
+        self, ensemble_size: int, write_quorum: int, ack_quorum: int
+    ) -> QuorumCoverage:
+        """Every write quorum on ``min(W, minRacks)`` racks and durable across the regions."""
+        return QuorumCoverage(
+            ensemble_size,
+            write_quorum,
+            ack_quorum,
+            min_racks=self.placement.min_num_racks_per_write_quorum,
+            min_regions=self.effective_min_regions(),
+        )
+
     # -- adherence -------------------------------------------------------------------------
 
     def is_ensemble_adhering(
         self, ensemble: Sequence[str], write_quorum: int, ack_quorum: int
     ) -> Adherence:
-        """The real region-aware check (:func:`~.adherence.region_adherence`)."""
+        """The real region-aware check (:func:`~.adherence_check.region_adherence`)."""
         return region_adherence(
             ensemble,
             write_quorum,

@@ -5,7 +5,7 @@ Goals (BOOKKEEPER-950, reference §1; the seed's §1.1-1.2)
     space, so small disks no longer turn read-only first.
 
 Constraints (the weight rule, :func:`capped_weights`, over one *candidate pool*)
-    * weight = free bytes (``BookieInfo.free_bytes``); no info or 0 -> the smallest positive
+    * weight = free bytes (``BookieInfo.free_disk_bytes``); no info or 0 -> the smallest positive
       weight of the pool, so an unknown node is still picked, rarely; all zero -> uniform.
     * Cap: ``k × basis`` with k = ``bookieMaxMultipleForWeightBasedPlacement`` (k <= 0: no
       cap). ``basis`` is the *median of the pool's raw weights, zeros included* (upstream Impl;
@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from trimtab.cluster import NodeId
-from trimtab.config import CapBasis, Config, PlacementConfig, Sampling
-from trimtab.placement.contract import BookieInfo
+from trimtab.config.bookkeeper import CapBasis, PlacementConfig, Sampling
+from trimtab.config.core import Config
+from trimtab.diskinfo import BookieInfo
 from trimtab.placement.sampling import Plan, inclusion_probabilities, systematic_sample
 from trimtab.placement.selection import Sampler, Weights
 
@@ -212,7 +213,7 @@ def weights_for(
     utilization: Mapping[NodeId, float] | None = None,
 ) -> DiskWeights:
     """Disk weights from the latest info, load-aware when the config says so."""
-    raw: dict[NodeId, float] = {n: float(i.free_bytes) for n, i in info.items()}
+    raw: dict[NodeId, float] = {n: float(i.free_disk_bytes) for n, i in info.items()}
     if placement.load_aware_weighting_enabled and utilization:
         t = placement.io_utilization_threshold
         raw = {n: w * load_factor(utilization.get(n, 0.0), t) for n, w in raw.items()}

@@ -39,19 +39,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from trimtab.cluster import NodeId
 from trimtab.errors import ConfigError
+from trimtab.placement.adherence_repair import Gap
 from trimtab.placement.contract import Adherence, EnsemblePlacement, Replacement, check_quorums
 from trimtab.placement.coverage import windows_of
 from trimtab.placement.policy import PolicyBase, Vacancy
 from trimtab.placement.rackaware import random_fill
 from trimtab.placement.selection import CandidateIndex, Draft, pick, replacement_rules
 from trimtab.topology.build import DEFAULT_ZONE_DOMAIN
-
-if TYPE_CHECKING:
-    from trimtab.placement.adhere import Gap
 
 __all__ = ["DEFAULT_FAULT_DOMAIN", "ZoneAwarePolicy", "zone_and_domain"]
 
@@ -158,7 +155,11 @@ class ZoneAwarePolicy(PolicyBase):
         node = self._slot(index, slots, position, vacancy.write_quorum, set(vacancy.excluded))
         return self._replaced(vacancy, node)
 
-    def _refill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
+    def repair_candidates(self) -> CandidateIndex:
+        """Replace to adhere: strict placement keeps nodes off the default fault domain."""
+        return self.view.index(skip_default_rack=self.strict)
+
+    def repair_fill(self, index: CandidateIndex, gap: Gap) -> list[NodeId | None] | None:
         """Replace to adhere: the zone rule of :meth:`_slot` for each position, in turn."""
         out = list(gap.slots)
         chosen = set(gap.taken)

@@ -9,8 +9,8 @@ Constraints
     * Self-contained: styles are inline, charts are inline SVG, there are no scripts; the
       ``Content-Security-Policy`` meta tag forbids every fetch (``default-src 'none'``), so a
       stray reference fails loudly in a browser instead of leaking a request.
-    * Every caller string is escaped (:func:`~trimtab.report.charts.escape`); only
-      :class:`~trimtab.report.charts.Html` values (charts, tables, the helpers below) are
+    * Every caller string is escaped (:func:`~trimtab.report.markup.escape`); only
+      :class:`~trimtab.report.markup.Html` values (charts, tables, the helpers below) are
       inserted as markup.
 
 Example::
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from trimtab.report.charts import Html, escape
+from trimtab.report.markup import Html, escape
 
 __all__ = [
     "CSP",

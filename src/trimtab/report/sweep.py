@@ -9,8 +9,8 @@ Goals
 Layout
     Key figures; the main chart with its table; the secondary charts (cycles and traffic
     moved; hot spots); every summary column in a folded table. The page is built with the
-    report's primitives (:mod:`trimtab.report.charts`, :mod:`trimtab.report.page`), so it has
-    no script and its CSP forbids every fetch.
+    report's primitives (:mod:`trimtab.report.bars`, :mod:`trimtab.report.lines`,
+    :mod:`trimtab.report.page`), so it has no script and its CSP forbids every fetch.
 """
 
 from __future__ import annotations
@@ -21,8 +21,12 @@ from typing import Any
 
 from trimtab._format import human_bytes, plural
 from trimtab.config import CapBasis
-from trimtab.report.charts import Html, Rule, Series, bar_chart, line_chart, table
+from trimtab.report.bars import bar_chart
+from trimtab.report.html_table import table
+from trimtab.report.lines import Series, line_chart
+from trimtab.report.markup import Html
 from trimtab.report.page import details, figure, grid, key_figures, note, page, section
+from trimtab.report.svg import Rule
 
 __all__ = ["sweep_page"]
 

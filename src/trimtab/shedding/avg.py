@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from trimtab.config import SheddingConfig
+from trimtab.config.pulsar import SheddingConfig
 from trimtab.shedding.base import LoadStats, Shedder, eligible, unload
 from trimtab.shedding.decisions import (
     CycleResult,

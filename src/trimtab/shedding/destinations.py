@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from trimtab.config import SheddingConfig
+from trimtab.config.pulsar import SheddingConfig
 from trimtab.shedding.decisions import CycleResult, Decision
 from trimtab.shedding.filters import BrokerFilterError
 from trimtab.shedding.gates import usable_brokers

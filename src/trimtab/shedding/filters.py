@@ -38,7 +38,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from trimtab.config import SheddingConfig
+from trimtab.config.pulsar import SheddingConfig
 from trimtab.errors import InputError
 
 __all__ = [

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from trimtab.contract import RejectedRow
 from trimtab.errors import ReportError
 from trimtab.shedding.base import Shedder
 from trimtab.shedding.decisions import CycleResult, ShedderState
@@ -49,7 +50,6 @@ from trimtab.shedding.reports import (
 )
 from trimtab.shedding.snapshot import LoadSnapshot
 from trimtab.shedding.telemetry import Built, Folded
-from trimtab.tables import RejectedRow
 
 __all__ = [
     "BROKERS_PATH",
@@ -207,7 +207,7 @@ class ZkReports:
     ) -> None:
         from kazoo.protocol.states import KazooState
 
-        from trimtab.membership.zk import make_client
+        from trimtab.systems.zookeeper import make_client
 
         self.path = path.rstrip("/")
         self._hosts = hosts

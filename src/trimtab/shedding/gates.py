@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from trimtab.config import SheddingConfig
+from trimtab.config.pulsar import SheddingConfig
 from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState, skip
 from trimtab.shedding.load import BrokerLoad
 from trimtab.shedding.snapshot import BundleIndex, LoadSnapshot

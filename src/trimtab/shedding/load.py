@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from trimtab.cluster import Capacity
-from trimtab.config import SheddingConfig
+from trimtab.config.pulsar import SheddingConfig
 
 __all__ = [
     "BrokerLoad",

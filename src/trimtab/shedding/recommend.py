@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trimtab.config import SheddingConfig, Strategy
+from trimtab.config.pulsar import SheddingConfig, Strategy
 from trimtab.shedding.base import Shedder
 from trimtab.shedding.plan import WORSE_BY, Plan
 from trimtab.shedding.strategies import shedder_for

@@ -50,19 +50,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState, Role
-from trimtab.contract import RowError
+from trimtab.contract import RejectedRow, RowError
 from trimtab.errors import ReportError
-from trimtab.shedding.inputs import BundleRow, NodeRow, parse_bundle_row, parse_node_row
+from trimtab.readers.metrics import parse_bundle_row, parse_node_row
 from trimtab.shedding.load import LoadModel
 from trimtab.shedding.snapshot import BundleLoads
 from trimtab.shedding.telemetry import (
     Built,
+    BundleRow,
     Folded,
+    NodeRow,
     broker_telemetry,
     build_snapshot,
     snapshot_of,
 )
-from trimtab.tables import RejectedRow
 
 __all__ = [
     "RESOURCES",

@@ -1,11 +1,11 @@
 """Shedders by name: ``shedder_for(config)`` builds the one ``loadBalancerLoadSheddingStrategy``
-names (trimtab names or the upstream Java class names, see :mod:`trimtab.config`)."""
+names (trimtab names or the upstream Java class names, see :mod:`trimtab.config.pulsar`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from trimtab.config import SheddingConfig, Strategy
+from trimtab.config.pulsar import SheddingConfig, Strategy
 from trimtab.shedding.avg import AvgShedder
 from trimtab.shedding.balanced import BalancedShedder
 from trimtab.shedding.base import Shedder

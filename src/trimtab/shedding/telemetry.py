@@ -27,20 +27,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from trimtab._format import plural
-from trimtab.cluster import ClusterState, NodeState
+from trimtab.cluster import ClusterState, NodeId, NodeState
+from trimtab.contract import RejectedRow
 from trimtab.shedding.load import BrokerLoad, Limits, LoadModel, NodeSample
 from trimtab.shedding.snapshot import Bundle, BundleLoads, LoadSnapshot
-from trimtab.tables import RejectedRow
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from trimtab.shedding.inputs import BundleRow, NodeRow
-
 __all__ = [
     "BrokerTelemetry",
     "Built",
+    "BundleRow",
     "Folded",
+    "NodeRow",
     "broker_telemetry",
     "build_snapshot",
     "ema_by_group",
@@ -49,6 +49,24 @@ __all__ = [
     "left_out_sentence",
     "snapshot_of",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    """One accepted ``node_metrics`` row: a broker's sample, and its cluster."""
+
+    cluster: str
+    node: NodeId
+    sample: NodeSample
+
+
+@dataclass(frozen=True, slots=True)
+class BundleRow:
+    """One accepted ``bundle_metrics`` row: a bundle's sample at ``ts``, and its cluster."""
+
+    cluster: str
+    ts: float
+    bundle: Bundle
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

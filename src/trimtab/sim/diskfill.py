@@ -51,8 +51,8 @@ import numpy as np
 
 from trimtab.cluster import ClusterState, NodeId, NodeState
 from trimtab.config import CapBasis, Config, PolicyName, Sampling, WeightsMode
+from trimtab.diskinfo import BookieInfo, disk_info
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.contract import BookieInfo
 from trimtab.placement.factory import Policy, make_policy
 from trimtab.placement.weights import DiskWeights, disk_weights
 
@@ -232,16 +232,16 @@ def uneven_fleet() -> tuple[NodeSpec, ...]:
 
 def nodes_of(state: ClusterState) -> tuple[NodeSpec, ...]:
     """An inventory cluster's writable nodes: capacity ``disk_total_bytes``, used = total -
-    ``disk_free_bytes`` (0 when the free space is unknown)."""
+    ``disk_free_bytes``. A node whose free space is unknown starts with the smallest free space
+    known (the smallest weight, as ``trimtab place`` gives it): the rule of
+    :func:`trimtab.diskinfo.disk_info`."""
+    info = disk_info(state, assume_unknown=True)
     specs = []
     for node in state.nodes:
         if node.state is not NodeState.WRITABLE:
             continue
-        cap = node.capacity
-        free = cap.disk_free_bytes if cap.disk_free_bytes is not None else cap.disk_total_bytes
-        specs.append(
-            NodeSpec(str(node.id), node.location, cap.disk_total_bytes, cap.disk_total_bytes - free)
-        )
+        total, free = info[node.id]
+        specs.append(NodeSpec(str(node.id), node.location, total, total - free))
     return tuple(specs)
 
 

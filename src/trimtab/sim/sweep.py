@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
-from trimtab._settings import nearest
 from trimtab.config import (
     PLACEMENT_POLICIES,
     SAMPLING,
@@ -46,6 +45,7 @@ from trimtab.config import (
     WeightsMode,
     spelled,
 )
+from trimtab.config.settings import nearest
 from trimtab.errors import ConfigError, ConfigValueError
 from trimtab.shedding import shedder_for
 from trimtab.sim.convergence import CAPACITY, PIP_EPOCHS, static_rng, static_trial

@@ -107,7 +107,7 @@ class PulsarRackResolver:
                     "the Pulsar rack resolver needs ZooKeeper servers (metadataStoreUrl,"
                     " zkServers or metadataServiceUri), and none is configured"
                 )
-            from trimtab.membership.zk import make_client
+            from trimtab.systems.zookeeper import make_client
 
             client = make_client(hosts, session_timeout=timeout_s)
             try:

@@ -4,7 +4,7 @@ A resolver turns host names into network locations, one answer per name and in o
 cannot place gets its default rack. Three come built in:
 
 * :class:`DefaultResolver` puts everything on the default rack (upstream's fallback);
-* :class:`~trimtab.topology.table.TableResolver` reads a host -> location table;
+* :class:`~trimtab.topology.table.TableResolver` looks hosts up in a host -> location table;
 * :class:`~trimtab.topology.script.ScriptResolver` runs an executable (upstream's default);
 * :class:`~trimtab.topology.pulsar.PulsarRackResolver` follows Pulsar's ``/bookies`` znode.
 
@@ -34,7 +34,7 @@ from trimtab.errors import ResolverError
 from trimtab.topology._common import LOG, checked_default_rack
 from trimtab.topology.pulsar import PulsarRackResolver
 from trimtab.topology.script import ScriptResolver
-from trimtab.topology.table import RackChangeListener, RackChanges, TableResolver
+from trimtab.topology.table import RackChangeListener, RackChanges, TableFile, TableResolver
 
 __all__ = [
     "DefaultResolver",
@@ -139,13 +139,15 @@ def make_resolver(
     script: str | os.PathLike[str] | None = None,
     number_args: int = 100,
     timeout_s: float = 10.0,
-    table: str | os.PathLike[str] | Mapping[str, str] | None = None,
+    table: Mapping[str, str] | TableFile | None = None,
     default_rack: str = DEFAULT_RACK,
     strict: bool = False,
     zk_servers: str | None = None,
 ) -> Resolver:
     """Build the resolver ``kind`` names: ``script``, ``table``, ``default``, ``pulsar`` (the
-    ``/bookies`` znode on ``zk_servers``) or an import path.
+    ``/bookies`` znode on ``zk_servers``) or an import path. ``table`` is a mapping or a
+    :class:`~trimtab.topology.table.TableFile` the caller opened
+    (:class:`trimtab.readers.rack_table.RackTableFile`): this module reads no file format.
 
     A resolver that cannot start is logged and replaced by ``DefaultResolver(default_rack)``;
     with ``strict`` the :class:`ResolverError` is raised instead. An unknown ``kind`` that is
@@ -181,7 +183,7 @@ def _build(
     script: str | os.PathLike[str] | None,
     number_args: int,
     timeout_s: float,
-    table: str | os.PathLike[str] | Mapping[str, str] | None,
+    table: Mapping[str, str] | TableFile | None,
     default_rack: str,
     zk_servers: str | None = None,
 ) -> Resolver:
@@ -205,7 +207,7 @@ def _build(
                 raise ResolverError("resolver kind 'table' needs a table file or mapping")
             if isinstance(table, Mapping):
                 return TableResolver(table, default_rack=default_rack)
-            return TableResolver.from_file(Path(table), default_rack=default_rack)
+            return TableResolver(default_rack=default_rack, file=table)
         case "pulsar":
             return PulsarRackResolver(zk_servers, default_rack=default_rack, timeout_s=timeout_s)
     if "." in name or ":" in name:

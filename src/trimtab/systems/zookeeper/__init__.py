@@ -1,4 +1,24 @@
 """ZooKeeper: sessions, targets (``HOST:PORT[/chroot]``) and znode encodings, shared by the
-BookKeeper registry and Pulsar's metadata readers."""
+BookKeeper registry and Pulsar's metadata readers.
 
-__all__: list[str] = []
+* :mod:`~trimtab.systems.zookeeper.session` — a kazoo client that reconnects forever, and
+  ending a session so its ephemeral znodes go at once;
+* :mod:`~trimtab.systems.zookeeper.target` — which ensemble and registry root
+  (``zkServers``, ``zkLedgersRootPath``, ``metadataServiceUri``);
+* :mod:`~trimtab.systems.zookeeper.znode` — the GetBookieInfo address in a registration znode.
+"""
+
+from trimtab.systems.zookeeper.session import end_session, make_client
+from trimtab.systems.zookeeper.target import READONLY, ZkTarget, zk_servers, zk_target
+from trimtab.systems.zookeeper.znode import decode_node_data, encode_node_data
+
+__all__ = [
+    "READONLY",
+    "ZkTarget",
+    "decode_node_data",
+    "encode_node_data",
+    "end_session",
+    "make_client",
+    "zk_servers",
+    "zk_target",
+]

@@ -1,0 +1,72 @@
+"""The one config loader: trimtab's TOML files and upstream's Java properties files.
+
+:func:`read_config` reads a ``.toml`` file (trimtab's own: section tables, trimtab or upstream
+names inside them) or a Java ``.properties``/``.conf`` file as upstream writes it
+(``bk_server.conf``, ``broker.conf``, a BookKeeper client file), turns it into one flat mapping
+of key names, and hands that to :func:`~trimtab.config.core.apply_keys`, the one place a key
+name becomes a setting. In a properties file a key written with an empty value keeps its
+default, as Pulsar reads ``broker.conf``.
+
+This is the only module that reads files or imports a file-format library (``tomllib``,
+``jproperties``): the engines import the settings modules, never this one.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from trimtab.config.core import Config, LoadedConfig, apply_keys, lookup
+from trimtab.errors import ConfigError
+
+__all__ = ["read_config"]
+
+
+def read_config(path: str | Path, *, strict: bool = True) -> LoadedConfig:
+    """Load a ``.toml`` or ``.properties``/``.conf`` file: the config, the upstream keys it
+    ignored, and (with ``strict=False``) the unknown keys it skipped as warnings."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist")
+    if path.suffix == ".toml":
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"config file {path} is not UTF-8 text: save it as UTF-8") from None
+        return apply_keys(_flatten(data), source=str(path), strict=strict)
+    return apply_keys(_read_properties(path), source=str(path), strict=strict, blank_unset=True)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """TOML tables become dotted keys; a table named after a section keeps its prefix."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        elif prefix and lookup(f"{prefix}{key}") is None and key in _upstream_in(prefix):
+            flat[key] = value  # an upstream name written inside its section's table
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _upstream_in(prefix: str) -> set[str]:
+    """Upstream key names that belong to the section table ``prefix`` (e.g. ``'placement.'``)."""
+    section = prefix.rstrip(".")
+    return {a for s in Config.settings() if s.section == section for a in s.aliases}
+
+
+def _read_properties(path: Path) -> dict[str, str]:
+    from jproperties import Properties
+
+    props = Properties()
+    try:
+        with path.open("rb") as handle:
+            props.load(handle, "utf-8")
+    except Exception as exc:  # jproperties raises its own parse errors
+        raise ConfigError(f"config file {path} is not a valid properties file: {exc}") from None
+    return {key: value for key, (value, _meta) in props.items()}

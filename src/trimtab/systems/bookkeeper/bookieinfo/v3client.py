@@ -1,0 +1,304 @@
+"""Asking bookies for their disk space in BookKeeper's v3 protocol, at their bookie port.
+
+Goals: a scan of a thousand bookies takes about as long as the slowest of them (bounded by the
+time-out), not the sum; a bookie that refuses (``EUA``), hangs, closes the connection or talks
+nonsense is that bookie's :class:`~trimtab.systems.bookkeeper.bookieinfo.info.FetchError`, never an
+exception and never another bookie's problem; a connection is opened once per bookie and kept for
+the next scans, as upstream's ``PerChannelBookieClient`` keeps its channel.
+
+Algorithm: one asyncio loop on a thread of the client's own (:class:`LoopThread`) holds one
+:class:`_Connection` per ``host:port``. A scan sends one GET_BOOKIE_INFO per node, at most
+``max_in_flight`` at once (a semaphore: connects and requests together, so a cold scan of a
+thousand nodes never opens a thousand sockets at the same instant). Each request has its own
+``txnId``; the connection's reader task hands each answer to the request whose ``txnId`` it
+repeats and drops answers nobody waits for (a late one after a time-out).
+
+Time-outs, all of them: each node gets ``timeout`` seconds from the moment its turn comes,
+connecting included; a connection whose request timed out is closed (the bookie is suspect, and the
+next scan connects afresh); a frame that begins must end within
+:data:`~trimtab.systems.bookkeeper.bookieinfo.v3.FRAME_SECONDS`; the whole scan is abandoned, its
+stragglers reported as time-outs, after ``timeout`` times the number of turns plus a grace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import itertools
+import math
+import socket
+from collections.abc import Iterable, Mapping
+
+from trimtab.cluster import NodeId
+from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
+from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.systems.bookkeeper.bookieinfo.v3 import (
+    FrameError,
+    frame,
+    get_bookie_info_request,
+    parse_response,
+    read_frame,
+    result_of,
+)
+from trimtab.systems.bookkeeper.registry.model import WireProtocol, split_address
+
+__all__ = ["DEFAULT_MAX_IN_FLIGHT", "BookieRpcClient"]
+
+DEFAULT_MAX_IN_FLIGHT = 256
+_GRACE_SECONDS = 2.0
+
+
+class _ClosedError(ConnectionError):
+    """The connection ended before the answer came."""
+
+
+class _BadAnswerError(ValueError):
+    """The node sent bytes that are not a v3 response."""
+
+
+class _Connection:
+    """One kept TCP connection to one bookie; requests matched to answers by ``txnId``."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._pending: dict[int, asyncio.Future[v3.Response]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.closed = False
+
+    async def open(self) -> None:
+        try:
+            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        except BaseException as exc:
+            self.closed = True
+            if not self._opened.done():
+                self._opened.set_exception(exc)
+                self._opened.exception()  # retrieved: waiters get it from ready()
+            raise
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._task = asyncio.create_task(self._read_answers())
+        self._opened.set_result(None)
+
+    async def ready(self) -> None:
+        """Wait for a connect another request started."""
+        await asyncio.shield(self._opened)
+
+    async def ask(self, request: v3.Request) -> v3.Response:
+        if self.closed or self._writer is None:
+            raise _ClosedError("connection closed")
+        txn = request.header.txnId
+        answer: asyncio.Future[v3.Response] = asyncio.get_running_loop().create_future()
+        self._pending[txn] = answer
+        try:
+            self._writer.write(frame(request))
+            await self._writer.drain()
+            return await answer
+        finally:
+            self._pending.pop(txn, None)
+
+    async def _read_answers(self) -> None:
+        assert self._reader is not None
+        failure: Exception
+        try:
+            while True:
+                response = parse_response(await read_frame(self._reader, wait=None))
+                waiting = self._pending.pop(response.header.txnId, None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(response)
+        except asyncio.IncompleteReadError:
+            failure = _ClosedError("the node closed the connection")
+        except (FrameError, ValueError) as exc:
+            failure = _BadAnswerError(str(exc))
+        except (OSError, TimeoutError) as exc:
+            failure = _ClosedError(f"connection lost: {exc}")
+        self._fail(failure)
+
+    def _fail(self, failure: Exception) -> None:
+        self.closed = True
+        for waiting in self._pending.values():
+            if not waiting.done():
+                waiting.set_exception(failure)
+        self._pending.clear()
+        if self._writer is not None:
+            self._writer.close()
+
+    def close(self) -> None:
+        self._fail(_ClosedError("connection closed by the client"))
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+
+
+class BookieRpcClient:
+    """GET_BOOKIE_INFO over v3; one kept connection per bookie, ``max_in_flight`` at once."""
+
+    def __init__(self, *, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be at least 1, not {max_in_flight}")
+        self.max_in_flight = max_in_flight
+        self._loop: LoopThread | None = None
+        self._closed = False
+        self._connections: dict[str, _Connection] = {}  # touched on the loop only
+        self._txn = itertools.count(1)
+        self.connects = 0
+
+    # -- the threaded side -------------------------------------------------------------------
+
+    def fetch_many(
+        self, targets: Mapping[NodeId, str | None], *, timeout: float
+    ) -> dict[NodeId, FetchResult]:
+        """Ask every ``node -> address`` (``host:port`` or ``bookie-rpc://host:port``)."""
+        return self.collect(self.fetch_many_async(targets, timeout=timeout), targets)
+
+    def fetch_many_async(
+        self, targets: Mapping[NodeId, str | None], *, timeout: float
+    ) -> concurrent.futures.Future[dict[NodeId, FetchResult]]:
+        """:meth:`fetch_many` started; read it with :meth:`collect`. It ends within the scan's
+        bound: ``timeout`` times the turns ``max_in_flight`` allows, plus a grace."""
+        try:
+            loop = self._started()
+            return loop.submit(self._scan(dict(targets), timeout))
+        except RuntimeError as exc:  # closed
+            failed: concurrent.futures.Future[dict[NodeId, FetchResult]]
+            failed = concurrent.futures.Future()
+            failed.set_exception(exc)
+            return failed
+
+    @staticmethod
+    def collect(
+        scan: concurrent.futures.Future[dict[NodeId, FetchResult]],
+        targets: Mapping[NodeId, str | None],
+    ) -> dict[NodeId, FetchResult]:
+        """The results of a started scan; a scan cut short by :meth:`close` is unavailable."""
+        try:
+            return scan.result()
+        except (concurrent.futures.CancelledError, RuntimeError) as exc:
+            detail = str(exc) or "the client was closed during the scan"
+            return {n: _unavailable(detail) for n in targets}
+
+    def retain(self, addresses: Iterable[str]) -> None:
+        """Close kept connections to bookies whose address is not among ``addresses``."""
+        keep = set()
+        for address in addresses:
+            where = _host_port(address)
+            if not isinstance(where, FetchError):
+                keep.add(f"{where[0]}:{where[1]}")
+        if self._loop is not None and not self._closed:
+            with contextlib.suppress(RuntimeError, TimeoutError):
+                self._loop.run(self._retain(keep), _GRACE_SECONDS)
+
+    @property
+    def open_connections(self) -> int:
+        return sum(not c.closed for c in list(self._connections.values()))
+
+    def close(self) -> None:
+        """Close every connection and stop the loop; idempotent."""
+        self._closed = True
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            with contextlib.suppress(RuntimeError, TimeoutError):
+                loop.run(self._retain(set()), _GRACE_SECONDS)
+            loop.close()
+
+    def _started(self) -> LoopThread:
+        if self._closed:
+            raise RuntimeError("client is closed")
+        if self._loop is None:
+            self._loop = LoopThread("bookie-rpc-client")
+        return self._loop
+
+    # -- on the loop -------------------------------------------------------------------------
+
+    async def _retain(self, keep: set[str]) -> None:
+        for key in [k for k in self._connections if k not in keep]:
+            self._connections.pop(key).close()
+
+    async def _scan(
+        self, targets: Mapping[NodeId, str | None], timeout: float
+    ) -> dict[NodeId, FetchResult]:
+        results: dict[NodeId, FetchResult] = {}
+        asks: dict[NodeId, asyncio.Task[FetchResult]] = {}
+        turns = asyncio.Semaphore(self.max_in_flight)
+        for node, address in sorted(targets.items()):
+            where = _host_port(address)
+            if isinstance(where, FetchError):
+                results[node] = where
+            else:
+                asks[node] = asyncio.create_task(self._ask(where, timeout, turns))
+        if asks:
+            bound = timeout * math.ceil(len(asks) / self.max_in_flight) + _GRACE_SECONDS
+            _, stragglers = await asyncio.wait(asks.values(), timeout=bound)
+            for task in stragglers:
+                task.cancel()
+            late = FetchError(FetchErrorKind.TIMEOUT, f"no answer within {timeout:g} s")
+            for node, task in asks.items():
+                results[node] = late if task in stragglers else task.result()
+        return results
+
+    async def _ask(
+        self, where: tuple[str, int], timeout: float, turns: asyncio.Semaphore
+    ) -> FetchResult:
+        async with turns:
+            connection: _Connection | None = None
+            try:
+                async with asyncio.timeout(timeout):
+                    connection = await self._connection(*where)
+                    response = await connection.ask(get_bookie_info_request(next(self._txn)))
+            except TimeoutError:
+                if connection is not None:
+                    self._drop(connection)
+                return FetchError(FetchErrorKind.TIMEOUT, f"no answer within {timeout:g} s")
+            except _BadAnswerError as exc:
+                return FetchError(FetchErrorKind.BAD_RESPONSE, str(exc))
+            except OSError as exc:  # refused, reset, closed (_ClosedError is a ConnectionError)
+                return _unavailable(_describe(exc))
+            return result_of(response)
+
+    async def _connection(self, host: str, port: int) -> _Connection:
+        key = f"{host}:{port}"
+        current = self._connections.get(key)
+        if current is not None and not current.closed:
+            await current.ready()
+            return current
+        connection = _Connection(host, port)
+        self._connections[key] = connection
+        self.connects += 1
+        await connection.open()
+        return connection
+
+    def _drop(self, connection: _Connection) -> None:
+        key = f"{connection.host}:{connection.port}"
+        if self._connections.get(key) is connection:
+            del self._connections[key]
+        connection.close()
+
+
+def _host_port(address: str | None) -> tuple[str, int] | FetchError:
+    """Where to connect for ``address``, or the error that says why not."""
+    if not address:
+        return FetchError(FetchErrorKind.NO_ADDRESS, "node published no bookie-rpc address")
+    try:
+        protocol, host_port = split_address(address)
+    except ValueError as exc:
+        return FetchError(FetchErrorKind.NO_ADDRESS, str(exc))
+    if protocol is WireProtocol.GRPC and address.startswith("grpc://"):
+        return FetchError(FetchErrorKind.NO_ADDRESS, f"{address} is not a bookie-rpc address")
+    host, sep, port = host_port.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        return FetchError(FetchErrorKind.NO_ADDRESS, f"bad bookie address {address!r}")
+    return host.strip("[]"), int(port)
+
+
+def _unavailable(detail: str) -> FetchError:
+    return FetchError(FetchErrorKind.UNAVAILABLE, detail)
+
+
+def _describe(exc: OSError) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    return str(exc) or type(exc).__name__
