@@ -71,6 +71,7 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
 GROUPS: dict[str, str] = {"spark": "spark", "zookeeper": "zookeeper"}
 
 _ONLINE = ("zookeeper", "server")
+_TESTS = Path(__file__).resolve().parent
 
 
 def heavy_markers(item: pytest.Item) -> list[str]:
@@ -109,7 +110,7 @@ def process_needs(args: Any) -> tuple[str, tuple[str, ...]] | None:
         return "a Spark JVM", ("spark",)
     if "playwright" in line or any(name.startswith("chrom") for name in names):
         return "a browser", ("browser",)
-    if (names and names[0] == "trimtab") or "trimtab.cli" in line or "agent_pool" in line:
+    if (names and names[0] == "trimtab") or "trimtab.cli" in line or any(map(_test_script, words)):
         needs = ["subprocess"]
         if {"pipeline", "sweep"} & set(words):
             needs.append("spark")
@@ -117,6 +118,12 @@ def process_needs(args: Any) -> tuple[str, tuple[str, ...]] | None:
             needs.append("server")
         return "a trimtab process", tuple(needs)
     return None
+
+
+def _test_script(word: str) -> bool:
+    """A script of the suite's own (tests/online/faults.py runs ``trimtab agent`` with faults,
+    tests/online/agent_pool.py runs agents): a trimtab process too."""
+    return word.endswith(".py") and Path(word).resolve().is_relative_to(_TESTS)
 
 
 class _Guard:

@@ -46,6 +46,10 @@ def item(*markers: str, fixtures: tuple[str, ...] = ()) -> pytest.Item:
             ["/venv/bin/python", "-c", "from trimtab.cli import main; main()", "agent"],
             "subprocess server",
         ),
+        (
+            ["/venv/bin/python", "tests/online/faults.py", "agent", "--id", "a:1"],
+            "subprocess server",
+        ),
         (["/venv/bin/python", "-c", "import sys"], None),
         ("git status", None),
     ],
@@ -57,6 +61,7 @@ def item(*markers: str, fixtures: tuple[str, ...] = ()) -> pytest.Item:
         "trimtab",
         "pipeline",
         "agent",
+        "agent-with-faults",
         "plain-python",
         "other",
     ],
