@@ -60,10 +60,10 @@ chromium:
 	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-# pytest-xdist: two workers; the tests of the one Spark session and those of the one ZooKeeper
-# server each go to a single worker (xdist_group, tests/markers.py). PYTEST_WORKERS=0: no workers.
+# pytest-xdist: two workers, each test module on one of them (its module fixtures built once; at
+# most one Spark session and one ZooKeeper server per worker). PYTEST_WORKERS=0: no workers.
 PYTEST_WORKERS ?= 2
-PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 
 unit: $(VENV)/.installed-dev zookeeper chromium
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=15

@@ -40,8 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # tryfirst: before -m selects on the markers and xdist reads the groups
-    apply_markers(items, xdist=config.pluginmanager.hasplugin("xdist"))
+    # tryfirst: before -m selects on the markers
+    apply_markers(items)
     if config.getoption("fast"):
         left = [item for item in items if heavy_markers(item)]
         if left:

@@ -24,9 +24,11 @@ things without the marker, naming the marker to add: it watches ``subprocess.Pop
 JVMs of Spark and ZooKeeper, Chromium's driver, ``trimtab`` processes), listening sockets,
 ``grpc.server`` and the creation of a Spark session.
 
-Under pytest-xdist the tests sharing a session-scoped server go to one worker
-(``xdist_group``): every test of the ``spark`` fixture shares that worker's one Spark session,
-every test of the ``zookeeper`` fixture its one ZooKeeper server.
+``make test`` runs on two pytest-xdist workers with ``--dist loadfile``: a module's tests share
+one worker, so its module-scoped fixtures (a demo run, a standalone cluster) are built once, and
+each worker starts at most one Spark session and one ZooKeeper server. (``--dist loadgroup``
+would put every Spark test on one worker, but pytest-xdist 3.8 cannot mark a group's tests
+under pytest 9.2: it writes ``item._nodeid``, which pytest 9.2 no longer reads.)
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ import pytest
 
 __all__ = [
     "FIXTURE_MARKERS",
-    "GROUPS",
     "HEAVY",
     "apply_markers",
     "guard",
@@ -67,9 +68,6 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "chromium": ("browser",),  # tests/pipeline/test_report.py
 }
 
-#: Fixtures whose tests share one session-scoped server: one xdist group each.
-GROUPS: dict[str, str] = {"spark": "spark", "zookeeper": "zookeeper"}
-
 _ONLINE = ("zookeeper", "server")
 _TESTS = Path(__file__).resolve().parent
 
@@ -79,9 +77,8 @@ def heavy_markers(item: pytest.Item) -> list[str]:
     return [name for name in HEAVY if item.get_closest_marker(name) is not None]
 
 
-def apply_markers(items: Iterable[pytest.Item], *, xdist: bool) -> None:
-    """Mark each test from its fixtures; ``online`` goes with ``zookeeper`` and ``server``.
-    With ``xdist``, also put the tests of a shared server in that server's group."""
+def apply_markers(items: Iterable[pytest.Item]) -> None:
+    """Mark each test from its fixtures; ``online`` goes with ``zookeeper`` and ``server``."""
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         wanted = {marker for name in fixtures for marker in FIXTURE_MARKERS.get(name, ())}
@@ -90,9 +87,6 @@ def apply_markers(items: Iterable[pytest.Item], *, xdist: bool) -> None:
         for name in sorted(wanted):
             if item.get_closest_marker(name) is None:
                 item.add_marker(getattr(pytest.mark, name))
-        groups = sorted({GROUPS[name] for name in fixtures if name in GROUPS})
-        if xdist and groups:
-            item.add_marker(pytest.mark.xdist_group("+".join(groups)))
 
 
 # -- the guard --------------------------------------------------------------------------------

@@ -73,11 +73,11 @@ def test_each_kind_of_child_process_names_its_marker(args: Any, expected: str | 
 
 
 def test_fixtures_mark_the_test_and_online_goes_with_servers() -> None:
-    """A test of the ``zk_target`` fixture (through ``zookeeper``) is ``zookeeper`` and ``online``,
-    and joins the ZooKeeper group under xdist; a test of no such fixture stays unmarked."""
+    """A test of the ``zk_target`` fixture (through ``zookeeper``) is ``zookeeper`` and ``online``;
+    a test of no such fixture stays unmarked."""
     zk, pure = FakeItem(fixtures=("zk_target", "zookeeper")), FakeItem(fixtures=("tmp_path",))
-    apply_markers([zk, pure], xdist=True)  # type: ignore[list-item]
-    assert zk.markers == {"zookeeper", "online", "xdist_group"}
+    apply_markers([zk, pure])  # type: ignore[list-item]
+    assert zk.markers == {"zookeeper", "online"}
     assert pure.markers == set()
 
 
