@@ -25,7 +25,8 @@ from typing import NamedTuple
 
 from trimtab.cluster import NodeId
 from trimtab.config import Config
-from trimtab.placement import Adherence, Policy, make_policy
+from trimtab.placement import Adherence, Policy
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 __all__ = ["main"]
 

@@ -13,7 +13,8 @@ import random
 from bench.placement import per_call_us, quality
 from trimtab.cluster import NodeId
 from trimtab.config import Config
-from trimtab.placement.factory import Policy, make_policy
+from trimtab.placement.catalog import Policy
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 __all__ = ["main"]
 

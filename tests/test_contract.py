@@ -24,11 +24,11 @@ from trimtab.contract import (
     split_bundle,
     whole,
 )
-from trimtab.export.pulsar_admin import unload_command
 from trimtab.readers.allocation_requests import read_requests
 from trimtab.readers.inventory import read_inventory
 from trimtab.readers.metrics import read_bundle_metrics, read_node_metrics
 from trimtab.shedding import Move
+from trimtab.systems.pulsar.admin import unload_command
 
 
 def refused(case: Case, path: Path) -> list[RejectedRow]:

@@ -15,8 +15,8 @@ from trimtab.cli import app
 from trimtab.cluster import NodeId
 from trimtab.config import Config, PolicyName
 from trimtab.diskinfo import BookieInfo, BookieInfoSink, disk_info
-from trimtab.placement import make_policy
 from trimtab.systems.bookkeeper.bookieinfo.feed import PolicyFeed
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 GB = 10**9
 HEADER = (

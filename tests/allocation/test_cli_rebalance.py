@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trimtab.cli import app
-from trimtab.export.kafka import read_log_dirs, read_reassignment
+from trimtab.systems.kafka.readers import read_log_dirs, read_reassignment
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "rebalance"
 BASE = (

@@ -10,7 +10,8 @@ import pytest
 from trimtab.allocation import PartitionAssignment, Replica
 from trimtab.cluster import NodeId
 from trimtab.errors import InputError
-from trimtab.export.kafka import broker_ids, dumps, read_broker_ids, reassignment
+from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
+from trimtab.systems.kafka.writers import dumps, reassignment
 
 PLAN = (
     PartitionAssignment("orders", 1, (Replica(NodeId("2"), 0), Replica(NodeId("1"), 3))),

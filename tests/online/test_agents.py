@@ -18,12 +18,12 @@ from tests.online.helpers import RecordingSink, wait_until
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.diskinfo import BookieInfo, BookieInfoSink
-from trimtab.placement import make_policy
 from trimtab.placement.weights import DiskWeights
 from trimtab.systems.bookkeeper.bookieinfo.client import GrpcBookieInfoClient
 from trimtab.systems.bookkeeper.bookieinfo.feed import PolicyFeed
 from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
 from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 from trimtab.systems.bookkeeper.registry import ZooKeeperWatcher
 from trimtab.systems.zookeeper import ZkTarget
 

@@ -20,10 +20,9 @@ from trimtab.cli import app
 from trimtab.config import Config
 from trimtab.config.loader import read_config
 from trimtab.errors import ResolverError
-from trimtab.placement.factory import make_policy
+from trimtab.systems.bookkeeper.placement_setup import make_policy, make_resolver
+from trimtab.systems.pulsar.bookies import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
 from trimtab.systems.zookeeper import zk_servers
-from trimtab.topology import make_resolver
-from trimtab.topology.pulsar import BOOKIES_PATH, PulsarRackResolver, parse_bookies_racks
 from trimtab.topology.table import RackChanges
 
 _paths = itertools.count()

@@ -24,7 +24,7 @@ from kazoo.exceptions import KazooException
 
 from tests.online.conftest import ZooKeeperServer, read_json_line, trimtab_command
 from tests.shedding.pulsar_reports import broker_report, document
-from trimtab.shedding.follow import BROKERS_PATH
+from trimtab.systems.pulsar.watcher import BROKERS_PATH
 
 BROKERS = [f"broker{i}:8080" for i in range(1, 6)]
 TTL_S = 4

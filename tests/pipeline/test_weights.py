@@ -16,8 +16,8 @@ from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.pipeline.generate import GeneratedFleet
 from trimtab.pipeline.job import JobOptions, run_job
-from trimtab.placement import make_policy
 from trimtab.placement.weights import DiskWeights
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 
 def test_bookie_weights_equal_the_placement_policys(

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.placement import Adherence
-from trimtab.placement.factory import make_policy
 from trimtab.placement.policy import PolicyBase
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 R1, R2, R3 = "/default-region/r1", "/default-region/r2", "/default-region/r3"
 RUNS = 50  # upstream repeats each case 1000 times; fixed seeds here, fewer runs

@@ -20,13 +20,13 @@ from trimtab.placement import (
     RackAwarePolicy,
     RegionAwarePolicy,
     UniformWeights,
-    make_policy,
     pick,
     solve_racks,
     windows_of,
 )
 from trimtab.placement.selection import MAX_DRAWS, Draft, distinct_members
 from trimtab.placement.services import FAILED_TO_RESOLVE_NETWORK_LOCATION, StaticFeatures
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 from trimtab.topology import TableResolver
 
 from .support import ids, sequence_ok

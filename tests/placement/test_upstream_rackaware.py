@@ -22,7 +22,7 @@ from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.diskinfo import BookieInfo
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement import Adherence, MemoryStats, RackAwarePolicy, make_policy
+from trimtab.placement import Adherence, MemoryStats, RackAwarePolicy
 from trimtab.placement.locations import local_host
 from trimtab.placement.policy import uniform_weights
 from trimtab.placement.services import (
@@ -30,6 +30,7 @@ from trimtab.placement.services import (
     READ_REQUESTS_REORDERED,
 )
 from trimtab.placement.weights import disk_weights
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 from .support import quorums
 from .test_reorder import ENSEMBLE as REORDER_ENSEMBLE

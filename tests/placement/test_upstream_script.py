@@ -18,7 +18,8 @@ import pytest
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.errors import NotEnoughNodesError, ResolverError
-from trimtab.placement import RackAwarePolicy, make_policy
+from trimtab.placement import RackAwarePolicy
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 from .support import quorums
 

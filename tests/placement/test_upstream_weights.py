@@ -31,8 +31,8 @@ from trimtab.cli import app
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.diskinfo import BookieInfo
-from trimtab.placement import make_policy
 from trimtab.placement.weights import DiskWeights, WeightRule
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 runner = CliRunner()
 KEYS = 50

@@ -12,9 +12,9 @@ import pytest
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.diskinfo import BookieInfo
-from trimtab.placement import make_policy
-from trimtab.placement.factory import Policy
+from trimtab.placement.catalog import Policy
 from trimtab.placement.weights import DiskWeights
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 from .support import quorums
 from .weightstats import ratio_ok, share_ok

@@ -18,8 +18,8 @@ from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.errors import ConfigError, NotEnoughNodesError
 from trimtab.placement import Adherence
-from trimtab.placement.factory import make_policy
 from trimtab.placement.zoneaware import DEFAULT_FAULT_DOMAIN, ZoneAwarePolicy, zone_and_domain
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 DEFAULT = DEFAULT_FAULT_DOMAIN
 

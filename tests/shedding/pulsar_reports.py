@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from trimtab.shedding.reports import BundleStats, LoadReport, ResourceUsage, to_document
+from trimtab.systems.pulsar.load_reports import BundleStats, LoadReport, ResourceUsage, to_document
 
 #: A 10 Gb/s NIC in kilobits per second, the unit of bandwidthIn/Out.
 NIC_KBPS = 10_000_000.0

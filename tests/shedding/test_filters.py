@@ -37,10 +37,9 @@ from trimtab.shedding.filters import (
     IsolationPolicy,
     Policies,
     is_system_namespace,
-    read_anti_affinity,
-    read_isolation_policies,
 )
 from trimtab.shedding.snapshot import BundleIndex
+from trimtab.systems.pulsar.isolation import read_anti_affinity, read_isolation_policies
 
 #: ``pulsar-admin ns-isolation-policy list pulsar-eu`` as it prints it.
 LISTED = {

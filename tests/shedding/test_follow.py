@@ -1,4 +1,4 @@
-"""The live loop's logic (:class:`trimtab.shedding.follow.Follower`) on readings built in
+"""The live loop's logic (:class:`trimtab.systems.pulsar.follow.Follower`) on readings built in
 memory; the same loop on a real ZooKeeper is tests/online/test_shed_follow.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from trimtab.config import Config
 from trimtab.errors import ReportError
 from trimtab.shedding import LoadModel, shedder_for
 from trimtab.shedding.decisions import Label, Reason
-from trimtab.shedding.follow import Follower, Reading
-from trimtab.shedding.reports import LoadReport
+from trimtab.systems.pulsar.follow import Follower, Reading
+from trimtab.systems.pulsar.load_reports import LoadReport
 
 NOW = 1_750_000_000.0
 CFG = Config.of(loadBalancerBrokerLoadDataTTLInSeconds=300).shedding

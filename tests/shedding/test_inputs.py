@@ -8,7 +8,6 @@ import pytest
 
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId, NodeState
 from trimtab.contract import RejectedRow, split_bundle
-from trimtab.export.pulsar_admin import unload_command, unload_commands
 from trimtab.readers.metrics import (
     parse_bundle_row,
     parse_node_row,
@@ -17,6 +16,7 @@ from trimtab.readers.metrics import (
 )
 from trimtab.shedding import LoadModel, Move
 from trimtab.shedding.telemetry import build_snapshot
+from trimtab.systems.pulsar.admin import unload_command, unload_commands
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "shedding"
 

@@ -30,17 +30,15 @@ from trimtab.cli import app
 from trimtab.config import Config
 from trimtab.errors import ReportError
 from trimtab.shedding import LoadModel, LoadSnapshot, ShedderState, shedder_for
-from trimtab.shedding.reports import (
+from trimtab.shedding.telemetry import build_snapshot
+from trimtab.systems.pulsar.load_reports import (
     LoadReport,
-    check_report,
     is_system_bundle,
     parse_report,
     read_report_dir,
-    report_cluster,
-    report_snapshot,
     to_document,
 )
-from trimtab.shedding.telemetry import build_snapshot
+from trimtab.systems.pulsar.snapshots import check_report, report_cluster, report_snapshot
 
 runner = CliRunner()
 NOW = 1_750_000_000.0

@@ -11,13 +11,12 @@ import pytest
 from trimtab.cluster import DEFAULT_REGION_RACK, NodeId
 from trimtab.errors import InvalidTopologyError, ResolverError
 from trimtab.readers.rack_table import RackTableFile
+from trimtab.systems.bookkeeper.placement_setup import load_resolver, make_resolver
 from trimtab.topology import (
     DefaultResolver,
     Resolver,
     ScriptResolver,
     TableResolver,
-    load_resolver,
-    make_resolver,
     resolve_locations,
 )
 

@@ -31,7 +31,6 @@ from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
 from trimtab.diskinfo import BookieInfo
 from trimtab.errors import MembershipError
-from trimtab.placement import make_policy
 from trimtab.systems.bookkeeper.bookieinfo.client import SurveyRow, survey
 from trimtab.systems.bookkeeper.bookieinfo.feed import PlacementWeightsCollector, PolicyFeed
 from trimtab.systems.bookkeeper.bookieinfo.info import FetchError
@@ -42,6 +41,7 @@ from trimtab.systems.bookkeeper.bookieinfo.metrics import (
 )
 from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
 from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 from trimtab.systems.bookkeeper.registry import (
     Membership,
     StaticRegistry,

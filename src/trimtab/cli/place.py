@@ -44,8 +44,9 @@ from trimtab.cluster import ClusterState, NodeId, NodeState, Role
 from trimtab.config import PLACEMENT_POLICIES, WEIGHTS_MODES, Config, WeightsMode, spelled
 from trimtab.diskinfo import disk_info
 from trimtab.errors import TrimtabError
-from trimtab.placement import Adherence, EnsemblePlacement, make_policy
+from trimtab.placement import Adherence, EnsemblePlacement
 from trimtab.readers.inventory import read_inventory
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 from trimtab.topology import topology_of
 
 __all__ = ["PlacementRun", "place", "run_placements"]

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.tree import Tree
 
-from trimtab._format import human_bps, human_bytes, plural
+from trimtab._format import human_bps, human_bytes, plural, rejected_json
 from trimtab.cli._common import (
     ConfigOption,
     InventoryOption,
@@ -17,16 +17,15 @@ from trimtab.cli._common import (
     load_config,
     out,
     print_json,
-    rejected_json,
     report_input_problems,
     select_clusters,
     user_errors,
 )
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
 from trimtab.readers.inventory import read_inventory
+from trimtab.systems.pulsar.bookies import PulsarRackResolver
 from trimtab.topology import (
     NetworkTopology,
-    PulsarRackResolver,
     Resolver,
     ScriptResolver,
     default_rack_for,

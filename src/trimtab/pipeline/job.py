@@ -27,8 +27,6 @@ from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.errors import TrimtabError
-from trimtab.export.kafka import broker_ids, reassignment
-from trimtab.export.pulsar_admin import unload_command
 from trimtab.pipeline.allocations import allocation_plans
 from trimtab.pipeline.ingest import LOCAL_TABLE_BYTES, Ingested, ingest
 from trimtab.pipeline.load_reports import StagedReports, stage_load_reports
@@ -46,6 +44,9 @@ from trimtab.pipeline.report import inventory, write_staged_report
 from trimtab.pipeline.stream import Inventory, Node
 from trimtab.pipeline.weights import bookie_weights
 from trimtab.shedding import Move
+from trimtab.systems.kafka.ids import broker_ids
+from trimtab.systems.kafka.writers import reassignment
+from trimtab.systems.pulsar.admin import unload_command
 
 __all__ = ["STAGES", "JobOptions", "RunSummary", "run_job"]
 

@@ -3,9 +3,10 @@
 
 Goals
     A fleet job reads the brokers' reports as they are saved, beside (or instead of) the
-    tables. Each document becomes the rows :mod:`trimtab.shedding.reports` makes of it for
-    ``trimtab shed --load-reports``; those rows then meet the ingest and its rules like any
-    file of ``node_metrics/`` and ``bundle_metrics/``: one contract, one set of verdicts.
+    tables. Each document becomes the rows :mod:`trimtab.systems.pulsar.load_reports` makes
+    of it for ``trimtab shed --load-reports``; those rows then meet the ingest and its rules
+    like any file of ``node_metrics/`` and ``bundle_metrics/``: one contract, one set of
+    verdicts.
 
 Layout
     ``load_reports/<cluster>/<host:port>.json`` (one document) or ``…/<any>.jsonl`` (one
@@ -35,7 +36,7 @@ from pyspark.sql import functions as F
 from trimtab.errors import ReportError
 from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.local import local_frame
-from trimtab.shedding.reports import broker_of_file, parse_report
+from trimtab.systems.pulsar.load_reports import broker_of_file, parse_report
 
 __all__ = ["LOAD_REPORTS", "ReportRows", "StagedReports", "report_rows", "stage_load_reports"]
 

@@ -5,8 +5,10 @@ excluded and the already chosen) -> *constraints* (distinct node, exclusions, wr
 and region coverage) -> *weights* (uniform now; disk weights plug into the same seam) -> *pick*
 (bounded: it raises :class:`~trimtab.errors.NotEnoughNodesError`, it never spins).
 
-* :class:`DefaultPolicy`, :class:`RackAwarePolicy`, :class:`RegionAwarePolicy`, or
-  :func:`make_policy` to build the one a :class:`~trimtab.config.Config` names;
+* :class:`DefaultPolicy`, :class:`RackAwarePolicy`, :class:`RegionAwarePolicy`,
+  :class:`ZoneAwarePolicy` (:data:`POLICIES` by name); the one a :class:`~trimtab.config.Config`
+  names, with its resolver, is built by
+  :func:`trimtab.systems.bookkeeper.placement_setup.make_policy` (it reads files and ZooKeeper);
 * :class:`EnsemblePlacement`, :class:`Replacement`, :class:`Adherence`: what they answer;
 * :class:`QuorumCoverage`, :func:`windows_of`: the coverage rules, shared with adherence;
 * :class:`Weights`, :class:`UniformWeights`: the seam the disk-weight issue fills.
@@ -20,6 +22,7 @@ Example::
     placed.ensemble, placed.adherence
 """
 
+from trimtab.placement.catalog import POLICIES, Policy
 from trimtab.placement.contract import (
     Adherence,
     EnsemblePlacement,
@@ -29,7 +32,6 @@ from trimtab.placement.contract import (
 )
 from trimtab.placement.coverage import QuorumCoverage, covers_write_quorums, windows_of
 from trimtab.placement.default import DefaultPolicy
-from trimtab.placement.factory import POLICIES, Policy, make_policy
 from trimtab.placement.locations import Locator
 from trimtab.placement.rackaware import RackAwarePolicy
 from trimtab.placement.regionaware import RegionAwarePolicy
@@ -72,7 +74,6 @@ __all__ = [
     "check_quorums",
     "covers_write_quorums",
     "interleave",
-    "make_policy",
     "pick",
     "region_shares",
     "reorder_reads",

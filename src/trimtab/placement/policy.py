@@ -157,8 +157,9 @@ class PolicyBase(ABC):
     # -- lifecycle and membership ----------------------------------------------------------
 
     def close(self) -> None:
-        """Upstream ``uninitalize``; also ends what :meth:`on_close` was given (a resolver
-        :func:`~trimtab.placement.make_policy` made for this policy); idempotent."""
+        """Upstream ``uninitalize``; also ends what :meth:`on_close` was given (a resolver that
+        :func:`~trimtab.systems.bookkeeper.placement_setup.make_policy` made for this policy);
+        idempotent."""
         if not self.closed:
             self.closed = True
             for action in self._on_close:

@@ -20,23 +20,19 @@ Constraints
       non-transferable (the shedder then reports NoBundles); a named destination must survive
       the filters; an unload needs some candidate other than the source.
 
-Input formats are the ones a Pulsar operator has: ``pulsar-admin ns-isolation-policy list
-CLUSTER`` JSON (policy name → ``NamespaceIsolationData``) or one ``get`` document, and the
-anti-affinity groups as ``{group: [namespace, ...]}`` (``namespaces
-get-anti-affinity-namespaces`` output per group) or a ``namespace,group`` CSV table.
+The filters take parsed values (:meth:`IsolationPolicy.of` takes the regexes as text);
+reading them from the files a Pulsar operator has (``pulsar-admin ns-isolation-policy list``
+JSON, anti-affinity groups as JSON or CSV) is :mod:`trimtab.systems.pulsar.isolation`'s job.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Protocol
 
 from trimtab.config.pulsar import SheddingConfig
 from trimtab.errors import InputError
@@ -51,9 +47,6 @@ __all__ = [
     "PolicyView",
     "host_of",
     "is_system_namespace",
-    "read_anti_affinity",
-    "read_isolation_policies",
-    "read_policies",
 ]
 
 _SYSTEM = re.compile(r"pulsar/system|pulsar/[^/]+/[^:/]+:\d+|pulsar/[^:/]+:\d+")
@@ -287,89 +280,3 @@ class PolicyView:
         if destination is None or not config.transfer_enabled:
             return bool(others)
         return destination in others
-
-
-def _load_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{what} {path}: not JSON ({exc})") from exc
-
-
-def _strings(value: Any, where: str, key: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"{where}: {key} must be a list of strings")
-    return list(value)
-
-
-def _policy(name: str, data: Any, where: str) -> IsolationPolicy:
-    if not isinstance(data, dict):
-        raise InputError(f"{where}: must be a NamespaceIsolationData object")
-    namespaces = _strings(data.get("namespaces"), where, "namespaces")
-    primary = _strings(data.get("primary"), where, "primary")
-    if not namespaces or not primary:
-        raise InputError(f"{where}: namespaces and primary must each list at least one regex")
-    failover = data.get("auto_failover_policy") or {}
-    params = failover.get("parameters") or {} if isinstance(failover, dict) else {}
-    kind = failover.get("policy_type", "min_available") if isinstance(failover, dict) else None
-    if kind != "min_available":
-        raise InputError(f"{where}: auto_failover_policy.policy_type must be min_available")
-    try:
-        limit = int(params.get("min_limit", 1))
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{where}: min_limit must be a whole number") from exc
-    secondary = _strings(data.get("secondary"), where, "secondary")
-    return IsolationPolicy.of(name, namespaces, primary, secondary, min_limit=limit, where=where)
-
-
-def read_isolation_policies(path: Path) -> IsolationPolicies:
-    """``ns-isolation-policy list`` JSON (name → data) or one policy's ``get`` document."""
-    doc = _load_json(path, "isolation policies")
-    if isinstance(doc, dict) and "namespaces" in doc:
-        doc = {path.stem: doc}
-    if not isinstance(doc, dict):
-        raise InputError(f"isolation policies {path}: expected a JSON object of policies")
-    return IsolationPolicies(
-        tuple(_policy(str(k), v, f"isolation policies {path}: {k}") for k, v in doc.items())
-    )
-
-
-def read_anti_affinity(path: Path) -> AntiAffinityGroups:
-    """``{group: [namespace, ...]}`` JSON, or a CSV table with ``namespace,group`` columns."""
-    groups: dict[str, str] = {}
-    if path.suffix.lower() == ".json":
-        doc = _load_json(path, "anti-affinity groups")
-        if not isinstance(doc, dict):
-            raise InputError(f"anti-affinity groups {path}: expected {{group: [namespace, ...]}}")
-        for group, members in doc.items():
-            for ns in _strings(members, f"anti-affinity groups {path}", str(group)):
-                groups[ns] = str(group)
-        return AntiAffinityGroups(MappingProxyType(groups))
-    try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as exc:
-        raise InputError(f"anti-affinity groups {path}: cannot read it ({exc})") from exc
-    for line, row in enumerate(rows, start=2):
-        ns = (row.get("namespace") or "").strip()
-        group = (row.get("group") or row.get("antiAffinityGroup") or "").strip()
-        if not ns or not group:
-            raise InputError(
-                f"anti-affinity groups {path}:{line}: needs namespace and group columns"
-            )
-        groups[ns] = group
-    return AntiAffinityGroups(MappingProxyType(groups))
-
-
-def read_policies(isolation: Path | None, anti_affinity: Path | None) -> Policies | None:
-    """The policies ``trimtab shed --isolation-policies/--anti-affinity`` name (None: none)."""
-    if isolation is None and anti_affinity is None:
-        return None
-    return Policies(
-        isolation=read_isolation_policies(isolation) if isolation else IsolationPolicies(),
-        anti_affinity=read_anti_affinity(anti_affinity) if anti_affinity else AntiAffinityGroups(),
-    )

@@ -53,8 +53,9 @@ from trimtab.cluster import ClusterState, NodeId, NodeState
 from trimtab.config import CapBasis, Config, PolicyName, Sampling, WeightsMode
 from trimtab.diskinfo import BookieInfo, disk_info
 from trimtab.errors import NotEnoughNodesError
-from trimtab.placement.factory import Policy, make_policy
+from trimtab.placement.catalog import Policy
 from trimtab.placement.weights import DiskWeights, disk_weights
+from trimtab.systems.bookkeeper.placement_setup import make_policy
 
 __all__ = [
     "PROGRESS_EVERY",

@@ -76,7 +76,7 @@ def zk_servers(config: Config) -> str | None:
     """The ZooKeeper a ``/bookies`` rack map is read from (broker.conf's ``metadataStoreUrl``
     or ``zookeeperServers``, else ``metadataServiceUri`` or ``zkServers``), or None when none
     is configured (the resolver then says so). Pass it to
-    :func:`~trimtab.placement.make_policy` as ``zk_servers``."""
+    :func:`~trimtab.systems.bookkeeper.placement_setup.make_policy` as ``zk_servers``."""
     if config.topology.metadata_store_url is not None:
         return zk_hosts(config.topology.metadata_store_url)
     try:

@@ -1,8 +1,9 @@
 """The reader's feed into a real placement policy, and the weights that policy then uses.
 
-:class:`PolicyFeed` is the :class:`~trimtab.systems.bookkeeper.bookieinfo.info.BookieInfoSink` that
-``trimtab watch`` hands the reader: it forwards membership and disk info to a placement policy
-(built by :func:`trimtab.placement.make_policy` from the config) and remembers the writable pool, so
+:class:`PolicyFeed` is the :class:`~trimtab.diskinfo.BookieInfoSink` that ``trimtab watch``
+hands the reader: it forwards membership and disk info to a placement policy (built by
+:func:`trimtab.systems.bookkeeper.placement_setup.make_policy` from the config) and remembers
+the writable pool, so
 that :class:`PlacementWeightsCollector` can export, per writable node, the capped weight and the
 single-pick probability the policy would draw with — upstream's "expose the weightage it is giving
 to each of the bookies".

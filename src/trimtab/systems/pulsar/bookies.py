@@ -15,7 +15,9 @@ hand never moves the whole cluster to the default rack. A missing znode is an em
 
 The table lives in a :class:`~trimtab.topology.table.TableResolver`; every change of the znode
 (kazoo's ``DataWatch`` re-arms the watch, also across reconnects) replaces it and tells the
-table's listeners which hosts moved (upstream ``onBookieRackChange``).
+table's listeners which hosts moved (upstream ``onBookieRackChange``). The topology's resolver
+factory builds it for the kind ``pulsar``
+(:func:`~trimtab.topology.resolvers.make_resolver`); it logs on the topology's logger.
 """
 
 from __future__ import annotations

@@ -1,35 +1,30 @@
-"""The JSON ``kafka-reassign-partitions.sh --execute --reassignment-json-file`` takes.
+"""What a Kafka or Redpanda cluster's own tools print, read into the allocator's state.
 
-Format (Kafka ``ReassignPartitionsCommandOptions``)::
-
-    {"version":1,"partitions":[{"topic":"foo","partition":1,"replicas":[1,2,3],
-                                "log_dirs":["any","any","any"]}]}
-
-``replicas`` is ordered and its first broker is the preferred leader; ``log_dirs`` is optional,
-as long as ``replicas``, each entry ``"any"`` or an absolute path. Partitions are written by
-topic, then partition.
-
-Kafka names brokers by integer id, trimtab names nodes ``host[:port]``: :func:`broker_ids`
-maps them. A node whose host is a whole number (``3``, ``3:9092``) is that broker; any other
-node needs an explicit mapping (a table with columns ``node, broker_id``).
-
-Read back: the current assignment in the same format (:func:`read_current_assignment`), and
-the sizes of partitions from ``kafka-log-dirs.sh --describe`` (:func:`read_log_dirs`), whose
-output is::
+* The current assignment (:func:`read_current_assignment`, :func:`read_reassignment`): the
+  reassignment format ``kafka-reassign-partitions.sh --generate`` prints as "Current partition
+  replica assignment" (the format :mod:`~trimtab.systems.kafka.writers` writes), broker ids
+  turned back into nodes by :func:`~trimtab.systems.kafka.ids.broker_ids`.
+* The sizes of partitions from ``kafka-log-dirs.sh --describe`` (:func:`read_log_dirs`), whose
+  output is::
 
     Querying brokers for log directories information
     Received log directory information from brokers 1,2,3
     {"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":"/var/lib/kafka","error":null,
       "partitions":[{"partition":"orders-0","size":1024,"offsetLag":0,"isFuture":false}]}]}]}
 
-Redpanda answers the same admin API (``DescribeLogDirs``), so the tool reads it too.
+  and the free disk it implies for the nodes the inventory gives none for
+  (:func:`free_space_from_log_dirs`).
+
+Redpanda answers the same admin API (``DescribeLogDirs``), so the tool reads it too. A
+document of another shape is an :class:`~trimtab.errors.InputError` naming the file and what
+is wrong.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -38,107 +33,15 @@ from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.errors import InputError
-from trimtab.readers.table_files import TableSpec, parse_table
+from trimtab.systems.kafka.ids import broker_ids
 
 __all__ = [
-    "BROKER_IDS",
     "LogDirs",
-    "broker_ids",
-    "dumps",
-    "read_broker_ids",
+    "free_space_from_log_dirs",
     "read_current_assignment",
     "read_log_dirs",
     "read_reassignment",
-    "reassignment",
 ]
-
-BROKER_IDS = TableSpec("broker ids", required=("node", "broker_id"))
-
-
-def broker_ids(nodes: Iterable[str], mapping: Mapping[str, int] | None = None) -> dict[NodeId, int]:
-    """Kafka broker id of each node: from ``mapping``, else the node's numeric host.
-
-    Raises :class:`~trimtab.errors.InputError` naming the nodes left without an id, or two
-    nodes given one id.
-    """
-    given = {NodeId(node): broker for node, broker in (mapping or {}).items()}
-    out: dict[NodeId, int] = {}
-    missing: list[str] = []
-    for raw in nodes:
-        node = NodeId(raw)
-        if node in given:
-            out[node] = given[node]
-        elif node.host.isdigit():
-            out[node] = int(node.host)
-        else:
-            missing.append(node)
-    if missing:
-        missing.sort()  # the same message whatever order the nodes came in (a set, say)
-        shown = ", ".join(missing[:5]) + (
-            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        )
-        raise InputError(
-            f"Kafka needs integer broker ids and {len(missing)} node(s) have none: {shown}. "
-            "Name nodes by broker id in the inventory (node '3' or '3:9092'), or give a table "
-            "with columns node, broker_id"
-        )
-    seen: dict[int, NodeId] = {}
-    for node, broker in sorted(out.items()):
-        if broker < 0:
-            raise InputError(f"node {node}: broker id {broker} is negative")
-        if broker in seen:
-            raise InputError(f"nodes {seen[broker]} and {node} both have broker id {broker}")
-        seen[broker] = node
-    return out
-
-
-def read_broker_ids(path: str | Path) -> dict[str, int]:
-    """A ``node, broker_id`` table; a file with bad rows is refused whole, naming them."""
-    parsed = parse_table(path, BROKER_IDS, _parse_broker_row)
-    if parsed.rejected:
-        shown = "; ".join(str(r) for r in parsed.rejected[:3])
-        raise InputError(f"broker ids {path}: {len(parsed.rejected)} bad row(s): {shown}")
-    return dict(row for row, _ in parsed.accepted)
-
-
-def _parse_broker_row(row: Mapping[str, Any]) -> tuple[str, int]:
-    node = str(row.get("node") or "").strip()
-    if not node:
-        raise ValueError("missing node")
-    text = str(row.get("broker_id") if row.get("broker_id") is not None else "").strip()
-    if not text.isdigit():
-        raise ValueError(f"broker_id must be a whole number of 0 or more, got {text!r}")
-    return str(NodeId(node)), int(text)
-
-
-def reassignment(
-    assignments: Iterable[PartitionAssignment],
-    ids: Mapping[NodeId, int],
-    *,
-    log_dirs: Mapping[NodeId, str] | None = None,
-) -> dict[str, Any]:
-    """The reassignment document; ``log_dirs`` (node → directory or ``"any"``) adds the
-    optional ``log_dirs`` list to every partition."""
-    partitions = []
-    for a in sorted(assignments, key=lambda a: (a.topic, a.partition)):
-        entry: dict[str, Any] = {
-            "topic": a.topic,
-            "partition": a.partition,
-            "replicas": [ids[r.node] for r in a.replicas],
-        }
-        if log_dirs is not None:
-            dirs = [log_dirs.get(r.node, "any") for r in a.replicas]
-            for d in dirs:
-                if d != "any" and not d.startswith("/"):
-                    raise InputError(f"log dir {d!r} must be 'any' or an absolute path")
-            entry["log_dirs"] = dirs
-        partitions.append(entry)
-    return {"version": 1, "partitions": partitions}
-
-
-def dumps(document: Mapping[str, Any]) -> str:
-    """Compact JSON on one line, as ``kafka-reassign-partitions.sh --generate`` prints it."""
-    return json.dumps(document, separators=(",", ":")) + "\n"
 
 
 def _json_file(source: Path, what: str, *, after_status: bool = False) -> Any:
@@ -281,3 +184,20 @@ def _add_partition(out: LogDirs, broker: int, entry: Any, where: str) -> None:
 
 def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def free_space_from_log_dirs(
+    state: ClusterState, ids: Mapping[NodeId, int], dirs: LogDirs
+) -> ClusterState:
+    """``state`` with a free disk for every node the inventory gives none for: its total disk
+    less the bytes its log dirs hold (never below 0). A node with a free disk already, no
+    total disk, or no answer in the log dirs keeps its capacity."""
+    nodes = []
+    for node in state:
+        cap = node.capacity
+        used = dirs.used.get(ids[node.id])
+        if cap.disk_free_bytes is None and used is not None and cap.disk_total_bytes:
+            free = max(0, cap.disk_total_bytes - used)
+            node = replace(node, capacity=replace(cap, disk_free_bytes=free))
+        nodes.append(node)
+    return ClusterState.of(state.name, nodes)

@@ -8,7 +8,7 @@ Goals
     one cycle to the next, and every cycle acts only on data the TTL still allows.
 
 Constraints
-    * A report is checked (:func:`~trimtab.shedding.reports.check_report`) once, when it
+    * A report is checked (:func:`~trimtab.systems.pulsar.snapshots.check_report`) once, when it
       changes, never once per cycle: a cycle over 1,000 brokers reuses the rows.
     * A broker's new report (a newer ``lastUpdate``) is folded into its history once, however
       many cycles see it; a report that stops changing goes stale after
@@ -20,49 +20,41 @@ Constraints
     * Registry unreadable (ZooKeeper connection lost): the cycle is Failure/Unknown, as
       upstream's; the loop goes on and resumes on fresh data.
 
-Pure apart from the sources: the clock is passed in, so a test runs cycles at any time.
+Pure apart from the sources: the clock is passed in, so a test runs cycles at any time. The
+sources are a directory of saved reports (:class:`DirReports`, read again at every cycle) and
+the brokers' znodes followed with ZooKeeper watches
+(:class:`~trimtab.systems.pulsar.watcher.ZkReports`, which owns the threads). The shedder's
+state between cycles is the engine's own (:class:`~trimtab.shedding.decisions.ShedderState`,
+the load history :class:`~trimtab.shedding.telemetry.Folded`); this loop only carries it.
 """
 
 from __future__ import annotations
 
 import random
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from trimtab.contract import RejectedRow
 from trimtab.errors import ReportError
 from trimtab.shedding.base import Shedder
+from trimtab.shedding.cycle import run_cycle
 from trimtab.shedding.decisions import CycleResult, ShedderState
-from trimtab.shedding.destinations import assign_destinations
 from trimtab.shedding.filters import Policies
 from trimtab.shedding.load import LoadModel
-from trimtab.shedding.reports import (
+from trimtab.shedding.snapshot import LoadSnapshot
+from trimtab.shedding.telemetry import Built, Folded
+from trimtab.systems.pulsar.load_reports import LoadReport, read_report_dir
+from trimtab.systems.pulsar.snapshots import (
     Checked,
-    LoadReport,
     check_report,
-    parse_report,
-    read_report_dir,
     report_cluster,
     report_snapshot,
 )
-from trimtab.shedding.snapshot import LoadSnapshot
-from trimtab.shedding.telemetry import Built, Folded
 
-__all__ = [
-    "BROKERS_PATH",
-    "DirReports",
-    "Follower",
-    "Reading",
-    "Tick",
-    "ZkReports",
-]
+__all__ = ["DirReports", "Entry", "Follower", "Reading", "Tick"]
 
-#: Where the modular load manager's brokers write their ``LocalBrokerData``.
-BROKERS_PATH = "/loadbalance/brokers"
-
+#: A registered broker's report, or why it was refused.
 Entry = LoadReport | ReportError
 
 
@@ -137,8 +129,7 @@ class Follower:
         snapshot = built.snapshot
         if self.policies is not None:
             snapshot = replace(snapshot, policies=self.policies)
-        result = self.shedder.cycle(snapshot, self.state, now=now)
-        result = assign_destinations(result, snapshot, self.shedder.config, self.rng, now=now)
+        result = run_cycle(self.shedder, snapshot, self.state, now=now, rng=self.rng)
         self.state = result.state
         return Tick(self.cycles, now, result, built, joined, left, (*refused, *built.rejected))
 
@@ -189,94 +180,3 @@ class DirReports:
 
     def close(self) -> None:
         return None
-
-
-class ZkReports:
-    """``/loadbalance/brokers/*`` followed with ZooKeeper watches: a report is read and
-    parsed when it changes, so a cycle costs no ZooKeeper round trip. kazoo reconnects by
-    itself after a session loss; the watches are then set again and every report read anew.
-    While the connection is down :meth:`read` says so (``ok`` False)."""
-
-    def __init__(
-        self,
-        hosts: str,
-        *,
-        path: str = BROKERS_PATH,
-        session_timeout: float = 10.0,
-        on_change: Callable[[str], None] | None = None,
-    ) -> None:
-        from kazoo.protocol.states import KazooState
-
-        from trimtab.systems.zookeeper import make_client
-
-        self.path = path.rstrip("/")
-        self._hosts = hosts
-        self._lock = threading.Lock()
-        self._entries: dict[str, Entry] = {}
-        self._watched: set[str] = set()
-        self._on_change = on_change
-        self._connected = threading.Event()
-        self._client: Any = make_client(hosts, session_timeout=session_timeout)
-
-        def listen(state: Any) -> None:
-            # kazoo's watch recipes read again by themselves once a new session is up
-            if state == KazooState.CONNECTED:
-                self._connected.set()
-            else:
-                self._connected.clear()
-
-        self._client.add_listener(listen)
-
-    def start(self, timeout: float = 10.0) -> None:
-        """Connect and set the watches; :class:`~trimtab.errors.MembershipError` if
-        ZooKeeper cannot be reached within ``timeout`` seconds."""
-        from trimtab.errors import MembershipError
-
-        try:
-            self._client.start(timeout=timeout)
-        except Exception as exc:  # kazoo raises its own timeout type
-            self._client.close()
-            raise MembershipError(f"cannot reach ZooKeeper at {self._hosts}: {exc}") from None
-        self._connected.set()
-        self._client.ensure_path(self.path)
-        self._client.ChildrenWatch(self.path, self._children)
-
-    def _children(self, children: list[str]) -> None:
-        names = set(children)
-        with self._lock:
-            for gone in set(self._entries) - names:
-                del self._entries[gone]
-            new = names - self._watched
-            self._watched |= new
-        for name in sorted(new):
-            self._client.DataWatch(f"{self.path}/{name}", self._data_watch(name))
-        if self._on_change is not None:
-            self._on_change("")
-
-    def _data_watch(self, name: str) -> Callable[[bytes | None, Any], bool]:
-        source = f"zk://{self._hosts}{self.path}/{name}"
-
-        def on_data(data: bytes | None, _stat: Any) -> bool:
-            with self._lock:
-                if data is None:  # the znode went away: the broker left (the watch stays,
-                    self._entries.pop(name, None)  # so a broker that comes back is seen)
-                else:
-                    try:
-                        entry: Entry = parse_report(data, source=source, broker=name)
-                    except ReportError as exc:
-                        entry = exc
-                    self._entries[name] = entry
-            if self._on_change is not None:
-                self._on_change(name)
-            return True
-
-        return on_data
-
-    def read(self) -> Reading:
-        with self._lock:
-            entries = dict(self._entries)
-        return Reading(entries, ok=self._connected.is_set())
-
-    def close(self) -> None:
-        self._client.stop()
-        self._client.close()
