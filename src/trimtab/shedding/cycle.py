@@ -2,7 +2,7 @@
 without a destination is placed like a fresh lookup.
 
 The multi-cycle plans (:func:`trimtab.shedding.plan.plan`), the live loop
-(:class:`~trimtab.shedding.follow.Follower`), the pipeline's stream and the simulators all
+(:class:`~trimtab.systems.pulsar.follow.Follower`), the pipeline's stream and the simulators all
 take this one step, so an unload-only strategy lands its bundles the same way everywhere
 (:func:`~trimtab.shedding.destinations.assign_destinations`, with the caller's seeded RNG).
 """
