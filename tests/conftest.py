@@ -13,6 +13,9 @@ import io
 
 import pytest
 
+#: ``tls_files``: the session's test certificates (trustme), for every TLS test
+pytest_plugins = ["tests.tls_certs"]
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=_needs_spark)
