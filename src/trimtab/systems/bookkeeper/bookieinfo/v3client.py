@@ -89,6 +89,7 @@ class _Connection:
         self._tls = tls
         self._answered = False  # an answer came on this connection (after TLS, if any)
         self.plaintext = tls is None
+        self._raw: asyncio.BaseTransport | None = None
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._pending: dict[int, asyncio.Future[v3.Response]] = {}
@@ -108,12 +109,14 @@ class _Connection:
         sock = self._writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._raw = self._writer.transport  # under TLS, closed too when the connection ends
         if self._tls is not None:
             try:
                 await self._start_tls(self._tls)
             except BaseException as exc:
                 self.closed = True
                 self._writer.close()
+                self._raw.close()
                 if not self._opened.done():
                     self._opened.set_exception(exc)
                     self._opened.exception()
@@ -176,11 +179,8 @@ class _Connection:
                 waiting = self._pending.pop(response.header.txnId, None)
                 if waiting is not None and not waiting.done():
                     waiting.set_result(response)
-        except asyncio.IncompleteReadError:
-            failure = _ClosedError("the node closed the connection")
-            if self._tls is not None and not self._answered:
-                endpoint = f"{self.host}:{self.port}"
-                failure = _TlsError(self._tls.refused(endpoint))
+        except (asyncio.IncompleteReadError, ConnectionResetError):
+            failure = self.refusal() or _ClosedError("the node closed the connection")
         except (FrameError, ValueError) as exc:
             failure = _BadAnswerError(str(exc))
         except ssl.SSLError as exc:  # TLS 1.3: a refused client certificate shows here
@@ -191,6 +191,12 @@ class _Connection:
             failure = _ClosedError(f"connection lost: {exc}")
         self._fail(failure)
 
+    def refusal(self) -> _TlsError | None:
+        """A TLS connection closed before any answer: how a node refuses our certificate."""
+        if self._tls is None or self._answered:
+            return None
+        return _TlsError(self._tls.refused(f"{self.host}:{self.port}"))
+
     def _fail(self, failure: Exception) -> None:
         self.closed = True
         for waiting in self._pending.values():
@@ -199,6 +205,8 @@ class _Connection:
         self._pending.clear()
         if self._writer is not None:
             self._writer.close()
+        if self._raw is not None:
+            self._raw.close()
 
     def close(self) -> None:
         self._fail(_ClosedError("connection closed by the client"))
@@ -336,6 +344,9 @@ class BookieRpcClient:
             except ssl.SSLError as exc:
                 return FetchError(FetchErrorKind.TLS, f"{where[0]}:{where[1]}: {exc}")
             except OSError as exc:  # refused, reset, closed (_ClosedError is a ConnectionError)
+                refusal = connection.refusal() if connection is not None else None
+                if refusal is not None and isinstance(exc, ConnectionResetError):
+                    return FetchError(FetchErrorKind.TLS, str(refusal))
                 return _unavailable(_describe(exc))
             if response.status == pb.EUA and connection.plaintext:
                 return FetchError(FetchErrorKind.STATUS, wants_tls_answer())
