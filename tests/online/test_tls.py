@@ -225,15 +225,7 @@ def test_agent_refuses_tls_settings_it_cannot_use_in_one_line(
     )
     (tmp_path / "ledgers").mkdir()
     done = subprocess.run(
-        [
-            *trimtab_command(),
-            "agent",
-            "--id",
-            "bk1:3181",
-            "--ledger-dirs",
-            str(tmp_path / "ledgers"),
-        ]
-        + ["--config", str(conf)],
+        [*_agent_command("bk1:3181", tmp_path / "ledgers"), "--config", str(conf)],
         capture_output=True,
         text=True,
         timeout=60,
