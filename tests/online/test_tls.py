@@ -36,7 +36,9 @@ def _targets(agent: AgentProcess, *, tls: bool) -> dict[NodeId, str | None]:
     }
 
 
-def _ask(agent: AgentProcess, tls: ClientTls | None, *, registered_tls: bool = True) -> dict:
+def _ask(
+    agent: AgentProcess, tls: ClientTls | None, *, registered_tls: bool = True
+) -> dict[NodeId, FetchResult]:
     client = RoutingBookieInfoClient(tls=tls)
     try:
         return client.fetch_many(_targets(agent, tls=registered_tls), timeout=5)
