@@ -263,3 +263,24 @@ def test_agent_takes_upstream_keys_and_a_wrong_key_file_is_one_line(
     )
     assert done.returncode == 2 and done.stderr.startswith("error: cannot use the certificate")
     assert str(tls_files.client_key) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_reader_takes_a_renewed_client_certificate_without_restart(
+    mtls_agent: AgentProcess, tmp_path: Path, tls_files: TlsFiles
+) -> None:
+    """One reader, kept across scans: its client certificate from the wrong CA is refused;
+    the files are renewed in place and its next scan is served on both ports."""
+    cert, key = tmp_path / "reader.pem", tmp_path / "reader.key"
+    shutil.copy(tls_files.other_client_cert, cert)
+    shutil.copy(tls_files.other_client_key, key)
+    client = RoutingBookieInfoClient(tls=ClientTls(ca=tls_files.ca, cert=cert, key=key))
+    try:
+        targets = _targets(mtls_agent, tls=True)
+        _assert_refused(client.fetch_many(targets, timeout=5), "refused our client certificate")
+        for source, target in ((tls_files.client_key, key), (tls_files.client_cert, cert)):
+            staged = target.with_suffix(".new")
+            shutil.copy(source, staged)
+            staged.replace(target)
+        _assert_served(client.fetch_many(targets, timeout=5))
+    finally:
+        client.close()
