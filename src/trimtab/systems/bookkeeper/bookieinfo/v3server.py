@@ -212,7 +212,9 @@ class BookieRpcServer:
         except (OSError, TimeoutError, ConnectionError) as exc:
             self.handshakes_failed += 1
             peer = writer.get_extra_info("peername")
-            _log.info("bookie-rpc port %d: TLS handshake with %s failed: %s", self.port, peer, exc)
+            _log.warning(
+                "bookie-rpc port %d: TLS handshake with %s failed: %s", self.port, peer, exc
+            )
             raise ConnectionError("TLS handshake failed") from None
 
     def _count(self, status: int) -> None:
