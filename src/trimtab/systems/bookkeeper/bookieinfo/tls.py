@@ -100,6 +100,7 @@ class ServerTls:
         if self.ca is not None:
             _load_ca(context, self.ca)
         context.verify_mode = ssl.CERT_REQUIRED if self.client_auth else ssl.CERT_NONE
+        context.num_tickets = 0  # no resumption: tickets would cost each handshake for nothing
         return context
 
     def pem(self) -> tuple[bytes, bytes, bytes | None]:
