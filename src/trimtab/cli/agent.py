@@ -89,6 +89,15 @@ def _ready_text(
     return "; ".join(parts)
 
 
+def _tls_text(options: AgentOptions) -> str:
+    """What the ready line says of TLS; nothing without it (the plaintext line is unchanged)."""
+    if options.tls is None:
+        return ""
+    if options.tls.client_auth:
+        return f"; TLS on both ports, client certificates signed by {options.tls.ca} required"
+    return "; TLS on both ports"
+
+
 # The options of ``trimtab agent``, each declared once (the command's signature stays short).
 _NodeIdOption = Annotated[
     str, typer.Option("--id", help="This node's id, host:port as BookKeeper names it.")
@@ -240,7 +249,7 @@ def _serve(
         print_event(
             as_json,
             _ready_doc(status, hosts, port),
-            _ready_text(status, hosts, target, port),
+            _ready_text(status, hosts, target, port) + _tls_text(options),
         )
         wait_for(stop)
 
