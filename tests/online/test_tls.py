@@ -198,6 +198,7 @@ def test_tls_client_on_a_plaintext_agent_is_told_so(
     _assert_served(_ask(agent, None, registered_tls=False))
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(
     ("config_lines", "needle"),
     [

@@ -73,6 +73,7 @@ def _server(files: TlsFiles, which: str) -> ServerTls:
     )
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("servers", ["wrong_host"], indirect=True)
 def test_host_name_mismatch_names_the_host_and_the_fix(
     servers: Servers, tls_files: TlsFiles
@@ -83,6 +84,7 @@ def test_host_name_mismatch_names_the_host_and_the_fix(
         assert "certificate is not for 127.0.0.1: reissue it with 127.0.0.1" in result.detail
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("servers", ["server"], indirect=True)
 def test_wrong_ca_on_the_client_side_says_which_ca_file(
     servers: Servers, tls_files: TlsFiles
@@ -95,6 +97,7 @@ def test_wrong_ca_on_the_client_side_says_which_ca_file(
     assert all(isinstance(r, BookieInfo) for r in _scan(servers, ClientTls(ca=tls_files.ca)))
 
 
+@pytest.mark.server
 def test_start_tls_exchange_on_the_wire(tls_files: TlsFiles) -> None:
     """Byte for byte as upstream: START_TLS in the clear, EOK with a StartTLSResponse in the
     clear, then the handshake; before it, GET_BOOKIE_INFO is answered EUA."""
