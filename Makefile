@@ -94,7 +94,7 @@ proto: $(VENV)/.installed-dev
 	    >> $(BOOKIEINFO_PROTO_DIR)/bookieinfo_pb2_grpc.py
 	$(BIN)/python -m grpc_tools.protoc -I src --python_out=src --pyi_out=src \
 	    $(BOOKIEINFO_PROTO_DIR)/bookkeeper_v3.proto $(REGISTRY_PROTO_DIR)/bookie_service_info.proto
-	printf '\n__all__ = ["DESCRIPTOR", "AuthMessage", "BKPacketHeader", "OperationType", "ProtocolVersion", "Request", "Response"]\n' \
+	printf '\n__all__ = ["DESCRIPTOR", "AuthMessage", "BKPacketHeader", "OperationType", "ProtocolVersion", "Request", "Response", "StartTLSRequest", "StartTLSResponse"]\n' \
 	    >> $(BOOKIEINFO_PROTO_DIR)/bookkeeper_v3_pb2.py
 	printf '\n__all__ = ["DESCRIPTOR", "BookieServiceInfoFormat"]\n' \
 	    >> $(REGISTRY_PROTO_DIR)/bookie_service_info_pb2.py

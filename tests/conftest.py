@@ -25,6 +25,9 @@ import pytest
 
 from tests.markers import HEAVY, apply_markers, guard, heavy_markers
 
+#: ``tls_files``: the session's test certificates (trustme), for every TLS test
+pytest_plugins = ["tests.tls_certs"]
+
 # The CLI's consoles (trimtab.cli._common) fix their width from COLUMNS when they are built, at
 # import; the tests give COLUMNS per command (CliRunner's env), so none may be set before. A
 # parent's readline exports one: pytest-xdist's workers start with COLUMNS=80 and LINES=24.

@@ -22,9 +22,12 @@ from kazoo.client import KazooClient
 from tests.online.conftest import AgentProcess, trimtab_command
 from tests.online.helpers import pb_field
 from trimtab.cluster import NodeId
+from trimtab.systems.bookkeeper.bookieinfo.tlserrors import wants_tls_answer
 from trimtab.systems.bookkeeper.registry import read_membership, registration_address
 from trimtab.systems.bookkeeper.registry.proto import bookie_service_info_pb2 as bsi
 from trimtab.systems.zookeeper import ZkTarget, encode_node_data
+
+EUA_DETAIL = wants_tls_answer()
 
 # -- BookieServiceInfoFormat by hand, from upstream's field numbers ----------------------------
 
@@ -203,7 +206,7 @@ def test_bookieinfo_sees_a_bookkeeper_registry_and_each_bookies_own_failure(
         assert row["error"] is None, row
         assert row["total_bytes"] == total
         assert abs(row["free_bytes"] - free) <= total // 100, "free space moves a little"
-    assert rows["bookie-eua.example:3181"]["error"] == "status: node answered EUA"
+    assert rows["bookie-eua.example:3181"]["error"] == "status: " + EUA_DETAIL
     assert rows["bookie-hang.example:3181"]["error"].startswith("timeout:")
     assert rows["bookie-close.example:3181"]["error"] == (
         "unavailable: the node closed the connection"
@@ -218,7 +221,7 @@ def test_bookieinfo_sees_a_bookkeeper_registry_and_each_bookies_own_failure(
     errors = {row["id"]: row["error"] for row in listed["bookies"]}
     assert errors == {
         f"127.0.0.1:{v3_port['healthy1']}": None,
-        f"127.0.0.1:{v3_port['eua']}": "status: node answered EUA",
+        f"127.0.0.1:{v3_port['eua']}": "status: " + EUA_DETAIL,
         "127.0.0.1:1": "unavailable: connection refused",
     }
     assert {row["state"] for row in listed["bookies"]} == {"writable"}

@@ -12,8 +12,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
+
+# gRPC's core logs each failed TLS handshake on stderr at info level, before any of our code can
+# say it in one line; only its errors reach the user (GRPC_VERBOSITY set by the user wins). It
+# must be set before gRPC is first imported, which the command modules below do.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError

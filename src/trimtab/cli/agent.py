@@ -16,11 +16,13 @@ import typer
 
 from trimtab._format import human_bytes
 from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
+from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsClientAuthFlag, TlsKeyOption
 from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
 from trimtab.errors import AgentError, MembershipError
 from trimtab.systems.bookkeeper.bookieinfo.agent import Agent, AgentOptions, AgentStatus
 from trimtab.systems.bookkeeper.bookieinfo.metrics import AgentCollector, MetricsServer, registry_of
+from trimtab.systems.bookkeeper.bookieinfo.tls_setup import server_tls
 from trimtab.systems.zookeeper import ZkTarget, zk_target
 
 __all__ = ["agent", "print_event", "until_signalled", "wait_for"]
@@ -85,6 +87,15 @@ def _ready_text(
     if metrics_port is not None:
         parts.append(f"metrics on port {metrics_port}")
     return "; ".join(parts)
+
+
+def _tls_text(options: AgentOptions) -> str:
+    """What the ready line says of TLS; nothing without it (the plaintext line is unchanged)."""
+    if options.tls is None:
+        return ""
+    if options.tls.client_auth:
+        return f"; TLS on both ports, client certificates signed by {options.tls.ca} required"
+    return "; TLS on both ports"
 
 
 # The options of ``trimtab agent``, each declared once (the command's signature stays short).
@@ -157,6 +168,10 @@ def agent(
     disk_check_seconds: _DiskCheckSeconds = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_ca: TlsCaOption = None,
+    tls_client_auth: TlsClientAuthFlag = False,
 ) -> None:
     """Answer GetBookieInfo with the real space of the ledger directories and stay registered.
 
@@ -166,9 +181,17 @@ def agent(
     Registers an ephemeral znode /ledgers/available/ID (or .../readonly/ID) holding the gRPC
     address, re-registers after a ZooKeeper session expiry, and turns read-only by itself when
     every ledger filesystem is used above diskUsageThreshold. Stops cleanly on SIGTERM/SIGINT.
+
+    With --tls-cert and --tls-key both ports speak only TLS (the v3 port after START_TLS, as a
+    bookie); --tls-client-auth refuses clients without a certificate signed by --tls-ca.
+    Renewed certificate files are used from the next connection on, without a restart.
     """
     with user_errors():
-        cfg = load_config(config).bookie_info
+        full = load_config(config)
+        cfg = full.bookie_info
+        tls = server_tls(
+            full.tls, cert=tls_cert, key=tls_key, ca=tls_ca, client_auth=tls_client_auth
+        )
         target = _registry(cfg, zk, zk_root)
         node = _node_id(node_id)
         options = AgentOptions(
@@ -183,6 +206,7 @@ def agent(
             disk_usage_lwm_threshold=cfg.disk_usage_lwm_threshold,
             disk_check_seconds=disk_check_seconds or cfg.disk_check_interval_ms / 1000,
             session_timeout_seconds=cfg.zk_timeout_ms / 1000,
+            tls=tls,
         )
         _serve(options, metrics_port=metrics_port, metrics_host=metrics_host, as_json=as_json)
     print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")
@@ -225,7 +249,7 @@ def _serve(
         print_event(
             as_json,
             _ready_doc(status, hosts, port),
-            _ready_text(status, hosts, target, port),
+            _ready_text(status, hosts, target, port) + _tls_text(options),
         )
         wait_for(stop)
 

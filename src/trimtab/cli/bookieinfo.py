@@ -26,6 +26,7 @@ from trimtab.cli._common import (
     progress_bar,
     user_errors,
 )
+from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsKeyOption
 from trimtab.cli.agent import print_event, until_signalled, wait_for
 from trimtab.cluster import NodeId
 from trimtab.config import BookieInfoConfig
@@ -41,6 +42,7 @@ from trimtab.systems.bookkeeper.bookieinfo.metrics import (
 )
 from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
 from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
+from trimtab.systems.bookkeeper.bookieinfo.tls_setup import client_tls
 from trimtab.systems.bookkeeper.placement_setup import make_policy
 from trimtab.systems.bookkeeper.registry import (
     Membership,
@@ -169,6 +171,9 @@ def bookieinfo(
     timeout: TimeoutOption = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    tls_ca: TlsCaOption = None,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
 ) -> None:
     """Ask every writable and read-only node for its disk space and print it with the totals.
 
@@ -176,18 +181,21 @@ def bookieinfo(
     or a registry file (--registry). Each is asked in the protocol it registered: BookKeeper's
     v3 GET_BOOKIE_INFO at a bookie's port, gRPC for a trimtab agent. Sizes in base-1000 units
     (as `bookkeeper shell bookieinfo`); nodes that do not answer are listed with the reason.
-    Totals count the nodes that answered.
+    Totals count the nodes that answered. TLS goes to the nodes registered with it, or to every
+    node when --tls-ca/--tls-cert/--tls-key (or the config's tls* keys) are given.
     """
     with user_errors(), progress_bar(quiet=as_json) as bar:
         # nodes that do not answer hold the command up to the timeout (5 s by default)
         phase = bar.add_task("reading the membership", total=None)
         _check_seconds(timeout=timeout)
-        cfg = load_config(config).bookie_info
+        full = load_config(config)
+        cfg = full.bookie_info
+        tls = client_tls(full.tls, ca=tls_ca, cert=tls_cert, key=tls_key)
         membership = _membership(cfg, zk, zk_root, registry, bookies)
         wait = timeout or cfg.timeout_seconds
         asked = len(membership.writable | membership.readonly)
         bar.update(phase, description=f"asking {plural(asked, 'node')} (timeout {wait:g} s)")
-        client = RoutingBookieInfoClient()
+        client = RoutingBookieInfoClient(tls=tls)
         try:
             rows = survey(membership, client, timeout=wait)
         finally:
@@ -244,6 +252,9 @@ def watch(
     ] = None,
     timeout: TimeoutOption = None,
     config: ConfigOption = None,
+    tls_ca: TlsCaOption = None,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
     seed: Annotated[int, typer.Option(help="Seed of the policy's random choices.")] = 0,
     as_json: Annotated[
         bool,
@@ -262,9 +273,10 @@ def watch(
         cfg = full.bookie_info
         policy = make_policy(full, rng=random.Random(seed), zk_servers=zk_servers(full))
         feed = PolicyFeed(policy, full.placement)
+        tls = client_tls(full.tls, ca=tls_ca, cert=tls_cert, key=tls_key)
         reader = BookieInfoReader(
             feed,
-            RoutingBookieInfoClient(),
+            RoutingBookieInfoClient(tls=tls),
             interval_seconds=interval or cfg.interval_seconds,
             retry_interval_seconds=retry_interval or cfg.retry_interval_seconds,
             timeout_seconds=timeout or cfg.timeout_seconds,

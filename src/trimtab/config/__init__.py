@@ -30,6 +30,7 @@ from trimtab.config.bookkeeper import (
     PlacementConfig,
     PolicyName,
     Sampling,
+    TlsConfig,
     TopologyConfig,
     WeightsMode,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "Sampling",
     "SheddingConfig",
     "Strategy",
+    "TlsConfig",
     "TopologyConfig",
     "WeightsMode",
     "spelled",

@@ -9,7 +9,9 @@ Pulsar broker makes (``bookkeeperClientMinNumRacksPerWriteQuorum``):
 - :class:`TopologyConfig`: how a node's network location is found (script, table, Pulsar's
   ``/bookies`` znode, an importable class) and how membership flaps are absorbed;
 - :class:`BookieInfoConfig`: how often and how patiently clients ask for free disk space, and
-  where the registry lives.
+  where the registry lives;
+- :class:`TlsConfig`: TLS on the agent's ports and the readers' connections, under BookKeeper's
+  ``tls*`` key names (issue 41, part 1).
 
 The closed sets of values are enumerations (:class:`PolicyName`, :class:`Sampling`,
 :class:`CapBasis`, :class:`WeightsMode`) with one table of accepted spellings each (upstream's
@@ -33,6 +35,7 @@ __all__ = [
     "PlacementConfig",
     "PolicyName",
     "Sampling",
+    "TlsConfig",
     "TopologyConfig",
     "WeightsMode",
     "zk_hosts",
@@ -343,4 +346,48 @@ class BookieInfoConfig:
     )
     zk_timeout_ms: int = setting(
         10_000, "ZooKeeper session timeout", aliases=("zkTimeout",), check=at_least(1)
+    )
+
+
+# -- issue 41, part 1 (TLS): BookKeeper's TLS keys, PEM forms ------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TlsConfig:
+    """TLS for GetBookieInfo under BookKeeper's key names (``bk_server.conf``, the client's
+    ``ClientConfiguration``). Only PEM files are read: a ``tlsKeyStoreType`` or
+    ``tlsTrustStoreType`` other than PEM is refused, naming the key, when TLS is set up.
+    Command-line options (``--tls-cert``...) win over these."""
+
+    provider_factory_class: str | None = setting(
+        None,
+        "set: TLS is on (upstream TLSContextFactory); readers start TLS to every node",
+        aliases=("tlsProviderFactoryClass",),
+    )
+    provider: str = setting(
+        "OpenSSL",
+        "TLS implementation; trimtab always uses Python's OpenSSL",
+        aliases=("tlsProvider",),
+        choices={"openssl": "OpenSSL", "jdk": "JDK"},
+    )
+    certificate_path: str | None = setting(
+        None, "PEM certificate (chain) of this node or client", aliases=("tlsCertificatePath",)
+    )
+    key_store: str | None = setting(
+        None, "PEM private key of that certificate, unencrypted", aliases=("tlsKeyStore",)
+    )
+    key_store_type: str = setting("PEM", "only PEM is read", aliases=("tlsKeyStoreType",))
+    key_store_password_path: str | None = setting(
+        None,
+        "encrypted keys are not read: give an unencrypted key (mode 600)",
+        aliases=("tlsKeyStorePasswordPath",),
+    )
+    trust_store: str | None = setting(
+        None, "PEM CA certificates peers are checked against", aliases=("tlsTrustStore",)
+    )
+    trust_store_type: str = setting("PEM", "only PEM is read", aliases=("tlsTrustStoreType",))
+    client_authentication: bool = setting(
+        False,
+        "agent: require a client certificate signed by tlsTrustStore",
+        aliases=("tlsClientAuthentication",),
     )

@@ -31,6 +31,7 @@ from trimtab.config.bookkeeper import (
     RESOLVERS,
     BookieInfoConfig,
     PlacementConfig,
+    TlsConfig,
     TopologyConfig,
 )
 from trimtab.config.pulsar import PULSAR_PLACEMENT_SWITCHES, SheddingConfig
@@ -48,6 +49,8 @@ _SECTIONS: dict[str, type] = {
     "bookie_info": BookieInfoConfig,
     "shedding": SheddingConfig,
     "allocation": AllocationConfig,
+    # issue 41, part 1 (TLS)
+    "tls": TlsConfig,
 }
 
 
@@ -65,6 +68,8 @@ class Config:
     bookie_info: BookieInfoConfig = field(default_factory=BookieInfoConfig)
     shedding: SheddingConfig = field(default_factory=SheddingConfig)
     allocation: AllocationConfig = field(default_factory=AllocationConfig)
+    # issue 41, part 1 (TLS)
+    tls: TlsConfig = field(default_factory=TlsConfig)
 
     # -- loading ---------------------------------------------------------------------------
 

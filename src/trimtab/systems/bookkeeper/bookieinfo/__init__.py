@@ -12,7 +12,9 @@ The live half of BOOKKEEPER-950 (``bookkeeper.md`` §3):
 * :class:`BookieInfoReader` — the client-side poller that feeds a
   :class:`~trimtab.diskinfo.BookieInfoSink` (a placement policy) with
   :class:`~trimtab.diskinfo.BookieInfo` values;
-* :func:`survey` — the one-shot query behind ``trimtab bookieinfo``.
+* :func:`survey` — the one-shot query behind ``trimtab bookieinfo``;
+* :class:`ServerTls`, :class:`ClientTls` — TLS and mutual TLS on both protocols
+  (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tls`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from trimtab.systems.bookkeeper.bookieinfo.reader import (
 )
 from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
 from trimtab.systems.bookkeeper.bookieinfo.server import BookieInfoServer
+from trimtab.systems.bookkeeper.bookieinfo.tls import ClientTls, ServerTls, TlsSettingsError
 from trimtab.systems.bookkeeper.bookieinfo.v3client import BookieRpcClient
 from trimtab.systems.bookkeeper.bookieinfo.v3server import BookieRpcServer
 
@@ -56,6 +59,7 @@ __all__ = [
     "BookieInfoServer",
     "BookieRpcClient",
     "BookieRpcServer",
+    "ClientTls",
     "DiskUsage",
     "FetchError",
     "FetchErrorKind",
@@ -67,7 +71,9 @@ __all__ = [
     "Requested",
     "RoutingBookieInfoClient",
     "ScanKind",
+    "ServerTls",
     "SurveyRow",
+    "TlsSettingsError",
     "measure_disks",
     "next_readonly",
     "survey",

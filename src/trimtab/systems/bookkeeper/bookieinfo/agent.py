@@ -14,6 +14,10 @@ One :class:`Agent` owns four things and their threads:
   rule of :func:`~trimtab.systems.bookkeeper.bookieinfo.disk.next_readonly` (``--readonly``
   pins read-only).
 
+With ``tls`` both ports speak only TLS (the v3 port after START_TLS, as a bookie) with the same
+certificate, renewed files are picked up at the next connection, and the registration says so
+(``grpc+tls://host:port``), so readers know to start TLS.
+
 Startup is all-or-nothing: a missing ledger directory, an address in use or a registration held
 by another live agent raises :class:`~trimtab.errors.AgentError` and leaves nothing running.
 Shutdown unregisters first (clients stop choosing the node), then lets requests in progress
@@ -38,7 +42,9 @@ from trimtab.systems.bookkeeper.bookieinfo.disk import (
     next_readonly,
 )
 from trimtab.systems.bookkeeper.bookieinfo.server import BookieInfoServer
+from trimtab.systems.bookkeeper.bookieinfo.tls import ServerTls
 from trimtab.systems.bookkeeper.bookieinfo.v3server import BookieRpcServer
+from trimtab.systems.bookkeeper.registry.model import WireProtocol
 from trimtab.systems.bookkeeper.registry.registrar import ZooKeeperRegistrar
 from trimtab.systems.zookeeper import ZkTarget
 
@@ -64,6 +70,8 @@ class AgentOptions:
     disk_usage_lwm_threshold: float = 0.90
     disk_check_seconds: float = 10.0
     session_timeout_seconds: float = 10.0
+    #: TLS (and mutual TLS) on both ports; ``None``: plaintext (issue 41, part 1)
+    tls: ServerTls | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,14 +116,16 @@ class Agent:
         self._usage: DiskUsage | None = None
         self._disk_error: str | None = None
         self._readonly = options.force_readonly
-        self._server = BookieInfoServer(self.measure, listen=options.listen)
+        self._server = BookieInfoServer(self.measure, listen=options.listen, tls=options.tls)
         listen_host = options.listen.rsplit(":", 1)[0]
         self.address = advertised_address(
             listen_host, self._server.port, options.node_id, options.advertise
         )
         bookie_listen = options.bookie_listen or f"{listen_host}:0"
         try:
-            self._bookie_server = BookieRpcServer(self.measure, listen=bookie_listen)
+            self._bookie_server = BookieRpcServer(
+                self.measure, listen=bookie_listen, tls=options.tls
+            )
         except AgentError:
             self._server.stop(grace=0)
             raise
@@ -124,6 +134,13 @@ class Agent:
         )
         self._registrar: ZooKeeperRegistrar | None = None
         self._monitor: threading.Thread | None = None
+
+    @property
+    def registered_address(self) -> str:
+        """What the registration says: the gRPC address, ``grpc+tls://`` when TLS is on."""
+        if self.options.tls is None:
+            return self.address
+        return WireProtocol.GRPC.address(self.address, tls=True)
 
     # -- measuring ---------------------------------------------------------------------------
 
@@ -180,7 +197,7 @@ class Agent:
             registrar = ZooKeeperRegistrar(
                 self.options.zk,
                 self.options.node_id,
-                self.address,
+                self.registered_address,
                 readonly=self.status().readonly,
                 session_timeout=self.options.session_timeout_seconds,
             )

@@ -10,6 +10,15 @@ as its slowest node, bounded by the timeout (upstream ``getBookieInfoTimeoutSecs
 sum. It keeps one channel per node address and closes the channels of addresses it is no
 longer asked about (:meth:`GrpcBookieInfoClient.retain`), so departed nodes leave no socket.
 
+TLS: a node gets a TLS channel when the client's
+:class:`~trimtab.systems.bookkeeper.bookieinfo.tls.ClientTls` applies to it (every node when the
+reader is configured with TLS, else those registered ``grpc+tls://``); the credentials are read
+again when their files change (channels made after that use the renewed files). A failed call
+is explained by one handshake of our own
+(:func:`~trimtab.systems.bookkeeper.bookieinfo.tlserrors.probe`), so a wrong CA, an expired or
+misnamed certificate, a missing client certificate and a plaintext/TLS mismatch each read as
+what to fix.
+
 :func:`survey` is upstream's one-shot ``getBookieInfo()`` behind ``bookkeeper shell
 bookieinfo``: writable *and* read-only nodes, failures kept (listed as such, not hidden).
 """
@@ -38,7 +47,14 @@ from trimtab.systems.bookkeeper.bookieinfo.server import (
     PROTOCOL_VERSION,
     VERSION_METADATA_KEY,
 )
-from trimtab.systems.bookkeeper.registry.model import Membership
+from trimtab.systems.bookkeeper.bookieinfo.tls import (
+    SYSTEM_CAS,
+    ClientTls,
+    TlsSettingsError,
+    grpc_channel_credentials,
+)
+from trimtab.systems.bookkeeper.bookieinfo.tlserrors import probe
+from trimtab.systems.bookkeeper.registry.model import Membership, split_address, wants_tls
 
 __all__ = [
     "BookieInfoClient",
@@ -93,14 +109,41 @@ def _rpc_error(exc: grpc.RpcError, timeout: float) -> FetchError:
     return FetchError(FetchErrorKind.UNAVAILABLE, f"{first} ({name})")
 
 
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.enable_retries", 0),  # the reader owns retries
+    # a restarted node is found again quickly, not after a long backoff
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+
+
+def _file_stamp(settings: ClientTls) -> tuple[int, ...]:
+    stamp: list[int] = []
+    for path in settings.files:
+        try:
+            stamp.append(path.stat().st_mtime_ns)
+        except OSError:
+            stamp.append(-1)
+    return tuple(stamp)
+
+
 class GrpcBookieInfoClient:
     """GetBookieInfo over gRPC, one channel per address, requests sent concurrently."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, tls: ClientTls | None = None) -> None:
         self._lock = threading.Lock()
         self._channels: dict[str, grpc.Channel] = {}
+        self._secured: set[str] = set()  # addresses whose channel is TLS
         self._in_flight: set[grpc.Future[pb.GetBookieInfoResponse]] = set()
         self._closed = False
+        self._tls = tls or SYSTEM_CAS
+        self._credentials: grpc.ChannelCredentials | None = None
+        self._stamp: tuple[int, ...] = ()
+
+    def _uses_tls(self, address: str) -> bool:
+        return self._tls.applies(wants_tls(address))
 
     def _channel(self, address: str) -> grpc.Channel:
         with self._lock:
@@ -108,19 +151,54 @@ class GrpcBookieInfoClient:
                 raise RuntimeError("client is closed")
             channel = self._channels.get(address)
             if channel is None:
-                channel = grpc.insecure_channel(
-                    address,
-                    options=[
-                        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                        ("grpc.enable_retries", 0),  # the reader owns retries
-                        # a restarted node is found again quickly, not after a long backoff
-                        ("grpc.initial_reconnect_backoff_ms", 100),
-                        ("grpc.max_reconnect_backoff_ms", 1000),
-                    ],
-                )
+                target = split_address(address)[1]
+                if self._uses_tls(address):
+                    channel = grpc.secure_channel(
+                        target, self._channel_credentials(), options=_CHANNEL_OPTIONS
+                    )
+                    self._secured.add(address)
+                else:
+                    channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
                 self._channels[address] = channel
             return channel
+
+    def _channel_credentials(self) -> grpc.ChannelCredentials:
+        """The credentials from the files as they are now (called under the lock)."""
+        stamp = _file_stamp(self._tls)
+        if self._credentials is None or stamp != self._stamp:
+            self._credentials, self._stamp = grpc_channel_credentials(self._tls), stamp
+        return self._credentials
+
+    def _renew(self) -> None:
+        """Close the TLS channels if the credential files changed (the next use reopens)."""
+        with self._lock:
+            if not self._secured or _file_stamp(self._tls) == self._stamp:
+                return
+            stale = [self._channels.pop(a) for a in self._secured if a in self._channels]
+            self._secured.clear()
+        for channel in stale:
+            channel.close()
+
+    def _explain(self, address: str, error: FetchError, timeout: float) -> FetchError:
+        """A failed call's reason from a handshake of our own, when it tells more."""
+        if error.kind is not FetchErrorKind.UNAVAILABLE or "refused" in error.detail.lower():
+            return error
+        host, _, port = split_address(address)[1].rpartition(":")
+        if not port.isdigit():
+            return error
+        try:
+            context = self._tls.build() if self._uses_tls(address) else None
+        except TlsSettingsError as exc:
+            return FetchError(FetchErrorKind.TLS, str(exc))
+        reason = probe(
+            host.strip("[]"),
+            int(port),
+            context,
+            timeout=min(timeout, 2.0),
+            ca=str(self._tls.ca) if self._tls.ca else None,
+            cert=str(self._tls.cert) if self._tls.cert else None,
+        )
+        return FetchError(FetchErrorKind.TLS, reason) if reason else error
 
     def fetch_many(
         self, targets: Mapping[NodeId, str | None], *, timeout: float
@@ -128,6 +206,7 @@ class GrpcBookieInfoClient:
         results: dict[NodeId, FetchResult] = {}
         futures: dict[NodeId, grpc.Future[pb.GetBookieInfoResponse]] = {}
         request = pb.GetBookieInfoRequest(requested=_BOTH)
+        self._renew()
         metadata = ((VERSION_METADATA_KEY, str(PROTOCOL_VERSION)),)
         for node, address in sorted(targets.items()):
             if not address:
@@ -145,6 +224,9 @@ class GrpcBookieInfoClient:
             except RuntimeError as exc:  # closed while scanning
                 results[node] = FetchError(FetchErrorKind.UNAVAILABLE, str(exc))
                 continue
+            except TlsSettingsError as exc:  # the files went unreadable since the start
+                results[node] = FetchError(FetchErrorKind.TLS, str(exc))
+                continue
             futures[node] = future
             with self._lock:
                 self._in_flight.add(future)
@@ -159,7 +241,8 @@ class GrpcBookieInfoClient:
             except grpc.FutureCancelledError:
                 results[node] = FetchError(FetchErrorKind.UNAVAILABLE, "request cancelled")
             except grpc.RpcError as exc:
-                results[node] = _rpc_error(exc, timeout)
+                address = targets[node] or ""
+                results[node] = self._explain(address, _rpc_error(exc, timeout), timeout)
             finally:
                 with self._lock:
                     self._in_flight.discard(pending)
@@ -170,6 +253,7 @@ class GrpcBookieInfoClient:
         with self._lock:
             gone = [a for a in self._channels if a not in keep]
             channels = [self._channels.pop(a) for a in gone]
+            self._secured -= set(gone)
         for channel in channels:
             channel.close()
 

@@ -37,6 +37,7 @@ class FetchErrorKind(StrEnum):
     STATUS = "status"  # the node answered with a status other than EOK (EIO, EBADVERSION...)
     BAD_RESPONSE = "bad-response"  # an EOK answer without the requested fields, or impossible
     NO_ADDRESS = "no-address"  # the node is registered but published no GetBookieInfo address
+    TLS = "tls"  # TLS failed (certificate, CA, host name) or a plaintext/TLS mismatch
 
 
 @dataclass(frozen=True, slots=True)

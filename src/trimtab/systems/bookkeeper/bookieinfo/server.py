@@ -11,6 +11,10 @@ handler never runs longer than its caller's deadline, and the server binds loopb
 told otherwise. The handler is written against typed gRPC generics instead of the generated
 servicer so that mypy checks it; ``tests/online/test_protocol.py`` shows the generated stub
 talks to it.
+
+With ``tls`` the port speaks only TLS (gRPC's own), requiring a client certificate signed by the
+given CA when asked; renewed certificate files are taken at the next handshake
+(:func:`~trimtab.systems.bookkeeper.bookieinfo.tls.grpc_server_credentials`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from trimtab.diskinfo import BookieInfo
 from trimtab.errors import AgentError
 from trimtab.systems.bookkeeper.bookieinfo.info import Requested
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
+from trimtab.systems.bookkeeper.bookieinfo.tls import ServerTls, grpc_server_credentials
 
 __all__ = [
     "MAX_CONCURRENT_RPCS",
@@ -85,6 +90,7 @@ class BookieInfoServer:
         *,
         listen: str = "127.0.0.1:0",
         workers: int = 4,
+        tls: ServerTls | None = None,
     ) -> None:
         self._measure = measure
         self._lock = threading.Lock()
@@ -114,7 +120,10 @@ class BookieInfoServer:
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
         try:
-            self.port = self._server.add_insecure_port(listen)
+            if tls is None:
+                self.port = self._server.add_insecure_port(listen)
+            else:
+                self.port = self._server.add_secure_port(listen, grpc_server_credentials(tls))
         except RuntimeError as exc:
             raise AgentError(f"cannot listen on {listen}: {exc}") from None
         if self.port == 0:

@@ -54,6 +54,8 @@ __all__ = [
     "refusal",
     "respond",
     "result_of",
+    "start_tls_answer",
+    "start_tls_request",
 ]
 
 #: Both sides refuse a frame longer than this; GET_BOOKIE_INFO messages are a few dozen bytes.
@@ -97,6 +99,22 @@ def get_bookie_info_request(txn_id: int) -> v3.Request:
         ),
         getBookieInfoRequest=pb.GetBookieInfoRequest(requested=_BOTH),
     )
+
+
+def start_tls_request(txn_id: int) -> v3.Request:
+    """START_TLS, as upstream's ``PerChannelBookieClient`` sends it before any other request."""
+    return v3.Request(
+        header=v3.BKPacketHeader(version=v3.VERSION_THREE, operation=v3.START_TLS, txnId=txn_id),
+        startTLSRequest=v3.StartTLSRequest(),
+    )
+
+
+def start_tls_answer(request: v3.Request) -> v3.Response:
+    """A bookie's EOK to START_TLS; the handshake follows on the same connection."""
+    header = v3.BKPacketHeader(
+        version=v3.VERSION_THREE, operation=v3.START_TLS, txnId=request.header.txnId
+    )
+    return v3.Response(header=header, status=pb.EOK, startTLSResponse=v3.StartTLSResponse())
 
 
 def parse_request(payload: bytes) -> v3.Request:

@@ -18,6 +18,13 @@ connecting included; a connection whose request timed out is closed (the bookie 
 next scan connects afresh); a frame that begins must end within
 :data:`~trimtab.systems.bookkeeper.bookieinfo.v3.FRAME_SECONDS`; the whole scan is abandoned, its
 stragglers reported as time-outs, after ``timeout`` times the number of turns plus a grace.
+
+TLS, as upstream's ``PerChannelBookieClient`` starts it: to a node that wants it
+(:meth:`~trimtab.systems.bookkeeper.bookieinfo.tls.ClientTls.applies`), the first frame on a new
+connection is START_TLS; on its EOK the handshake runs on the same connection (host name checked),
+and only then is GET_BOOKIE_INFO sent, inside TLS. The context is taken at each new connection, so
+renewed files are used by the next one. Every refusal is a ``tls`` error naming the endpoint and
+the fix (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tlserrors`).
 """
 
 from __future__ import annotations
@@ -28,21 +35,32 @@ import contextlib
 import itertools
 import math
 import socket
+import ssl
 from collections.abc import Iterable, Mapping
 
 from trimtab.cluster import NodeId
 from trimtab.systems.bookkeeper.bookieinfo.info import FetchError, FetchErrorKind, FetchResult
 from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
+from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.systems.bookkeeper.bookieinfo.tls import SYSTEM_CAS, ClientTls, ReloadingContext
+from trimtab.systems.bookkeeper.bookieinfo.tlserrors import (
+    explain,
+    not_tls,
+    refused_after_handshake,
+    wants_tls_answer,
+)
 from trimtab.systems.bookkeeper.bookieinfo.v3 import (
+    FRAME_SECONDS,
     FrameError,
     frame,
     get_bookie_info_request,
     parse_response,
     read_frame,
     result_of,
+    start_tls_request,
 )
-from trimtab.systems.bookkeeper.registry.model import WireProtocol, split_address
+from trimtab.systems.bookkeeper.registry.model import WireProtocol, split_address, wants_tls
 
 __all__ = ["DEFAULT_MAX_IN_FLIGHT", "BookieRpcClient"]
 
@@ -58,11 +76,20 @@ class _BadAnswerError(ValueError):
     """The node sent bytes that are not a v3 response."""
 
 
+class _TlsError(ConnectionError):
+    """TLS could not be set up with the node, or the node refused plaintext; the message says
+    why and what to fix."""
+
+
 class _Connection:
     """One kept TCP connection to one bookie; requests matched to answers by ``txnId``."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, tls: _Upgrade | None = None) -> None:
         self.host, self.port = host, port
+        self._tls = tls
+        self._answered = False  # an answer came on this connection (after TLS, if any)
+        self.plaintext = tls is None
+        self._raw: asyncio.BaseTransport | None = None
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._pending: dict[int, asyncio.Future[v3.Response]] = {}
@@ -82,8 +109,48 @@ class _Connection:
         sock = self._writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._raw = self._writer.transport  # under TLS, closed too when the connection ends
+        if self._tls is not None:
+            try:
+                await self._start_tls(self._tls)
+            except BaseException as exc:
+                self.closed = True
+                self._writer.close()
+                self._raw.close()
+                if not self._opened.done():
+                    self._opened.set_exception(exc)
+                    self._opened.exception()
+                raise
         self._task = asyncio.create_task(self._read_answers())
         self._opened.set_result(None)
+
+    async def _start_tls(self, tls: _Upgrade) -> None:
+        """START_TLS, its EOK, then the handshake; ``_TlsError`` saying why not."""
+        assert self._reader is not None and self._writer is not None
+        endpoint = f"{self.host}:{self.port}"
+        self._writer.write(frame(start_tls_request(tls.txn())))
+        await self._writer.drain()
+        try:
+            answer = parse_response(await read_frame(self._reader, wait=FRAME_SECONDS))
+        except asyncio.IncompleteReadError:
+            raise _TlsError(f"{endpoint} closed the connection at START_TLS") from None
+        except (FrameError, ValueError):
+            raise _TlsError(not_tls(endpoint)) from None
+        if answer.status != pb.EOK or answer.header.operation != v3.START_TLS:
+            status = pb.StatusCode.Name(answer.status)
+            raise _TlsError(
+                f"{endpoint} does not offer TLS on its bookie port (START_TLS answered "
+                f"{status}): configure TLS on the node, or reach it without TLS settings"
+            )
+        try:
+            await self._writer.start_tls(tls.context.get(), server_hostname=self.host)
+        except ssl.SSLError as exc:
+            raise _TlsError(tls.explain(exc, endpoint)) from None
+        except (ConnectionError, asyncio.IncompleteReadError):
+            raise _TlsError(
+                f"{endpoint} closed the connection during the TLS handshake: "
+                "check the node's log (its certificate or its --tls-ca)"
+            ) from None
 
     async def ready(self) -> None:
         """Wait for a connect another request started."""
@@ -108,16 +175,27 @@ class _Connection:
         try:
             while True:
                 response = parse_response(await read_frame(self._reader, wait=None))
+                self._answered = True
                 waiting = self._pending.pop(response.header.txnId, None)
                 if waiting is not None and not waiting.done():
                     waiting.set_result(response)
-        except asyncio.IncompleteReadError:
-            failure = _ClosedError("the node closed the connection")
+        except (asyncio.IncompleteReadError, ConnectionResetError):
+            failure = self.refusal() or _ClosedError("the node closed the connection")
         except (FrameError, ValueError) as exc:
             failure = _BadAnswerError(str(exc))
+        except ssl.SSLError as exc:  # TLS 1.3: a refused client certificate shows here
+            endpoint = f"{self.host}:{self.port}"
+            tls = self._tls
+            failure = _TlsError(tls.explain(exc, endpoint) if tls else str(exc))
         except (OSError, TimeoutError) as exc:
             failure = _ClosedError(f"connection lost: {exc}")
         self._fail(failure)
+
+    def refusal(self) -> _TlsError | None:
+        """A TLS connection closed before any answer: how a node refuses our certificate."""
+        if self._tls is None or self._answered:
+            return None
+        return _TlsError(self._tls.refused(f"{self.host}:{self.port}"))
 
     def _fail(self, failure: Exception) -> None:
         self.closed = True
@@ -127,6 +205,8 @@ class _Connection:
         self._pending.clear()
         if self._writer is not None:
             self._writer.close()
+        if self._raw is not None:
+            self._raw.close()
 
     def close(self) -> None:
         self._fail(_ClosedError("connection closed by the client"))
@@ -137,10 +217,14 @@ class _Connection:
 class BookieRpcClient:
     """GET_BOOKIE_INFO over v3; one kept connection per bookie, ``max_in_flight`` at once."""
 
-    def __init__(self, *, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
+    def __init__(
+        self, *, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, tls: ClientTls | None = None
+    ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, not {max_in_flight}")
         self.max_in_flight = max_in_flight
+        self._tls_settings = tls or SYSTEM_CAS
+        self._upgrade: _Upgrade | None = None  # made at the first TLS connection
         self._loop: LoopThread | None = None
         self._closed = False
         self._connections: dict[str, _Connection] = {}  # touched on the loop only
@@ -187,7 +271,7 @@ class BookieRpcClient:
         for address in addresses:
             where = _host_port(address)
             if not isinstance(where, FetchError):
-                keep.add(f"{where[0]}:{where[1]}")
+                keep.add(self._key(*where))
         if self._loop is not None and not self._closed:
             with contextlib.suppress(RuntimeError, TimeoutError):
                 self._loop.run(self._retain(keep), _GRACE_SECONDS)
@@ -241,7 +325,7 @@ class BookieRpcClient:
         return results
 
     async def _ask(
-        self, where: tuple[str, int], timeout: float, turns: asyncio.Semaphore
+        self, where: tuple[str, int, bool], timeout: float, turns: asyncio.Semaphore
     ) -> FetchResult:
         async with turns:
             connection: _Connection | None = None
@@ -255,43 +339,90 @@ class BookieRpcClient:
                 return FetchError(FetchErrorKind.TIMEOUT, f"no answer within {timeout:g} s")
             except _BadAnswerError as exc:
                 return FetchError(FetchErrorKind.BAD_RESPONSE, str(exc))
+            except _TlsError as exc:
+                return FetchError(FetchErrorKind.TLS, str(exc))
+            except ssl.SSLError as exc:
+                return FetchError(FetchErrorKind.TLS, f"{where[0]}:{where[1]}: {exc}")
             except OSError as exc:  # refused, reset, closed (_ClosedError is a ConnectionError)
+                refusal = connection.refusal() if connection is not None else None
+                if refusal is not None and isinstance(exc, ConnectionResetError):
+                    return FetchError(FetchErrorKind.TLS, str(refusal))
                 return _unavailable(_describe(exc))
+            if response.status == pb.EUA and connection.plaintext:
+                return FetchError(FetchErrorKind.STATUS, wants_tls_answer())
             return result_of(response)
 
-    async def _connection(self, host: str, port: int) -> _Connection:
-        key = f"{host}:{port}"
+    def _key(self, host: str, port: int, tls: bool) -> str:
+        return f"{host}:{port}" + ("+tls" if self._tls_settings.applies(tls) else "")
+
+    def _upgrade_for(self, registered_tls: bool) -> _Upgrade | None:
+        """How connections to a node are secured (``None``: plaintext)."""
+        if not self._tls_settings.applies(registered_tls):
+            return None
+        if self._upgrade is None:
+            self._upgrade = _Upgrade(self._tls_settings, self._txn)
+        return self._upgrade
+
+    async def _connection(self, host: str, port: int, tls: bool) -> _Connection:
+        key = self._key(host, port, tls)
         current = self._connections.get(key)
         if current is not None and not current.closed:
             await current.ready()
             return current
-        connection = _Connection(host, port)
+        connection = _Connection(host, port, self._upgrade_for(tls))
         self._connections[key] = connection
         self.connects += 1
         await connection.open()
         return connection
 
     def _drop(self, connection: _Connection) -> None:
-        key = f"{connection.host}:{connection.port}"
-        if self._connections.get(key) is connection:
-            del self._connections[key]
+        for key, kept in list(self._connections.items()):
+            if kept is connection:
+                del self._connections[key]
         connection.close()
 
 
-def _host_port(address: str | None) -> tuple[str, int] | FetchError:
-    """Where to connect for ``address``, or the error that says why not."""
+class _Upgrade:
+    """What a connection needs to start TLS: the context (re-read when its files change), the
+    txnId source, the settings' file names for the messages."""
+
+    def __init__(self, settings: ClientTls, txn: itertools.count[int]) -> None:
+        self.context = ReloadingContext(settings.files, settings.build)
+        self._settings = settings
+        self._txn = txn
+
+    def txn(self) -> int:
+        return next(self._txn)
+
+    def refused(self, endpoint: str) -> str:
+        cert = self._settings.cert
+        return refused_after_handshake(endpoint, str(cert) if cert else None)
+
+    def explain(self, exc: BaseException, endpoint: str) -> str:
+        s = self._settings
+        return explain(
+            exc,
+            endpoint,
+            ca=str(s.ca) if s.ca else None,
+            cert=str(s.cert) if s.cert else None,
+        )
+
+
+def _host_port(address: str | None) -> tuple[str, int, bool] | FetchError:
+    """Where to connect for ``address`` and whether its registration asks for TLS, or the
+    error that says why not."""
     if not address:
         return FetchError(FetchErrorKind.NO_ADDRESS, "node published no bookie-rpc address")
     try:
         protocol, host_port = split_address(address)
     except ValueError as exc:
         return FetchError(FetchErrorKind.NO_ADDRESS, str(exc))
-    if protocol is WireProtocol.GRPC and address.startswith("grpc://"):
+    if protocol is WireProtocol.GRPC and "://" in address:
         return FetchError(FetchErrorKind.NO_ADDRESS, f"{address} is not a bookie-rpc address")
     host, sep, port = host_port.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         return FetchError(FetchErrorKind.NO_ADDRESS, f"bad bookie address {address!r}")
-    return host.strip("[]"), int(port)
+    return host.strip("[]"), int(port), wants_tls(address)
 
 
 def _unavailable(detail: str) -> FetchError:

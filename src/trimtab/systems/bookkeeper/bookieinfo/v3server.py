@@ -14,6 +14,16 @@ connections are served at once; a frame must arrive whole within
 closed after :data:`IDLE_SECONDS`, and a write that cannot drain within :data:`WRITE_SECONDS` closes
 the connection. Measuring runs on the loop's executor, never on the loop, so a slow disk holds up
 only its own answer.
+
+TLS (``tls``), as a bookie with a TLS provider does it (upstream ``BookieRequestProcessor``'s
+``processStartTLSRequestV3``): the client sends START_TLS, the server answers EOK in the clear,
+then the handshake runs on the same connection and every later frame travels inside TLS. Unlike a
+bookie, which still answers plaintext requests unless an authentication plugin objects, the agent
+with TLS serves nothing before the handshake: any other request is answered ``EUA`` (how a bookie
+that wants authentication first refuses). A failed handshake (no client certificate under client
+authentication, one from another CA) closes that connection only. Without ``tls``, START_TLS is
+answered ``EBADREQ``, as by a bookie without TLS. The context is taken at each START_TLS, so
+renewed certificate files serve the next connection.
 """
 
 from __future__ import annotations
@@ -30,14 +40,18 @@ from trimtab.errors import AgentError
 from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
+from trimtab.systems.bookkeeper.bookieinfo.tls import ReloadingContext, ServerTls
 from trimtab.systems.bookkeeper.bookieinfo.v3 import (
     frame,
     parse_request,
     read_frame,
+    refusal,
     respond,
+    start_tls_answer,
 )
 
 __all__ = [
+    "HANDSHAKE_SECONDS",
     "IDLE_SECONDS",
     "MAX_CONNECTIONS",
     "WRITE_SECONDS",
@@ -48,6 +62,8 @@ __all__ = [
 MAX_CONNECTIONS = 1024
 IDLE_SECONDS = 600.0
 WRITE_SECONDS = 10.0
+#: a TLS handshake must end within this many seconds of the START_TLS answer
+HANDSHAKE_SECONDS = 10.0
 _START_SECONDS = 10.0
 
 _log = logging.getLogger(__name__)
@@ -88,8 +104,10 @@ class BookieRpcServer:
         *,
         listen: str = "127.0.0.1:0",
         loop: LoopThread | None = None,
+        tls: ServerTls | None = None,
     ) -> None:
         self._measure = measure
+        self._tls = None if tls is None else ReloadingContext(tls.files, tls.build)
         self._sock = bind(listen)
         self.port: int = self._sock.getsockname()[1]
         host = listen.rpartition(":")[0]
@@ -101,6 +119,7 @@ class BookieRpcServer:
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self.connections_accepted = 0
+        self.handshakes_failed = 0
 
     def start(self) -> None:
         if self._loop is None:
@@ -157,15 +176,51 @@ class BookieRpcServer:
             writer.close()
 
     async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        secured = False
         while True:
             payload = await read_frame(reader, wait=IDLE_SECONDS)
             request = parse_request(payload)  # ValueError: not v3, close
-            response = await self._respond(request)
-            with self._lock:
-                name = pb.StatusCode.Name(response.status)
-                self._counts[name] = self._counts.get(name, 0) + 1
+            upgrade = False
+            if self._tls is None or (secured and request.header.operation != v3.START_TLS):
+                response = await self._respond(request)
+            elif request.header.operation == v3.START_TLS and not secured:
+                response, upgrade = start_tls_answer(request), True
+            elif secured:  # START_TLS inside TLS
+                response = refusal(request, pb.EBADREQ)
+            else:  # plaintext on a TLS port
+                response = refusal(request, pb.EUA)
+            self._count(response.status)
+            if upgrade:
+                # no await between the answer and the upgrade: the client's hello must reach the
+                # TLS layer, not this stream's buffer (as upstream installs its handler first)
+                transport = writer.transport
+                assert isinstance(transport, asyncio.ReadTransport)
+                transport.pause_reading()
+                writer.write(frame(response))
+                await self._handshake(writer)
+                secured = True
+                continue
             writer.write(frame(response))
             await asyncio.wait_for(writer.drain(), WRITE_SECONDS)
+
+    async def _handshake(self, writer: asyncio.StreamWriter) -> None:
+        """Run the server side of the TLS handshake on this connection; on failure the
+        connection ends (``OSError``), the server goes on."""
+        assert self._tls is not None
+        try:
+            await writer.start_tls(self._tls.get(), ssl_handshake_timeout=HANDSHAKE_SECONDS)
+        except (OSError, TimeoutError, ConnectionError) as exc:
+            self.handshakes_failed += 1
+            peer = writer.get_extra_info("peername")
+            _log.warning(
+                "bookie-rpc port %d: TLS handshake with %s failed: %s", self.port, peer, exc
+            )
+            raise ConnectionError("TLS handshake failed") from None
+
+    def _count(self, status: int) -> None:
+        with self._lock:
+            name = pb.StatusCode.Name(status)
+            self._counts[name] = self._counts.get(name, 0) + 1
 
     async def _respond(self, request: v3.Request) -> v3.Response:
         """The answer to one request, measured on the loop's executor (never on the loop)."""

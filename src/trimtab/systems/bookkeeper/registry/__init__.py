@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from trimtab.systems.bookkeeper.registry.model import (
     EMPTY,
+    TLS_SUFFIX,
     Membership,
     MembershipListener,
     WireProtocol,
     split_address,
+    wants_tls,
 )
 from trimtab.systems.bookkeeper.registry.registrar import ZooKeeperRegistrar
 from trimtab.systems.bookkeeper.registry.service_info import (
@@ -36,6 +38,7 @@ from trimtab.systems.bookkeeper.registry.watcher import (
 __all__ = [
     "EMPTY",
     "REGISTRY_TABLE",
+    "TLS_SUFFIX",
     "Membership",
     "MembershipListener",
     "RegistryFile",
@@ -50,4 +53,5 @@ __all__ = [
     "read_registry",
     "registration_address",
     "split_address",
+    "wants_tls",
 ]

@@ -6,7 +6,11 @@ consumer may keep a snapshot as long as it likes.
 
 A node's address says which protocol to ask it in (:class:`WireProtocol`): a bare
 ``host:port`` is trimtab's gRPC service (what trimtab agents register), ``bookie-rpc://host:port``
-is BookKeeper's own v3 protocol at a bookie's port (what a bookie's registration gives).
+is BookKeeper's own v3 protocol at a bookie's port (what a bookie's registration gives). A
+``+tls`` on the scheme (``grpc+tls://``, ``bookie-rpc+tls://``) says the node wants TLS there: an
+agent started with a certificate registers so, and a bookie whose ``BookieServiceInfoFormat``
+endpoint lists the ``tls`` extension (as upstream's ``BookieService.publishInfo`` writes it when
+TLS is configured) is read so (:func:`wants_tls`).
 
 A node registered both writable and read-only counts as read-only. That happens for a moment
 while an agent switches mode (it registers the new mode before removing the old one, as
@@ -23,7 +27,18 @@ from types import MappingProxyType
 
 from trimtab.cluster import NodeId, NodeState
 
-__all__ = ["EMPTY", "Membership", "MembershipListener", "WireProtocol", "split_address"]
+__all__ = [
+    "EMPTY",
+    "TLS_SUFFIX",
+    "Membership",
+    "MembershipListener",
+    "WireProtocol",
+    "split_address",
+    "wants_tls",
+]
+
+#: appended to an address scheme when the node wants TLS on that port
+TLS_SUFFIX = "+tls"
 
 
 class WireProtocol(StrEnum):
@@ -32,8 +47,11 @@ class WireProtocol(StrEnum):
     GRPC = "grpc"  # trimtab's GetBookieInfo gRPC service (trimtab agents)
     BOOKIE_RPC = "bookie-rpc"  # BookKeeper's v3 protocol at the bookie port (upstream's name)
 
-    def address(self, host_port: str) -> str:
-        """``host_port`` as an address of this protocol (gRPC stays bare, as registered)."""
+    def address(self, host_port: str, *, tls: bool = False) -> str:
+        """``host_port`` as an address of this protocol (gRPC stays bare, as registered, unless
+        the node wants TLS: ``grpc+tls://host:port``)."""
+        if tls:
+            return f"{self.value}{TLS_SUFFIX}://{host_port}"
         return host_port if self is WireProtocol.GRPC else f"{self.value}://{host_port}"
 
 
@@ -47,10 +65,20 @@ def split_address(address: str) -> tuple[WireProtocol, str]:
     if not sep:
         return WireProtocol.GRPC, address
     try:
-        return WireProtocol(scheme), rest
+        return WireProtocol(scheme.removesuffix(TLS_SUFFIX)), rest
     except ValueError:
-        allowed = ", ".join(f"{p.value}://" for p in WireProtocol)
+        allowed = ", ".join(f"{p.value}[{TLS_SUFFIX}]://" for p in WireProtocol)
         raise ValueError(f"bad node address {address!r}: the scheme is one of {allowed}") from None
+
+
+def wants_tls(address: str) -> bool:
+    """Whether ``address`` says the node wants TLS (its scheme ends in ``+tls``).
+
+    >>> wants_tls("bookie-rpc+tls://10.0.0.1:3181"), wants_tls("10.0.0.1:3182")
+    (True, False)
+    """
+    scheme, sep, _ = address.partition("://")
+    return bool(sep) and scheme.endswith(TLS_SUFFIX)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -7,7 +7,8 @@ A node's znode under ``available`` (or ``available/readonly``) holds one of thre
   ``DataFormats.proto``, written by ``ZKRegistrationManager.serializeBookieServiceInfo``): a
   list of endpoints, the one whose protocol is ``bookie-rpc`` is the bookie port, which answers
   GET_BOOKIE_INFO in the v3 protocol (upstream's ``DefaultBookieAddressResolver`` picks the
-  same endpoint);
+  same endpoint); when that endpoint lists the ``tls`` extension the address reads
+  ``bookie-rpc+tls://`` and the reader starts TLS there;
 * nothing, from an older bookie: then, as upstream's ``buildLegacyBookieServiceInfo``, the
   bookie id itself is the ``host:port`` of the bookie port.
 
@@ -29,6 +30,7 @@ from trimtab.systems.zookeeper import decode_node_data
 
 __all__ = [
     "BOOKIE_RPC",
+    "TLS_EXTENSION",
     "bookie_rpc_endpoint",
     "encode_bookie_service_info",
     "registration_address",
@@ -36,6 +38,8 @@ __all__ = [
 
 #: upstream's protocol name of the endpoint that serves BookKeeper's own protocol
 BOOKIE_RPC = WireProtocol.BOOKIE_RPC.value
+#: the endpoint extension a bookie with TLS configured lists (upstream ``BookieService``)
+TLS_EXTENSION = "tls"
 
 
 def encode_bookie_service_info(
@@ -62,6 +66,13 @@ def encode_bookie_service_info(
 
 def bookie_rpc_endpoint(data: bytes) -> str | None:
     """``host:port`` of the ``bookie-rpc`` endpoint in serialized BookieServiceInfoFormat."""
+    found = _bookie_rpc(data)
+    return found[0] if found else None
+
+
+def _bookie_rpc(data: bytes) -> tuple[str, bool] | None:
+    """``host:port`` of the ``bookie-rpc`` endpoint and whether it lists the ``tls`` extension
+    (upstream's ``BookieService.publishInfo`` adds it when the bookie has a TLS provider)."""
     try:
         info = bsi.BookieServiceInfoFormat.FromString(data)
     except DecodeError:
@@ -71,7 +82,7 @@ def bookie_rpc_endpoint(data: bytes) -> str | None:
             host = endpoint.host
             if ":" in host and not host.startswith("["):
                 host = f"[{host}]"
-            return f"{host}:{endpoint.port}"
+            return f"{host}:{endpoint.port}", TLS_EXTENSION in endpoint.extensions
     return None
 
 
@@ -81,5 +92,5 @@ def registration_address(node: NodeId, data: bytes | None) -> str | None:
         return WireProtocol.BOOKIE_RPC.address(node) if node.port is not None else None
     if data.lstrip().startswith(b"{"):
         return decode_node_data(data)
-    endpoint = bookie_rpc_endpoint(data)
-    return WireProtocol.BOOKIE_RPC.address(endpoint) if endpoint else None
+    found = _bookie_rpc(data)
+    return WireProtocol.BOOKIE_RPC.address(found[0], tls=found[1]) if found else None

@@ -25,25 +25,29 @@ _sym_db = _symbol_database.Default()
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as trimtab_dot_systems_dot_bookkeeper_dot_bookieinfo_dot_proto_dot_bookieinfo__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n?trimtab/systems/bookkeeper/bookieinfo/proto/bookkeeper_v3.proto\x12\x15trimtab.bookieinfo.v3\x1a<trimtab/systems/bookkeeper/bookieinfo/proto/bookieinfo.proto\"\xa6\x01\n\x0e\x42KPacketHeader\x12\x37\n\x07version\x18\x01 \x02(\x0e\x32&.trimtab.bookieinfo.v3.ProtocolVersion\x12\x37\n\toperation\x18\x02 \x02(\x0e\x32$.trimtab.bookieinfo.v3.OperationType\x12\r\n\x05txnId\x18\x03 \x02(\x04\x12\x13\n\x08priority\x18\x04 \x01(\r:\x01\x30\"6\n\x0b\x41uthMessage\x12\x16\n\x0e\x61uthPluginName\x18\x01 \x02(\t\x12\x0f\n\x07payload\x18\x02 \x02(\x0c\"\xc4\x01\n\x07Request\x12\x35\n\x06header\x18\x01 \x02(\x0b\x32%.trimtab.bookieinfo.v3.BKPacketHeader\x12\x37\n\x0b\x61uthRequest\x18\x66 \x01(\x0b\x32\".trimtab.bookieinfo.v3.AuthMessage\x12I\n\x14getBookieInfoRequest\x18i \x01(\x0b\x32+.trimtab.bookieinfo.v1.GetBookieInfoRequest\"\xfb\x01\n\x08Response\x12\x35\n\x06header\x18\x01 \x02(\x0b\x32%.trimtab.bookieinfo.v3.BKPacketHeader\x12\x31\n\x06status\x18\x02 \x02(\x0e\x32!.trimtab.bookieinfo.v1.StatusCode\x12\x38\n\x0c\x61uthResponse\x18\x66 \x01(\x0b\x32\".trimtab.bookieinfo.v3.AuthMessage\x12K\n\x15getBookieInfoResponse\x18i \x01(\x0b\x32,.trimtab.bookieinfo.v1.GetBookieInfoResponse*F\n\x0fProtocolVersion\x12\x0f\n\x0bVERSION_ONE\x10\x01\x12\x0f\n\x0bVERSION_TWO\x10\x02\x12\x11\n\rVERSION_THREE\x10\x03*\xef\x01\n\rOperationType\x12\x0e\n\nREAD_ENTRY\x10\x01\x12\r\n\tADD_ENTRY\x10\x02\x12\x14\n\x10RANGE_READ_ENTRY\x10\x03\x12\x13\n\x0fRANGE_ADD_ENTRY\x10\x04\x12\x08\n\x04\x41UTH\x10\x05\x12\r\n\tWRITE_LAC\x10\x06\x12\x0c\n\x08READ_LAC\x10\x07\x12\x13\n\x0fGET_BOOKIE_INFO\x10\x08\x12\r\n\tSTART_TLS\x10\t\x12\x10\n\x0c\x46ORCE_LEDGER\x10\n\x12!\n\x1dGET_LIST_OF_ENTRIES_OF_LEDGER\x10\x0b\x12\x14\n\x10\x42\x41TCH_READ_ENTRY\x10\x0c')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n?trimtab/systems/bookkeeper/bookieinfo/proto/bookkeeper_v3.proto\x12\x15trimtab.bookieinfo.v3\x1a<trimtab/systems/bookkeeper/bookieinfo/proto/bookieinfo.proto\"\xa6\x01\n\x0e\x42KPacketHeader\x12\x37\n\x07version\x18\x01 \x02(\x0e\x32&.trimtab.bookieinfo.v3.ProtocolVersion\x12\x37\n\toperation\x18\x02 \x02(\x0e\x32$.trimtab.bookieinfo.v3.OperationType\x12\r\n\x05txnId\x18\x03 \x02(\x04\x12\x13\n\x08priority\x18\x04 \x01(\r:\x01\x30\"6\n\x0b\x41uthMessage\x12\x16\n\x0e\x61uthPluginName\x18\x01 \x02(\t\x12\x0f\n\x07payload\x18\x02 \x02(\x0c\"\x11\n\x0fStartTLSRequest\"\x12\n\x10StartTLSResponse\"\x85\x02\n\x07Request\x12\x35\n\x06header\x18\x01 \x02(\x0b\x32%.trimtab.bookieinfo.v3.BKPacketHeader\x12\x37\n\x0b\x61uthRequest\x18\x66 \x01(\x0b\x32\".trimtab.bookieinfo.v3.AuthMessage\x12I\n\x14getBookieInfoRequest\x18i \x01(\x0b\x32+.trimtab.bookieinfo.v1.GetBookieInfoRequest\x12?\n\x0fstartTLSRequest\x18j \x01(\x0b\x32&.trimtab.bookieinfo.v3.StartTLSRequest\"\xbe\x02\n\x08Response\x12\x35\n\x06header\x18\x01 \x02(\x0b\x32%.trimtab.bookieinfo.v3.BKPacketHeader\x12\x31\n\x06status\x18\x02 \x02(\x0e\x32!.trimtab.bookieinfo.v1.StatusCode\x12\x38\n\x0c\x61uthResponse\x18\x66 \x01(\x0b\x32\".trimtab.bookieinfo.v3.AuthMessage\x12K\n\x15getBookieInfoResponse\x18i \x01(\x0b\x32,.trimtab.bookieinfo.v1.GetBookieInfoResponse\x12\x41\n\x10startTLSResponse\x18j \x01(\x0b\x32\'.trimtab.bookieinfo.v3.StartTLSResponse*F\n\x0fProtocolVersion\x12\x0f\n\x0bVERSION_ONE\x10\x01\x12\x0f\n\x0bVERSION_TWO\x10\x02\x12\x11\n\rVERSION_THREE\x10\x03*\xef\x01\n\rOperationType\x12\x0e\n\nREAD_ENTRY\x10\x01\x12\r\n\tADD_ENTRY\x10\x02\x12\x14\n\x10RANGE_READ_ENTRY\x10\x03\x12\x13\n\x0fRANGE_ADD_ENTRY\x10\x04\x12\x08\n\x04\x41UTH\x10\x05\x12\r\n\tWRITE_LAC\x10\x06\x12\x0c\n\x08READ_LAC\x10\x07\x12\x13\n\x0fGET_BOOKIE_INFO\x10\x08\x12\r\n\tSTART_TLS\x10\t\x12\x10\n\x0c\x46ORCE_LEDGER\x10\n\x12!\n\x1dGET_LIST_OF_ENTRIES_OF_LEDGER\x10\x0b\x12\x14\n\x10\x42\x41TCH_READ_ENTRY\x10\x0c')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trimtab.systems.bookkeeper.bookieinfo.proto.bookkeeper_v3_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PROTOCOLVERSION']._serialized_start=830
-  _globals['_PROTOCOLVERSION']._serialized_end=900
-  _globals['_OPERATIONTYPE']._serialized_start=903
-  _globals['_OPERATIONTYPE']._serialized_end=1142
+  _globals['_PROTOCOLVERSION']._serialized_start=1001
+  _globals['_PROTOCOLVERSION']._serialized_end=1071
+  _globals['_OPERATIONTYPE']._serialized_start=1074
+  _globals['_OPERATIONTYPE']._serialized_end=1313
   _globals['_BKPACKETHEADER']._serialized_start=153
   _globals['_BKPACKETHEADER']._serialized_end=319
   _globals['_AUTHMESSAGE']._serialized_start=321
   _globals['_AUTHMESSAGE']._serialized_end=375
-  _globals['_REQUEST']._serialized_start=378
-  _globals['_REQUEST']._serialized_end=574
-  _globals['_RESPONSE']._serialized_start=577
-  _globals['_RESPONSE']._serialized_end=828
+  _globals['_STARTTLSREQUEST']._serialized_start=377
+  _globals['_STARTTLSREQUEST']._serialized_end=394
+  _globals['_STARTTLSRESPONSE']._serialized_start=396
+  _globals['_STARTTLSRESPONSE']._serialized_end=414
+  _globals['_REQUEST']._serialized_start=417
+  _globals['_REQUEST']._serialized_end=678
+  _globals['_RESPONSE']._serialized_start=681
+  _globals['_RESPONSE']._serialized_end=999
 # @@protoc_insertion_point(module_scope)
 
-__all__ = ["DESCRIPTOR", "AuthMessage", "BKPacketHeader", "OperationType", "ProtocolVersion", "Request", "Response"]
+__all__ = ["DESCRIPTOR", "AuthMessage", "BKPacketHeader", "OperationType", "ProtocolVersion", "Request", "Response", "StartTLSRequest", "StartTLSResponse"]

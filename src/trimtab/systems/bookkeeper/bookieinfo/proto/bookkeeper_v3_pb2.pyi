@@ -63,24 +63,36 @@ class AuthMessage(_message.Message):
     payload: bytes
     def __init__(self, authPluginName: _Optional[str] = ..., payload: _Optional[bytes] = ...) -> None: ...
 
+class StartTLSRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StartTLSResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class Request(_message.Message):
-    __slots__ = ("header", "authRequest", "getBookieInfoRequest")
+    __slots__ = ("header", "authRequest", "getBookieInfoRequest", "startTLSRequest")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     AUTHREQUEST_FIELD_NUMBER: _ClassVar[int]
     GETBOOKIEINFOREQUEST_FIELD_NUMBER: _ClassVar[int]
+    STARTTLSREQUEST_FIELD_NUMBER: _ClassVar[int]
     header: BKPacketHeader
     authRequest: AuthMessage
     getBookieInfoRequest: _bookieinfo_pb2.GetBookieInfoRequest
-    def __init__(self, header: _Optional[_Union[BKPacketHeader, _Mapping]] = ..., authRequest: _Optional[_Union[AuthMessage, _Mapping]] = ..., getBookieInfoRequest: _Optional[_Union[_bookieinfo_pb2.GetBookieInfoRequest, _Mapping]] = ...) -> None: ...
+    startTLSRequest: StartTLSRequest
+    def __init__(self, header: _Optional[_Union[BKPacketHeader, _Mapping]] = ..., authRequest: _Optional[_Union[AuthMessage, _Mapping]] = ..., getBookieInfoRequest: _Optional[_Union[_bookieinfo_pb2.GetBookieInfoRequest, _Mapping]] = ..., startTLSRequest: _Optional[_Union[StartTLSRequest, _Mapping]] = ...) -> None: ...
 
 class Response(_message.Message):
-    __slots__ = ("header", "status", "authResponse", "getBookieInfoResponse")
+    __slots__ = ("header", "status", "authResponse", "getBookieInfoResponse", "startTLSResponse")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     AUTHRESPONSE_FIELD_NUMBER: _ClassVar[int]
     GETBOOKIEINFORESPONSE_FIELD_NUMBER: _ClassVar[int]
+    STARTTLSRESPONSE_FIELD_NUMBER: _ClassVar[int]
     header: BKPacketHeader
     status: _bookieinfo_pb2.StatusCode
     authResponse: AuthMessage
     getBookieInfoResponse: _bookieinfo_pb2.GetBookieInfoResponse
-    def __init__(self, header: _Optional[_Union[BKPacketHeader, _Mapping]] = ..., status: _Optional[_Union[_bookieinfo_pb2.StatusCode, str]] = ..., authResponse: _Optional[_Union[AuthMessage, _Mapping]] = ..., getBookieInfoResponse: _Optional[_Union[_bookieinfo_pb2.GetBookieInfoResponse, _Mapping]] = ...) -> None: ...
+    startTLSResponse: StartTLSResponse
+    def __init__(self, header: _Optional[_Union[BKPacketHeader, _Mapping]] = ..., status: _Optional[_Union[_bookieinfo_pb2.StatusCode, str]] = ..., authResponse: _Optional[_Union[AuthMessage, _Mapping]] = ..., getBookieInfoResponse: _Optional[_Union[_bookieinfo_pb2.GetBookieInfoResponse, _Mapping]] = ..., startTLSResponse: _Optional[_Union[StartTLSResponse, _Mapping]] = ...) -> None: ...
