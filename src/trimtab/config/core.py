@@ -2,7 +2,8 @@
 
 :class:`Config` holds one immutable section per system: ``topology``, ``placement`` and
 ``bookie_info`` (BookKeeper, :mod:`trimtab.config.bookkeeper`), ``shedding`` (Pulsar,
-:mod:`trimtab.config.pulsar`) and ``allocation`` (Redpanda, :mod:`trimtab.config.redpanda`).
+:mod:`trimtab.config.pulsar`), ``allocation`` (Redpanda, :mod:`trimtab.config.redpanda`) and
+``zookeeper`` (authentication, TLS and ACLs, :mod:`trimtab.config.zookeeper`).
 
 Every setting answers to its trimtab name (``placement.min_num_racks_per_write_quorum``, or the
 bare field name when it is unique) and to the key users of the upstream system already write
@@ -37,6 +38,7 @@ from trimtab.config.pulsar import PULSAR_PLACEMENT_SWITCHES, SheddingConfig
 from trimtab.config.redpanda import AllocationConfig
 from trimtab.config.settings import Setting, nearest, settings_of
 from trimtab.config.upstream import defined_in, spellings, upstream_names
+from trimtab.config.zookeeper import ZooKeeperConfig  # issue 41 part 2 (zksec)
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
 __all__ = ["Config", "IgnoredKey", "LoadedConfig", "apply_keys", "lookup"]
@@ -48,6 +50,8 @@ _SECTIONS: dict[str, type] = {
     "bookie_info": BookieInfoConfig,
     "shedding": SheddingConfig,
     "allocation": AllocationConfig,
+    # issue 41 part 2 (zksec): ZooKeeper authentication, TLS and ACLs
+    "zookeeper": ZooKeeperConfig,
 }
 
 
@@ -65,6 +69,8 @@ class Config:
     bookie_info: BookieInfoConfig = field(default_factory=BookieInfoConfig)
     shedding: SheddingConfig = field(default_factory=SheddingConfig)
     allocation: AllocationConfig = field(default_factory=AllocationConfig)
+    # issue 41 part 2 (zksec): ZooKeeper authentication, TLS and ACLs
+    zookeeper: ZooKeeperConfig = field(default_factory=ZooKeeperConfig)
 
     # -- loading ---------------------------------------------------------------------------
 

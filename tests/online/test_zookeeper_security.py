@@ -1,0 +1,324 @@
+"""ZooKeeper secured as a production cluster is (issue 41): SASL DIGEST-MD5 from a JAAS file,
+digest, TLS to the secure port, and BookKeeper's ACL on every znode trimtab creates.
+
+Against a real ZooKeeper (Debian's package) started with SASL and a TLS port: a session
+without the registration's credentials can neither delete nor overwrite it, the agent keeps
+it, and a wrong password or a wrong CA is one ``error:`` line naming the ZooKeeper and what to
+fix.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import trustme
+from cryptography.hazmat.primitives import serialization
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+from kazoo.security import Permissions
+
+from tests.online.conftest import AgentProcess, ZooKeeperServer, trimtab_command
+from trimtab.cluster import NodeId
+from trimtab.config import Config
+from trimtab.errors import ConfigError, ZooKeeperAccessError
+from trimtab.systems.bookkeeper.registry import ZooKeeperRegistrar, read_membership
+from trimtab.systems.zookeeper import ZkTarget, zk_security
+
+pytestmark = pytest.mark.online
+
+PASSWORD = "bookie-pw-7f3a"  # searched for in every output
+OTHER_PASSWORD = "other-pw-91c2"
+_roots = itertools.count()
+
+
+@dataclass(frozen=True)
+class _Tls:
+    ca: Path
+    other_ca: Path
+    server_store: Path  # PKCS#8 key + chain, ZooKeeper's PEM key store
+
+
+def _make_tls(directory: Path) -> _Tls:
+    ca, other = trustme.CA(), trustme.CA()
+    ca.cert_pem.write_to_path(str(directory / "ca.pem"))
+    other.cert_pem.write_to_path(str(directory / "other-ca.pem"))
+    leaf = ca.issue_cert("localhost", "127.0.0.1")
+    key = serialization.load_pem_private_key(leaf.private_key_pem.bytes(), None)
+    pkcs8 = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    store = directory / "server-store.pem"
+    store.write_bytes(pkcs8 + b"".join(p.bytes() for p in leaf.cert_chain_pems))
+    store.chmod(0o600)
+    return _Tls(directory / "ca.pem", directory / "other-ca.pem", store)
+
+
+@pytest.fixture(scope="module")
+def zk_tls(tmp_path_factory: pytest.TempPathFactory) -> _Tls:
+    return _make_tls(tmp_path_factory.mktemp("zk-tls"))
+
+
+@pytest.fixture(scope="module")
+def secure_zk(tmp_path_factory: pytest.TempPathFactory, zk_tls: _Tls) -> Iterator[ZooKeeperServer]:
+    server = ZooKeeperServer(
+        tmp_path_factory.mktemp("secure-zookeeper"),
+        sasl_users={"bookie": PASSWORD, "other": OTHER_PASSWORD},
+        tls_key_store=zk_tls.server_store,
+        tls_trust_store=zk_tls.ca,
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def _jaas(path: Path, user: str, password: str) -> Path:
+    path.write_text(
+        "Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        f'  username="{user}"\n  password="{password}";\n}};\n'
+    )
+    path.chmod(0o600)
+    return path
+
+
+def _config(path: Path, **keys: object) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in keys.items()))
+    return path
+
+
+def _anonymous(hosts: str) -> KazooClient:
+    client = KazooClient(hosts=hosts, timeout=4)
+    client.start(timeout=10)
+    return client
+
+
+def _root() -> str:
+    return f"/s{os.getpid()}-{next(_roots)}/ledgers"
+
+
+def test_registration_is_readable_by_all_and_writable_only_by_its_creator(
+    secure_zk: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """With zkEnableSecurity, the registration and its registry paths carry BookKeeper's ACL;
+    a session without the credentials can neither delete nor overwrite it, nor add a node."""
+    cfg = Config.of(
+        zkEnableSecurity=True,
+        **{"java.security.auth.login.config": str(_jaas(tmp_path / "j", "bookie", PASSWORD))},
+    )
+    target = ZkTarget(secure_zk.hosts, _root(), zk_security(cfg))
+    node = NodeId("127.0.0.1:3181")
+    registrar = ZooKeeperRegistrar(target, node, "127.0.0.1:9", session_timeout=4.0)
+    registrar.start()
+    anonymous = _anonymous(secure_zk.hosts)
+    path = target.node_path(node, readonly=False)
+    try:
+        for znode in (path, target.available, target.readonly):
+            acls, _ = anonymous.get_acls(znode)
+            assert {(a.id.scheme, a.id.id, a.perms) for a in acls} == {
+                ("sasl", "bookie", Permissions.ALL),
+                ("world", "anyone", Permissions.READ),
+            }, znode
+        data, _ = anonymous.get(path)  # readable by all
+        with pytest.raises(NoAuthError):
+            anonymous.delete(path)
+        with pytest.raises(NoAuthError):
+            anonymous.set(path, b"intruder")
+        with pytest.raises(NoAuthError):
+            anonymous.create(f"{target.available}/10.0.0.1:3181", b"", ephemeral=True)
+        assert registrar.registered
+        assert anonymous.get(path)[0] == data
+        assert read_membership(target).writable == {node}
+    finally:
+        anonymous.stop()
+        anonymous.close()
+        registrar.stop()
+
+
+def test_another_sasl_user_cannot_delete_a_registration(
+    secure_zk: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """An authenticated session of another identity is refused too: writable by the creator."""
+    owner = zk_security(
+        Config.of(
+            zkEnableSecurity=True,
+            **{"java.security.auth.login.config": str(_jaas(tmp_path / "a", "bookie", PASSWORD))},
+        )
+    )
+    intruder = zk_security(
+        Config.of(
+            **{
+                "java.security.auth.login.config": str(
+                    _jaas(tmp_path / "b", "other", OTHER_PASSWORD)
+                )
+            }
+        )
+    )
+    target = ZkTarget(secure_zk.hosts, _root(), owner)
+    node = NodeId("127.0.0.1:3182")
+    registrar = ZooKeeperRegistrar(target, node, "127.0.0.1:9", session_timeout=4.0)
+    registrar.start()
+    from trimtab.systems.zookeeper import make_client, start_session
+
+    other = make_client(secure_zk.hosts, session_timeout=4.0, security=intruder)
+    start_session(other, hosts=secure_zk.hosts, timeout=10, security=intruder)
+    try:
+        with pytest.raises(NoAuthError):
+            other.delete(target.node_path(node, readonly=False))
+        assert registrar.registered
+    finally:
+        other.stop()
+        other.close()
+        registrar.stop()
+
+
+def test_digest_credentials_make_the_creator_a_digest_identity(
+    secure_zk: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """digest_file (user:password, as addauth digest takes it) gives a digest creator ACL."""
+    secret = tmp_path / "digest"
+    secret.write_text("alice:alice-pw-55\n")
+    secret.chmod(0o600)
+    cfg = Config.of(zkEnableSecurity=True, digest_file=str(secret))
+    target = ZkTarget(secure_zk.hosts, _root(), zk_security(cfg))
+    node = NodeId("127.0.0.1:3183")
+    registrar = ZooKeeperRegistrar(target, node, "127.0.0.1:9", session_timeout=4.0)
+    registrar.start()
+    anonymous = _anonymous(secure_zk.hosts)
+    try:
+        acls, _ = anonymous.get_acls(target.node_path(node, readonly=False))
+        assert {a.id.scheme for a in acls} == {"digest", "world"}
+        with pytest.raises(NoAuthError):
+            anonymous.delete(target.node_path(node, readonly=False))
+    finally:
+        anonymous.stop()
+        anonymous.close()
+        registrar.stop()
+
+
+def test_agent_process_keeps_its_registration_against_an_intruder(
+    secure_zk: ZooKeeperServer, tmp_path: Path, agents: list[AgentProcess]
+) -> None:
+    """The real agent, secured by its config file alone: an anonymous session's delete is
+    refused and the agent stays registered and answering."""
+    target = ZkTarget(secure_zk.hosts, _root())
+    agent = AgentProcess(tmp_path, "127.0.0.1:3184", target)
+    jaas = _jaas(tmp_path / "jaas.conf", "bookie", PASSWORD)
+    agent.config.write_text(
+        agent.config.read_text()
+        + f"zkEnableSecurity=true\njava.security.auth.login.config={jaas}\n"
+    )
+    agents.append(agent.start())
+    anonymous = _anonymous(secure_zk.hosts)
+    path = target.node_path(agent.node, readonly=False)
+    try:
+        assert anonymous.exists(path) is not None
+        with pytest.raises(NoAuthError):
+            anonymous.delete(path)
+        with pytest.raises(NoAuthError):
+            anonymous.set(path, b"")
+        assert anonymous.exists(path) is not None
+        assert read_membership(target).writable == {agent.node}
+    finally:
+        anonymous.stop()
+        anonymous.close()
+    assert agent.stop() == 0
+    log = (tmp_path / "agent-127.0.0.1_3184.log").read_text()
+    assert PASSWORD not in log
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*trimtab_command(), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_wrong_password_is_one_error_line(secure_zk: ZooKeeperServer, tmp_path: Path) -> None:
+    """A refused SASL login names the ZooKeeper, the user and what to fix; no traceback, and
+    neither password is shown."""
+    jaas = _jaas(tmp_path / "jaas.conf", "bookie", "not-the-password")
+    conf = _config(tmp_path / "c.properties", **{"java.security.auth.login.config": jaas})
+    run = _run("bookieinfo", "--zk", secure_zk.hosts, "-c", str(conf))
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("error: ZooKeeper 127.0.0.1:")
+    assert "authentication failed" in lines[0] and "'bookie'" in lines[0]
+    assert "not-the-password" not in run.stderr + run.stdout
+
+
+def test_security_on_without_credentials_is_a_config_error(tmp_path: Path) -> None:
+    """zkEnableSecurity with no JAAS file or digest credentials is refused before dialling."""
+    conf = _config(tmp_path / "c.properties", zkEnableSecurity="true")
+    run = _run("bookieinfo", "--zk", "127.0.0.1:1", "-c", str(conf))
+    assert run.returncode == 2
+    assert run.stderr.startswith("error: zkEnableSecurity is on but trimtab has no ZooKeeper")
+    with pytest.raises(ConfigError):
+        zk_security(Config.of(zkEnableSecurity=True), env={})
+
+
+def test_tls_to_the_secure_port_with_sasl(
+    secure_zk: ZooKeeperServer, zk_tls: _Tls, tmp_path: Path
+) -> None:
+    """zookeeper.client.secure with a PEM trust store reaches the TLS port and logs in."""
+    cfg = Config.of(
+        zkEnableSecurity=True,
+        **{
+            "zookeeper.client.secure": True,
+            "zookeeper.ssl.trustStore.location": str(zk_tls.ca),
+            "zookeeper.ssl.trustStore.type": "PEM",
+            "zookeeper.clientCnxnSocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
+            "java.security.auth.login.config": str(_jaas(tmp_path / "j", "bookie", PASSWORD)),
+        },
+    )
+    target = ZkTarget(secure_zk.secure_hosts, _root(), zk_security(cfg))
+    node = NodeId("127.0.0.1:3185")
+    registrar = ZooKeeperRegistrar(target, node, "127.0.0.1:9", session_timeout=4.0)
+    registrar.start()
+    try:
+        assert registrar.registered
+        assert read_membership(target).writable == {node}
+    finally:
+        registrar.stop()
+
+
+def test_tls_with_the_wrong_ca_is_one_error_line(
+    secure_zk: ZooKeeperServer, zk_tls: _Tls, tmp_path: Path
+) -> None:
+    """A server certificate the trust store does not vouch for names the port and the fix."""
+    conf = _config(
+        tmp_path / "c.properties",
+        **{
+            "zookeeper.client.secure": "true",
+            "zookeeper.ssl.trustStore.location": zk_tls.other_ca,
+        },
+    )
+    run = _run("bookieinfo", "--zk", secure_zk.secure_hosts, "-c", str(conf), "--timeout", "3")
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith(f"error: TLS to ZooKeeper {secure_zk.secure_hosts} failed")
+    assert "trustStore" in lines[0]
+
+
+def test_wrong_password_in_process_is_an_access_error(
+    secure_zk: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """The registrar refuses to start with a wrong password: ZooKeeperAccessError, no thread."""
+    cfg = Config.of(
+        **{"java.security.auth.login.config": str(_jaas(tmp_path / "j", "bookie", "nope-nope"))}
+    )
+    target = ZkTarget(secure_zk.hosts, _root(), zk_security(cfg))
+    registrar = ZooKeeperRegistrar(target, NodeId("127.0.0.1:3186"), "127.0.0.1:9")
+    with pytest.raises(ZooKeeperAccessError, match="authentication failed"):
+        registrar.start(timeout=10)
