@@ -36,12 +36,13 @@ from trimtab.config.bookkeeper import (
 )
 from trimtab.config.pulsar import PULSAR_PLACEMENT_SWITCHES, SheddingConfig
 from trimtab.config.redpanda import AllocationConfig
+from trimtab.config.secrets import REDACTED, is_secret_name, remember_secret
 from trimtab.config.settings import Setting, nearest, settings_of
 from trimtab.config.upstream import defined_in, spellings, upstream_names
 from trimtab.config.zookeeper import ZooKeeperConfig  # issue 41 part 2 (zksec)
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
-__all__ = ["Config", "IgnoredKey", "LoadedConfig", "apply_keys", "lookup"]
+__all__ = ["Config", "IgnoredKey", "LoadedConfig", "apply_keys", "is_secret_setting", "lookup"]
 
 
 _SECTIONS: dict[str, type] = {
@@ -99,7 +100,17 @@ class Config:
             yield spec, getattr(getattr(self, spec.section), spec.name)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
-        return dataclasses.asdict(self)
+        """Every section as plain values; a secret's value (a password) shows as ``***``."""
+        doc = dataclasses.asdict(self)
+        for spec in self.settings():
+            if doc[spec.section][spec.name] is not None and is_secret_setting(spec):
+                doc[spec.section][spec.name] = REDACTED
+        return doc
+
+
+def is_secret_setting(spec: Setting) -> bool:
+    """Whether a setting holds a secret, by its names (:mod:`trimtab.config.secrets`)."""
+    return any(is_secret_name(name) for name in (spec.key, *spec.aliases))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +169,8 @@ def apply_keys(
     switches: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = raw_key.strip()
+        if isinstance(value, str) and value and is_secret_name(key):
+            remember_secret(value)  # kept out of every output by value too (crash reports)
         switch = next((k for k in spellings(key) if k in PULSAR_PLACEMENT_SWITCHES), None)
         if switch is not None:
             if not (blank_unset and isinstance(value, str) and not value.strip()):

@@ -118,6 +118,7 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 
 
 _KNOWN: set[str] = set()
+_WARNED: set[str] = set()  # secret files already warned about
 _LOCK = threading.Lock()
 #: Shorter values are not scrubbed by value (they would mangle ordinary text); names still are.
 _MIN_SCRUBBED = 4
@@ -143,7 +144,8 @@ def scrub(text: str) -> str:
 def read_secret_file(path: str | Path, what: str) -> tuple[str, list[str]]:
     """The secret in ``path`` (its text without the final line break) and the warnings about
     it: one if the file can be read or written by its group or others (mode & 0o077), as ssh
-    warns of an unprotected private key. ``what`` names the secret in messages."""
+    warns of an unprotected private key, once per file and process however often it is read.
+    ``what`` names the secret in messages."""
     path = Path(path)
     try:
         mode = path.stat().st_mode
@@ -158,7 +160,10 @@ def read_secret_file(path: str | Path, what: str) -> tuple[str, list[str]]:
         raise ConfigError(f"the {what} file {path} is empty")
     remember_secret(secret)
     warnings = []
-    if stat.S_IMODE(mode) & 0o077 and os.name == "posix":
+    with _LOCK:
+        first = str(path.resolve()) not in _WARNED
+        _WARNED.add(str(path.resolve()))
+    if first and stat.S_IMODE(mode) & 0o077 and os.name == "posix":
         warnings.append(
             f"the {what} file {path} is accessible by others (mode "
             f"{stat.S_IMODE(mode):04o}): run chmod 600 {path}"
