@@ -322,3 +322,89 @@ def test_wrong_password_in_process_is_an_access_error(
     registrar = ZooKeeperRegistrar(target, NodeId("127.0.0.1:3186"), "127.0.0.1:9")
     with pytest.raises(ZooKeeperAccessError, match="authentication failed"):
         registrar.start(timeout=10)
+
+
+SAMPLE = Path(__file__).parents[2] / "src" / "trimtab" / "data" / "sample_inventory.csv"
+
+
+def _commands(hosts: str, tmp: Path) -> dict[str, list[str]]:
+    (tmp / "ledgers").mkdir(exist_ok=True)
+    inv = ["-i", str(SAMPLE), "--cluster", "bk-prod"]
+    return {
+        "agent": [
+            "agent",
+            "--id",
+            "127.0.0.1:3190",
+            "--ledger-dirs",
+            str(tmp / "ledgers"),
+            "--listen",
+            "127.0.0.1:0",
+            "--zk",
+            hosts,
+        ],
+        "bookieinfo": ["bookieinfo", "--zk", hosts],
+        "watch": ["watch", "--zk", hosts, "--metrics-port", "0"],
+        "shed --zk": ["shed", "--zk", hosts],
+        "topology --pulsar-racks": ["topology", *inv, "--pulsar-racks", hosts],
+    }
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "agent",
+        "bookieinfo",
+        "watch",
+        "shed --zk",
+        "topology --pulsar-racks",
+    ],
+)
+def test_every_command_that_dials_zookeeper_logs_in_from_the_config(
+    secure_zk: ZooKeeperServer, tmp_path: Path, command: str
+) -> None:
+    """Each command takes ZooKeeper security from its config file alone: a wrong password is
+    the same one error line for all (so all of them tried to log in), and never a traceback."""
+    jaas = _jaas(tmp_path / "jaas.conf", "bookie", "wrong-password-4d")
+    conf = _config(
+        tmp_path / "c.properties",
+        **{
+            "java.security.auth.login.config": jaas,
+            "zkServers": secure_zk.hosts,
+            "reppDnsResolverClass": "pulsar",  # watch's policy reads /bookies too
+            "enforceMinNumRacksPerWriteQuorum": "true",
+        },
+    )
+    run = _run(*_commands(secure_zk.hosts, tmp_path)[command], "-c", str(conf))
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith(f"error: ZooKeeper {secure_zk.hosts} refused the login"), lines[0]
+    assert "authentication failed" in lines[0]
+    assert "wrong-password-4d" not in run.stdout + run.stderr
+
+
+def test_plaintext_client_on_the_tls_port_is_one_error_line(
+    secure_zk: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """A session without TLS to the secure port: the server closes it; the line says to turn
+    zookeeper.client.secure on (not "cannot reach")."""
+    run = _run("bookieinfo", "--zk", secure_zk.secure_hosts)
+    assert run.returncode == 2, run.stderr
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: ZooKeeper {secure_zk.secure_hosts} accepted the connection")
+    assert "zookeeper.client.secure=true" in line
+
+
+def test_tls_client_on_the_plaintext_port_is_one_error_line(
+    secure_zk: ZooKeeperServer, zk_tls: _Tls, tmp_path: Path
+) -> None:
+    """TLS to the plaintext client port: the line says the server does not speak TLS there."""
+    conf = _config(
+        tmp_path / "c.properties",
+        **{"zookeeper.client.secure": "true", "zookeeper.ssl.trustStore.location": zk_tls.ca},
+    )
+    run = _run("bookieinfo", "--zk", secure_zk.hosts, "-c", str(conf))
+    assert run.returncode == 2, run.stderr
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: TLS to ZooKeeper {secure_zk.hosts} failed: the server does")
+    assert "secureClientPort" in line

@@ -36,6 +36,7 @@ class _SessionLog:
     def __init__(self) -> None:
         self.auth_failed = False
         self.tls_failure: str | None = None
+        self.dropped = False  # a connection accepted, then closed by the server unanswered
 
     def _note(self, msg: object, args: tuple[Any, ...]) -> None:
         try:
@@ -46,6 +47,8 @@ class _SessionLog:
             self.auth_failed = True
         elif "SSL" in text or "TLS" in text or "certificate" in text:
             self.tls_failure = text
+        elif "socket connection broken" in text:
+            self.dropped = True
 
     def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
         if level >= logging.WARNING:
@@ -82,9 +85,8 @@ def make_client(hosts: str, *, session_timeout: float, security: ZkSecurity = NO
     one trimtab always made).
     """
     extra = security.client_options()
-    if extra:
-        extra["logger"] = _SessionLog()
     return KazooClient(
+        logger=_SessionLog(),
         hosts=hosts,
         timeout=session_timeout,
         connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0},
@@ -121,6 +123,48 @@ def start_session(client: Any, *, hosts: str, timeout: float, security: ZkSecuri
         ) from None
 
 
+#: What a TLS failure means, by a piece of OpenSSL's reason: (what happened, what to fix).
+_TLS_REASONS = (
+    ("certificate has expired", "the server's certificate has expired", "renew it"),
+    (
+        "mismatch",
+        "the server's certificate does not name the host dialled",
+        "dial a name the certificate holds, or reissue it with this host in its names",
+    ),
+    (
+        "unable to get local issuer",
+        "the server's certificate is not signed by a CA in zookeeper.ssl.trustStore",
+        "set zookeeper.ssl.trustStore.location to the CA that signed it",
+    ),
+    (
+        "self-signed",
+        "the server's certificate is not signed by a CA in zookeeper.ssl.trustStore",
+        "set zookeeper.ssl.trustStore.location to the CA that signed it",
+    ),
+    (
+        "EOF",
+        "the server does not speak TLS there",
+        "dial its secure client port (secureClientPort), or set zookeeper.client.secure=false",
+    ),
+    (
+        "WRONG_VERSION_NUMBER",
+        "the server does not speak TLS there",
+        "dial its secure client port (secureClientPort), or set zookeeper.client.secure=false",
+    ),
+)
+
+
+def _tls_reason(failure: str) -> str:
+    for piece, what, fix in _TLS_REASONS:
+        if piece in failure:
+            return f"{what}: {fix}"
+    return (
+        f"{scrub(failure)}: check that this is the secure client port (secureClientPort), that "
+        "zookeeper.ssl.trustStore holds the CA that signed the server's certificate, and that "
+        "the certificate names the host"
+    )
+
+
 def _raise_refusal(log: _SessionLog, hosts: str, security: ZkSecurity) -> None:
     if log.auth_failed:
         raise ZooKeeperAccessError(
@@ -130,10 +174,13 @@ def _raise_refusal(log: _SessionLog, hosts: str, security: ZkSecurity) -> None:
         )
     if log.tls_failure is not None and security.tls is not None:
         raise ZooKeeperAccessError(
-            f"TLS to ZooKeeper {hosts} failed ({scrub(log.tls_failure)}): check that {hosts} "
-            "is the secure client port (secureClientPort), that zookeeper.ssl.trustStore "
-            "holds the CA that signed the server's certificate, and that the certificate "
-            "names the host"
+            f"TLS to ZooKeeper {hosts} failed: {_tls_reason(log.tls_failure)}"
+        )
+    if log.dropped and security.tls is None:
+        raise ZooKeeperAccessError(
+            f"ZooKeeper {hosts} accepted the connection but closed it before a session started: "
+            "if it is the TLS port (secureClientPort), set zookeeper.client.secure=true and "
+            "zookeeper.ssl.trustStore.location; otherwise see the server's log (maxClientCnxns)"
         )
 
 
