@@ -120,3 +120,29 @@ def test_tls_reads_pem_stores_and_refuses_other_types(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="PEM files only"):
         zk_security(jks, env={})
+
+
+@pytest.mark.parametrize(
+    ("openssl", "said"),
+    [
+        (
+            "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: certificate has expired",
+            "has expired: renew it",
+        ),
+        (
+            "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: Hostname mismatch",
+            "does not name the host dialled",
+        ),
+        (
+            "certificate verify failed: unable to get local issuer certificate",
+            "not signed by a CA in zookeeper.ssl.trustStore",
+        ),
+        ("[SSL: WRONG_VERSION_NUMBER] wrong version number", "does not speak TLS there"),
+    ],
+    ids=["expired", "wrong host", "wrong CA", "plaintext server"],
+)
+def test_tls_failures_are_told_apart(openssl: str, said: str) -> None:
+    """OpenSSL's reason becomes what happened and what to fix."""
+    from trimtab.systems.zookeeper.session import _tls_reason
+
+    assert said in _tls_reason(f"Connection dropped: socket connection error: {openssl}")

@@ -408,3 +408,39 @@ def test_tls_client_on_the_plaintext_port_is_one_error_line(
     [line] = run.stderr.strip().splitlines()
     assert line.startswith(f"error: TLS to ZooKeeper {secure_zk.hosts} failed: the server does")
     assert "secureClientPort" in line
+
+
+def test_an_open_registry_path_is_reported(
+    secure_zk: ZooKeeperServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A registry path made earlier with the open ACL leaves registrations deletable (a delete
+    is checked on the parent): the registrar says so in a warning naming the path."""
+    target = ZkTarget(
+        secure_zk.hosts,
+        _root(),
+        zk_security(
+            Config.of(
+                zkEnableSecurity=True,
+                **{
+                    "java.security.auth.login.config": str(
+                        _jaas(tmp_path / "j", "bookie", PASSWORD)
+                    )
+                },
+            )
+        ),
+    )
+    anonymous = _anonymous(secure_zk.hosts)
+    anonymous.ensure_path(target.readonly)  # world:anyone:cdrwa
+    registrar = ZooKeeperRegistrar(target, NodeId("127.0.0.1:3187"), "127.0.0.1:9")
+    try:
+        with caplog.at_level("WARNING", logger="trimtab"):
+            registrar.start()
+        assert any(
+            target.available in r.getMessage() and "writable by anyone" in r.getMessage()
+            for r in caplog.records
+        )
+        anonymous.delete(target.node_path(NodeId("127.0.0.1:3187"), readonly=False))
+    finally:
+        anonymous.stop()
+        anonymous.close()
+        registrar.stop()
