@@ -444,3 +444,35 @@ def test_an_open_registry_path_is_reported(
         anonymous.stop()
         anonymous.close()
         registrar.stop()
+
+
+def test_a_login_refused_after_a_restart_is_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server's password changes while the agent runs: kazoo gives up reconnecting, and the
+    registrar says once that the node is no longer registered and what to do."""
+    import time
+
+    server = ZooKeeperServer(tmp_path / "zk", sasl_users={"bookie": PASSWORD})
+    server.start()
+    cfg = Config.of(
+        **{"java.security.auth.login.config": str(_jaas(tmp_path / "j", "bookie", PASSWORD))}
+    )
+    target = ZkTarget(server.hosts, "/ledgers", zk_security(cfg))
+    registrar = ZooKeeperRegistrar(target, NodeId("127.0.0.1:3188"), "127.0.0.1:9")
+    try:
+        registrar.start()
+        server.stop()
+        assert server.jaas is not None
+        server.jaas.write_text(server.jaas.read_text().replace(PASSWORD, "changed-pw-1"))
+        with caplog.at_level("WARNING", logger="trimtab"):
+            server.start()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and registrar.last_error is None:
+                time.sleep(0.2)
+        assert registrar.last_error == "ZooKeeper refused the login"
+        assert not registrar.registered
+        assert [r for r in caplog.records if "no longer registered" in r.getMessage()]
+    finally:
+        registrar.stop()
+        server.stop()

@@ -48,6 +48,7 @@ __all__ = ["ZooKeeperRegistrar"]
 
 _log = logging.getLogger(__name__)
 _RETRY_SECONDS = 0.2
+_REFUSED = "ZooKeeper refused the login"
 
 
 class ZooKeeperRegistrar:
@@ -178,6 +179,22 @@ class ZooKeeperRegistrar:
             self.sessions_lost += 1
         self._wake.set()  # on CONNECTED: check (and if need be recreate) the znode
 
+    def _report_refused_login(self) -> None:
+        """kazoo stops reconnecting once ZooKeeper refuses the login (a password changed on
+        the server while the agent ran): the node is then unregistered for good, so say so
+        once, with what to fix, instead of retrying in silence."""
+        log = getattr(self._client, "logger", None)
+        if not getattr(log, "auth_failed", False) or self.last_error == _REFUSED:
+            return
+        self.last_error = _REFUSED
+        _log.warning(
+            "ZooKeeper %s refused the login %s: %s is no longer registered; fix the "
+            "credentials and restart the agent",
+            self.target.hosts,
+            self.target.security.describe(),
+            self.node,
+        )
+
     def _run(self) -> None:
         pending = False
         while not self._stop.is_set():
@@ -187,6 +204,7 @@ class ZooKeeperRegistrar:
             self._wake.clear()
             if not self._client.connected:
                 pending = True
+                self._report_refused_login()
                 continue
             try:
                 self._register(wait=0.0)
