@@ -28,7 +28,13 @@ from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.errors import ConfigError, ZooKeeperAccessError
 from trimtab.systems.bookkeeper.registry import ZooKeeperRegistrar, read_membership
-from trimtab.systems.zookeeper import ZkTarget, zk_security
+from trimtab.systems.zookeeper import (
+    ZkSecurity,
+    ZkTarget,
+    make_client,
+    start_session,
+    zk_security,
+)
 
 pytestmark = pytest.mark.online
 
@@ -88,6 +94,15 @@ def _jaas(path: Path, user: str, password: str) -> Path:
     return path
 
 
+def _sasl(directory: Path, user: str, password: str, *, acls: bool = False) -> ZkSecurity:
+    """The security of a config that names a JAAS file for ``user`` (and zkEnableSecurity)."""
+    jaas = _jaas(directory / f"jaas-{user}-{next(_roots)}.conf", user, password)
+    keys: dict[str, object] = {"java.security.auth.login.config": str(jaas)}
+    if acls:
+        keys["zkEnableSecurity"] = True
+    return zk_security(Config.of(**keys))
+
+
 def _config(path: Path, **keys: object) -> Path:
     path.write_text("".join(f"{k}={v}\n" for k, v in keys.items()))
     return path
@@ -108,11 +123,7 @@ def test_registration_is_readable_by_all_and_writable_only_by_its_creator(
 ) -> None:
     """With zkEnableSecurity, the registration and its registry paths carry BookKeeper's ACL;
     a session without the credentials can neither delete nor overwrite it, nor add a node."""
-    cfg = Config.of(
-        zkEnableSecurity=True,
-        **{"java.security.auth.login.config": str(_jaas(tmp_path / "j", "bookie", PASSWORD))},
-    )
-    target = ZkTarget(secure_zk.hosts, _root(), zk_security(cfg))
+    target = ZkTarget(secure_zk.hosts, _root(), _sasl(tmp_path, "bookie", PASSWORD, acls=True))
     node = NodeId("127.0.0.1:3181")
     registrar = ZooKeeperRegistrar(target, node, "127.0.0.1:9", session_timeout=4.0)
     registrar.start()
@@ -145,27 +156,12 @@ def test_another_sasl_user_cannot_delete_a_registration(
     secure_zk: ZooKeeperServer, tmp_path: Path
 ) -> None:
     """An authenticated session of another identity is refused too: writable by the creator."""
-    owner = zk_security(
-        Config.of(
-            zkEnableSecurity=True,
-            **{"java.security.auth.login.config": str(_jaas(tmp_path / "a", "bookie", PASSWORD))},
-        )
-    )
-    intruder = zk_security(
-        Config.of(
-            **{
-                "java.security.auth.login.config": str(
-                    _jaas(tmp_path / "b", "other", OTHER_PASSWORD)
-                )
-            }
-        )
-    )
+    owner = _sasl(tmp_path, "bookie", PASSWORD, acls=True)
+    intruder = _sasl(tmp_path, "other", OTHER_PASSWORD)
     target = ZkTarget(secure_zk.hosts, _root(), owner)
     node = NodeId("127.0.0.1:3182")
     registrar = ZooKeeperRegistrar(target, node, "127.0.0.1:9", session_timeout=4.0)
     registrar.start()
-    from trimtab.systems.zookeeper import make_client, start_session
-
     other = make_client(secure_zk.hosts, session_timeout=4.0, security=intruder)
     start_session(other, hosts=secure_zk.hosts, timeout=10, security=intruder)
     try:
@@ -315,10 +311,7 @@ def test_wrong_password_in_process_is_an_access_error(
     secure_zk: ZooKeeperServer, tmp_path: Path
 ) -> None:
     """The registrar refuses to start with a wrong password: ZooKeeperAccessError, no thread."""
-    cfg = Config.of(
-        **{"java.security.auth.login.config": str(_jaas(tmp_path / "j", "bookie", "nope-nope"))}
-    )
-    target = ZkTarget(secure_zk.hosts, _root(), zk_security(cfg))
+    target = ZkTarget(secure_zk.hosts, _root(), _sasl(tmp_path, "bookie", "nope-nope"))
     registrar = ZooKeeperRegistrar(target, NodeId("127.0.0.1:3186"), "127.0.0.1:9")
     with pytest.raises(ZooKeeperAccessError, match="authentication failed"):
         registrar.start(timeout=10)
@@ -415,20 +408,7 @@ def test_an_open_registry_path_is_reported(
 ) -> None:
     """A registry path made earlier with the open ACL leaves registrations deletable (a delete
     is checked on the parent): the registrar says so in a warning naming the path."""
-    target = ZkTarget(
-        secure_zk.hosts,
-        _root(),
-        zk_security(
-            Config.of(
-                zkEnableSecurity=True,
-                **{
-                    "java.security.auth.login.config": str(
-                        _jaas(tmp_path / "j", "bookie", PASSWORD)
-                    )
-                },
-            )
-        ),
-    )
+    target = ZkTarget(secure_zk.hosts, _root(), _sasl(tmp_path, "bookie", PASSWORD, acls=True))
     anonymous = _anonymous(secure_zk.hosts)
     anonymous.ensure_path(target.readonly)  # world:anyone:cdrwa
     registrar = ZooKeeperRegistrar(target, NodeId("127.0.0.1:3187"), "127.0.0.1:9")
@@ -455,10 +435,7 @@ def test_a_login_refused_after_a_restart_is_reported(
 
     server = ZooKeeperServer(tmp_path / "zk", sasl_users={"bookie": PASSWORD})
     server.start()
-    cfg = Config.of(
-        **{"java.security.auth.login.config": str(_jaas(tmp_path / "j", "bookie", PASSWORD))}
-    )
-    target = ZkTarget(server.hosts, "/ledgers", zk_security(cfg))
+    target = ZkTarget(server.hosts, "/ledgers", _sasl(tmp_path, "bookie", PASSWORD))
     registrar = ZooKeeperRegistrar(target, NodeId("127.0.0.1:3188"), "127.0.0.1:9")
     try:
         registrar.start()
