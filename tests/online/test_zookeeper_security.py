@@ -453,3 +453,24 @@ def test_a_login_refused_after_a_restart_is_reported(
     finally:
         registrar.stop()
         server.stop()
+
+
+def test_shed_on_a_locked_metadata_tree_is_one_error_line(
+    secure_zk: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """``shed --zk`` creates /loadbalance/brokers when missing; a tree the brokers' identity owns
+    refuses that (NoAuth): one line naming the path, not a traceback."""
+    owner = _sasl(tmp_path, "bookie", PASSWORD, acls=True)
+    chroot = f"/p{os.getpid()}-{next(_roots)}"
+    client = make_client(secure_zk.hosts, session_timeout=4.0, security=owner)
+    start_session(client, hosts=secure_zk.hosts, timeout=10, security=owner)
+    try:
+        client.ensure_path(f"{chroot}/loadbalance", acl=owner.acls())
+    finally:
+        client.stop()
+        client.close()
+    run = _run("shed", "--zk", f"{secure_zk.hosts}{chroot}")
+    assert run.returncode == 2, run.stderr
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: ZooKeeper {secure_zk.hosts}{chroot} refused creating")
+    assert "(NoAuth)" in line

@@ -77,7 +77,19 @@ class ZkReports:
             self._client.close()
             raise MembershipError(f"cannot reach ZooKeeper at {self._hosts}: {exc}") from None
         self._connected.set()
-        self._client.ensure_path(self.path, acl=self._security.acls())
+        from kazoo.exceptions import NoAuthError
+
+        try:
+            self._client.ensure_path(self.path, acl=self._security.acls())
+        except NoAuthError:
+            self._client.stop()
+            self._client.close()
+            raise ZooKeeperAccessError(
+                f"ZooKeeper {self._hosts} refused creating {self.path} "
+                f"{self._security.describe()} (NoAuth): no broker has reported there yet and "
+                "this identity may not create it; check the path (--zk HOST:PORT/chroot) or log "
+                "in as the brokers do"
+            ) from None
         self._client.ChildrenWatch(self.path, self._children)
 
     def _children(self, children: list[str]) -> None:
