@@ -4,11 +4,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean help zookeeper chromium proto upstream-keys
+.PHONY: demo test lint typecheck unit clean help zookeeper chromium proto upstream-keys docs
 
 help:
 	@echo "make demo   install trimtab into .venv, show a sample topology, run the fleet job on a generated fleet"
 	@echo "make test   install trimtab with dev extras into .venv, then ruff, mypy and pytest"
+	@echo "make docs   build the docs site into site/ (.venv/bin/mkdocs serve to read it)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,11 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The docs site (docs/, mkdocs.yml) into site/; `.venv/bin/mkdocs serve` serves it while you edit.
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
@@ -96,4 +102,4 @@ upstream-keys: | $(BIN)/python
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
+	rm -rf $(VENV) $(DEMO) site .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info

@@ -28,8 +28,9 @@ from dataclasses import replace
 
 from bench.allocation import workload
 from trimtab.allocation import PartitionAssignment, plan_allocations
+from trimtab.allocation.balance_plan import RebalancePlan
 from trimtab.allocation.health import NodeStatus
-from trimtab.allocation.planner import RebalancePlan, plan_rebalance
+from trimtab.allocation.planner import plan_rebalance
 from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
 from trimtab.config import AllocationConfig
 

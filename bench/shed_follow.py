@@ -30,9 +30,9 @@ from typing import Any
 from kazoo.client import KazooClient
 from tests.shedding.pulsar_reports import broker_report
 
-from trimtab.cli.shed_reports import tick_json
 from trimtab.config import Config
 from trimtab.shedding import LoadModel, ShedderState, shedder_for
+from trimtab.systems.pulsar.cycle_json import tick_json
 from trimtab.systems.pulsar.follow import Follower
 from trimtab.systems.pulsar.load_reports import LoadReport, to_document
 from trimtab.systems.pulsar.watcher import BROKERS_PATH, ZkReports

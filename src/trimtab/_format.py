@@ -1,8 +1,14 @@
-"""Small formatting helpers shared by the CLI and the report."""
+"""Small formatting helpers shared by the CLI, the report and the documents trimtab prints."""
 
 from __future__ import annotations
 
-__all__ = ["human_bps", "human_bytes"]
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trimtab.contract import RejectedRow
+
+__all__ = ["as_text", "human_bps", "human_bytes", "rejected_json"]
 
 _UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
@@ -39,3 +45,24 @@ def human_bps(n: int | float) -> str:
 def plural(n: int, word: str) -> str:
     """``plural(1, "region")`` -> ``'1 region'``; ``plural(2, "rack")`` -> ``'2 racks'``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def as_text(value: Any) -> str:
+    """A value JSON has no type for (a Parquet row's datetime) as its text."""
+    isoformat = getattr(value, "isoformat", None)
+    return str(isoformat()) if callable(isoformat) else str(value)
+
+
+def rejected_json(row: RejectedRow) -> dict[str, Any]:
+    """A rejected row as every ``--json`` document and JSON line lists it."""
+    values = {str(k): _json_value(v) for k, v in row.row.items()}
+    return {"source": row.source, "line": row.line, "reason": row.reason, "row": values}
+
+
+def _json_value(value: Any) -> Any:
+    """A rejected cell as JSON can hold it: a Parquet timestamp or NaN becomes its text."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return as_text(value)

@@ -13,8 +13,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from trimtab.allocation import AllocationRequest, PartitionAssignment, plan_allocations
+from trimtab.allocation.balance_plan import InFlight, RebalancePlan
 from trimtab.allocation.health import NodeStatus
-from trimtab.allocation.planner import InFlight, RebalancePlan, plan_rebalance
+from trimtab.allocation.planner import plan_rebalance
 from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
 from trimtab.config import AllocationConfig
 

@@ -1,4 +1,4 @@
-"""``trimtab allocate`` as a user runs it: the README examples, outputs, and refusals."""
+"""``trimtab allocate`` as a user runs it: the documented examples, outputs, and refusals."""
 
 from __future__ import annotations
 

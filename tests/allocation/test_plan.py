@@ -6,11 +6,17 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
 from tests.allocation.helpers import make_cluster
-from trimtab.allocation import AllocationRequest, PartitionAssignment, plan_allocations
+from trimtab.allocation import (
+    AllocationRequest,
+    PartitionAssignment,
+    evens_out,
+    plan_allocations,
+)
 from trimtab.allocation.plan import order_leaders
 from trimtab.cluster import NodeId
 from trimtab.config import AllocationConfig
@@ -102,3 +108,21 @@ def test_a_topic_created_after_nodes_join_spreads_its_replica_sets() -> None:
     old = plan_allocations(make_cluster([4] * 3), [req("topic_1", 150)])
     plan = plan_allocations(make_cluster([4] * 6), [req("topic_2", 150)], existing=old.assignments)
     assert _pairs_even(plan.assignments, 6)
+
+
+@pytest.mark.parametrize(
+    ("mode", "even_out_batch", "rebalance", "expected"),
+    [
+        pytest.param("constraints", True, False, True, id="constraints evens out its batch"),
+        pytest.param("constraints", False, True, True, id="constraints rebalancing evens out"),
+        pytest.param("constraints", False, False, False, id="constraints without either does not"),
+        pytest.param("rendezvous", True, True, False, id="rendezvous never evens out"),
+        pytest.param(None, True, False, True, id="the config's allocator when no mode is given"),
+    ],
+)
+def test_evens_out_is_the_phase_the_plan_runs(
+    mode: str | None, even_out_batch: bool, rebalance: bool, expected: bool
+) -> None:
+    """evens_out says whether plan_allocations evens out (what the CLI's progress shows)."""
+    cfg = replace(AllocationConfig(), allocator="constraints", even_out_batch=even_out_batch)
+    assert evens_out(cfg, mode=mode, rebalance=rebalance) is expected

@@ -17,8 +17,9 @@ from trimtab.allocation._vector import (
     rack_scores,
     topic_scores,
 )
+from trimtab.allocation.balance_plan import RebalancePlan
 from trimtab.allocation.health import NodeStatus, NodeView
-from trimtab.allocation.planner import RebalancePlan, plan_rebalance
+from trimtab.allocation.planner import plan_rebalance
 from trimtab.allocation.replica_constraints import (
     capacity_score,
     disk_fits,

@@ -16,7 +16,7 @@ from tests.allocation.planner_fixture import (
     new_nodes,
     violations,
 )
-from trimtab.allocation.planner import InFlight
+from trimtab.allocation.balance_plan import InFlight
 
 
 class TestPartitionBalancerPlanner:

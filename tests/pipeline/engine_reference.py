@@ -2,7 +2,7 @@
 engine's own functions: what the stream tests expect the pipeline to decide.
 
 Each broker of the inventory gets its samples folded in time order (no streaming state),
-each bundle its newest sample, then one ``cycle`` and ``assign_destinations`` with the
+each bundle its newest sample, then one cycle with destinations (``run_cycle``) from the
 shedder state given and the stream's seed for the cycle."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from trimtab.shedding import (
     LoadModel,
     NodeSample,
     ShedderState,
-    assign_destinations,
+    run_cycle,
     snapshot_of,
 )
 from trimtab.shedding.telemetry import fold
@@ -87,9 +87,8 @@ def engine_cycle(
     times = [pd.Timestamp(ts).timestamp() for ts in newest["ts"]]
     ttl = shedder.config.load_data_ttl_seconds
     built = snapshot_of(telemetry, table, model, bundle_times=times, stale_after_s=ttl)
-    result = shedder.cycle(built.snapshot, state or ShedderState(), now=built.now)
     rng = random.Random(cycle_seed(0, cluster, cycle))
-    return assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+    return run_cycle(shedder, built.snapshot, state or ShedderState(), now=built.now, rng=rng)
 
 
 def decision_rows(result: Any) -> list[tuple[Any, ...]]:

@@ -136,7 +136,7 @@ def test_plan_tables_agree_with_run_json(demo: Path) -> None:
         assert steps["std_after"].iloc[-1] == pytest.approx(info["std_after"], abs=1e-6)
         assert steps["transfers"].sum() == info["transfers"]
         assert (transfers["cluster"] == cluster).sum() == info["transfers"]
-    # As the README says: upstream's PIP-220 plan raises one demo cluster's std; the
+    # As docs/index.md says: upstream's PIP-220 plan raises one demo cluster's std; the
     # recommended plan (balanced) raises none, and run.json carries both.
     raised = {
         c

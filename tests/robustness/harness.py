@@ -1,6 +1,6 @@
 """Running a command as a user types it, and the error contract every run must keep.
 
-The contract (README, "Bad input: what each kind gets"): exit status 0 or 2; no traceback
+The contract (docs/errors.md, "The error contract"): exit status 0 or 2; no traceback
 and no uncaught exception; on exit 2 exactly one ``error:`` line on stderr and nothing written
 to the output path; no raw control character of the input echoed to the terminal.
 """

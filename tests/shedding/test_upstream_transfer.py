@@ -2,7 +2,7 @@
 
 Each test keeps its upstream name and checks the same decisions and statistics on the same
 fixture (:mod:`tests.shedding.upstream`). Departures on purpose are asserted as trimtab's
-behaviour, with the reason in the docstring (and in the README's departures table).
+behaviour, with the reason in the docstring (and in the departures table of docs/systems/pulsar.md).
 Upstream mocks the isolation and anti-affinity helpers; here the real filters of
 :mod:`trimtab.shedding.filters` are given policies that make them answer as the mocks do.
 """

@@ -84,7 +84,7 @@ SMALL = ClusterScenario(
 def test_living_cluster_balanced_settles_sooner_with_fewer_unloads() -> None:
     """Mixed hardware, diurnal drift, a flaky bundle, a join and a leave: balanced settles
     at the start far sooner than the TransferShedder and unloads less (63 against 83 on this
-    draw; 545 against 565 over eight draws, in the README)."""
+    draw; 545 against 565 over eight draws, in docs/benchmarks.md)."""
     cfg = Config().shedding
     transfer = run_cluster("transfer", cfg, SMALL)
     balanced = run_cluster("balanced", cfg, SMALL)

@@ -21,7 +21,13 @@ from trimtab.allocation.model import (
     balance,
     proportional_shares,
 )
-from trimtab.allocation.plan import MODES, AllocationPlan, make_allocator, plan_allocations
+from trimtab.allocation.plan import (
+    MODES,
+    AllocationPlan,
+    evens_out,
+    make_allocator,
+    plan_allocations,
+)
 from trimtab.allocation.rendezvous import RendezvousAllocator
 from trimtab.allocation.rfc import RfcAllocator
 from trimtab.allocation.state import AllocationState, Transaction
@@ -39,6 +45,7 @@ __all__ = [
     "RfcAllocator",
     "Transaction",
     "balance",
+    "evens_out",
     "make_allocator",
     "plan_allocations",
     "proportional_shares",

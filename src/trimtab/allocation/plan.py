@@ -46,6 +46,7 @@ __all__ = [
     "Move",
     "assignments_from_nodes",
     "check_cluster_limits",
+    "evens_out",
     "make_allocator",
     "order_leaders",
     "plan_allocations",
@@ -160,7 +161,7 @@ def plan_allocations(
             progress=progress,
             add_partitions=add_partitions,
         )
-        if chosen_mode == "constraints" and (cfg.even_out_batch or rebalance):
+        if evens_out(cfg, mode=chosen_mode, rebalance=rebalance):
             made, moves = _even_out_batch(
                 state,
                 tx,
@@ -190,6 +191,13 @@ def plan_allocations(
         leaders=leaders,
         moves=moves,
     )
+
+
+def evens_out(config: AllocationConfig, *, mode: str | None, rebalance: bool) -> bool:
+    """Whether :func:`plan_allocations` evens the batch out once every replica is placed (a
+    phase of its own, often longer than the placing): constraints mode (``mode``, default the
+    config's allocator) with ``even_out_batch`` set or ``rebalance`` asked."""
+    return (mode or config.allocator) == "constraints" and (config.even_out_batch or rebalance)
 
 
 def _check_clusters(cluster: ClusterState, requests: Sequence[AllocationRequest]) -> None:

@@ -33,6 +33,7 @@ from rich.progress import (
 from rich.table import Table
 
 from trimtab import __version__
+from trimtab._format import as_text
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
 from trimtab.config.loader import read_config
@@ -61,7 +62,6 @@ __all__ = [
     "print_warnings",
     "printable",
     "progress_bar",
-    "rejected_json",
     "report_input_problems",
     "select_clusters",
     "show_error",
@@ -212,12 +212,7 @@ def configured_strategy(path: Path | None) -> str | None:
 def print_json(doc: Any) -> None:
     """``doc`` as JSON on stdout; a value JSON has no type for (a Parquet row's datetime in a
     rejected row) is written as its text."""
-    sys.stdout.write(json.dumps(doc, indent=2, default=_as_text) + "\n")
-
-
-def _as_text(value: Any) -> str:
-    isoformat = getattr(value, "isoformat", None)
-    return str(isoformat()) if callable(isoformat) else str(value)
+    sys.stdout.write(json.dumps(doc, indent=2, default=as_text) + "\n")
 
 
 def progress_bar(*columns: str | ProgressColumn, quiet: bool = False) -> Progress:
@@ -263,20 +258,6 @@ def one_cluster(inv: Inventory, name: str | None) -> ClusterState:
         return clusters[0]
     names = ", ".join(c.name for c in clusters) or "none"
     raise TrimtabError(f"the inventory holds clusters {names}: choose one with --cluster")
-
-
-def rejected_json(row: RejectedRow) -> dict[str, Any]:
-    values = {str(k): _json_value(v) for k, v in row.row.items()}
-    return {"source": row.source, "line": row.line, "reason": row.reason, "row": values}
-
-
-def _json_value(value: Any) -> Any:
-    """A rejected cell as JSON can hold it: a Parquet timestamp or NaN becomes its text."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return value
-    return _as_text(value)
 
 
 def print_warnings(warnings: Iterable[str]) -> None:

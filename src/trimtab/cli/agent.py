@@ -87,60 +87,74 @@ def _ready_text(
     return "; ".join(parts)
 
 
+# The options of ``trimtab agent``, each declared once (the command's signature stays short).
+_NodeIdOption = Annotated[
+    str, typer.Option("--id", help="This node's id, host:port as BookKeeper names it.")
+]
+_LedgerDirs = Annotated[
+    str, typer.Option("--ledger-dirs", help="Ledger directories to report, DIR[,DIR].")
+]
+_Listen = Annotated[
+    str, typer.Option("--listen", help="gRPC address to bind; port 0 picks a free one.")
+]
+_Advertise = Annotated[
+    str | None,
+    typer.Option("--advertise", help="Address published in ZooKeeper (default: bound one)."),
+]
+_BookieListen = Annotated[
+    str | None,
+    typer.Option(
+        "--bookie-listen",
+        help="Address of the BookKeeper v3 (bookie-rpc) port; default: --listen's host, "
+        "a free port.",
+    ),
+]
+_Zk = Annotated[
+    str | None,
+    typer.Option("--zk", help="ZooKeeper HOST:PORT[,HOST:PORT]; none: do not register."),
+]
+_ZkRoot = Annotated[
+    str | None,
+    typer.Option(
+        "--ledgers-root", "--zk-root", help="Registry root (zkLedgersRootPath, /ledgers)."
+    ),
+]
+_Readonly = Annotated[
+    bool, typer.Option("--readonly", help="Register read-only whatever the disks say.")
+]
+_MetricsPort = Annotated[
+    int | None,
+    typer.Option(
+        "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
+    ),
+]
+_MetricsHost = Annotated[
+    str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
+]
+_DiskCheckSeconds = Annotated[
+    float | None,
+    typer.Option(
+        "--disk-check-seconds",
+        help="Disk check period (diskCheckInterval).",
+        min=0.001,
+        max=86_400.0,
+    ),
+]
+
+
 @app.command()
 def agent(
-    node_id: Annotated[
-        str, typer.Option("--id", help="This node's id, host:port as BookKeeper names it.")
-    ],
-    ledger_dirs: Annotated[
-        str, typer.Option("--ledger-dirs", help="Ledger directories to report, DIR[,DIR].")
-    ],
-    listen: Annotated[
-        str, typer.Option("--listen", help="gRPC address to bind; port 0 picks a free one.")
-    ] = "127.0.0.1:0",
-    advertise: Annotated[
-        str | None,
-        typer.Option("--advertise", help="Address published in ZooKeeper (default: bound one)."),
-    ] = None,
-    bookie_listen: Annotated[
-        str | None,
-        typer.Option(
-            "--bookie-listen",
-            help="Address of the BookKeeper v3 (bookie-rpc) port; default: --listen's host, "
-            "a free port.",
-        ),
-    ] = None,
-    zk: Annotated[
-        str | None,
-        typer.Option("--zk", help="ZooKeeper HOST:PORT[,HOST:PORT]; none: do not register."),
-    ] = None,
-    zk_root: Annotated[
-        str | None,
-        typer.Option(
-            "--ledgers-root", "--zk-root", help="Registry root (zkLedgersRootPath, /ledgers)."
-        ),
-    ] = None,
-    readonly: Annotated[
-        bool, typer.Option("--readonly", help="Register read-only whatever the disks say.")
-    ] = False,
-    metrics_port: Annotated[
-        int | None,
-        typer.Option(
-            "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
-        ),
-    ] = None,
-    metrics_host: Annotated[
-        str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
-    ] = "127.0.0.1",
-    disk_check_seconds: Annotated[
-        float | None,
-        typer.Option(
-            "--disk-check-seconds",
-            help="Disk check period (diskCheckInterval).",
-            min=0.001,
-            max=86_400.0,
-        ),
-    ] = None,
+    node_id: _NodeIdOption,
+    ledger_dirs: _LedgerDirs,
+    listen: _Listen = "127.0.0.1:0",
+    advertise: _Advertise = None,
+    bookie_listen: _BookieListen = None,
+    zk: _Zk = None,
+    zk_root: _ZkRoot = None,
+    readonly: _Readonly = False,
+    metrics_port: _MetricsPort = None,
+    metrics_host: _MetricsHost = "127.0.0.1",
+    disk_check_seconds: _DiskCheckSeconds = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:

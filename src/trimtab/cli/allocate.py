@@ -6,6 +6,8 @@ import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +18,8 @@ from trimtab.allocation import (
     MODES,
     AllocationPlan,
     AllocationRequest,
+    PartitionAssignment,
+    evens_out,
     plan_allocations,
 )
 from trimtab.allocation.model import PARTITION_ROLE
@@ -47,74 +51,107 @@ from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import read_current_assignment
 from trimtab.systems.kafka.writers import dumps, reassignment
 
-__all__ = ["allocate", "plan_json", "write_atomically"]
+__all__ = ["AllocateOptions", "allocate", "plan_json", "write_atomically"]
 
 FORMATS = ("table", "json", "kafka-reassignment")
 _PROGRESS_FROM = 50_000  # replicas: below this a run takes a second or two, no bar
 
 
+# The options of ``trimtab allocate``, each declared once (the command's signature stays short).
+_Requests = Annotated[
+    Path | None,
+    typer.Option(
+        "--requests",
+        "-r",
+        help=(
+            "Table of topic, partitions, replication_factor "
+            "(optional: cluster, partition_size_bytes)."
+        ),
+    ),
+]
+_Mode = Annotated[
+    str | None,
+    typer.Option("--mode", help="rfc, constraints or rendezvous (default: config allocator)."),
+]
+_RackAware = Annotated[
+    bool | None,
+    typer.Option(
+        "--rack-aware/--no-rack-aware",
+        help="Prefer distinct racks (default: config enable_rack_awareness).",
+    ),
+]
+_Seed = Annotated[int, typer.Option("--seed", help="Seed of every random choice.")]
+_OutFormat = Annotated[str, typer.Option("--format", help="table, json or kafka-reassignment.")]
+_Output = Annotated[
+    Path | None,
+    typer.Option(
+        "--output", "-o", help="Write the json or kafka-reassignment here.", dir_okay=False
+    ),
+]
+_BrokerIds = Annotated[
+    Path | None,
+    typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
+]
+_Existing = Annotated[
+    Path | None,
+    typer.Option(
+        "--existing",
+        help="Current assignment, Kafka reassignment JSON (as --generate prints it).",
+    ),
+]
+_Rebalance = Annotated[
+    bool,
+    typer.Option("--rebalance", help="Also move existing replicas towards capacity shares."),
+]
+_MaxMoves = Annotated[
+    int | None, typer.Option("--max-moves", help="At most this many replica moves.", min=0)
+]
+_AddPartitions = Annotated[
+    bool,
+    typer.Option(
+        "--add-partitions",
+        help="A request for a topic of --existing adds that many partitions to it "
+        "(without it: error 'topic already exists').",
+    ),
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocateOptions:
+    """The options of one ``trimtab allocate`` run, as given."""
+
+    inventory: Path
+    requests: Path | None
+    mode: str | None
+    rack_aware: bool | None
+    cluster: str | None
+    seed: int
+    out_format: str
+    output: Path | None
+    broker_id_file: Path | None
+    existing: Path | None
+    rebalance: bool
+    max_moves: int | None
+    add_partitions: bool
+    config: Path | None
+    as_json: bool
+
+
 @app.command()
 def allocate(
     inventory: InventoryOption,
-    requests: Annotated[
-        Path | None,
-        typer.Option(
-            "--requests",
-            "-r",
-            help=(
-                "Table of topic, partitions, replication_factor "
-                "(optional: cluster, partition_size_bytes)."
-            ),
-        ),
-    ] = None,
-    mode: Annotated[
-        str | None,
-        typer.Option("--mode", help="rfc, constraints or rendezvous (default: config allocator)."),
-    ] = None,
-    rack_aware: Annotated[
-        bool | None,
-        typer.Option(
-            "--rack-aware/--no-rack-aware",
-            help="Prefer distinct racks (default: config enable_rack_awareness).",
-        ),
-    ] = None,
+    requests: _Requests = None,
+    mode: _Mode = None,
+    rack_aware: _RackAware = None,
     cluster: ClusterOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
-    out_format: Annotated[
-        str, typer.Option("--format", help="table, json or kafka-reassignment.")
-    ] = "table",
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Write the json or kafka-reassignment here.", dir_okay=False
-        ),
-    ] = None,
-    broker_id_file: Annotated[
-        Path | None,
-        typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
-    ] = None,
-    existing: Annotated[
-        Path | None,
-        typer.Option(
-            "--existing",
-            help="Current assignment, Kafka reassignment JSON (as --generate prints it).",
-        ),
-    ] = None,
-    rebalance: Annotated[
-        bool,
-        typer.Option("--rebalance", help="Also move existing replicas towards capacity shares."),
-    ] = False,
-    max_moves: Annotated[
-        int | None, typer.Option("--max-moves", help="At most this many replica moves.", min=0)
-    ] = None,
-    add_partitions: Annotated[
-        bool,
-        typer.Option(
-            "--add-partitions",
-            help="A request for a topic of --existing adds that many partitions to it "
-            "(without it: error 'topic already exists').",
-        ),
-    ] = False,
+    seed: _Seed = 0,
+    out_format: _OutFormat = "table",
+    output: _Output = None,
+    broker_id_file: _BrokerIds = None,
+    existing: _Existing = None,
+    rebalance: _Rebalance = False,
+    max_moves: _MaxMoves = None,
+    add_partitions: _AddPartitions = False,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -127,57 +164,67 @@ def allocate(
     summary shows replicas per node and per core and the balance figure N·Σx²/(Σx)²,
     x = replicas/capacity (1.0 is perfect).
     """
+    options = AllocateOptions(
+        inventory=inventory,
+        requests=requests,
+        mode=mode,
+        rack_aware=rack_aware,
+        cluster=cluster,
+        seed=seed,
+        out_format=out_format,
+        output=output,
+        broker_id_file=broker_id_file,
+        existing=existing,
+        rebalance=rebalance,
+        max_moves=max_moves,
+        add_partitions=add_partitions,
+        config=config,
+        as_json=as_json,
+    )
+    _allocate(options)
+
+
+def _allocate(o: AllocateOptions) -> None:
+    """Read the inputs, plan, then print the plan or write its document."""
     with user_errors():
-        fmt = _format(out_format, as_json)
-        if mode is not None and mode not in MODES:
-            raise TrimtabError(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}")
-        cfg = load_config(config).allocation
-        inv = read_inventory(inventory)
-        state = one_cluster(inv, cluster).for_role(PARTITION_ROLE)
-        if requests is None and not rebalance:
+        fmt = _format(o.out_format, o.as_json)
+        if o.mode is not None and o.mode not in MODES:
+            raise TrimtabError(f"unknown --mode {o.mode!r}: use one of {', '.join(MODES)}")
+        cfg = load_config(o.config).allocation
+        inv = read_inventory(o.inventory)
+        state = one_cluster(inv, o.cluster).for_role(PARTITION_ROLE)
+        if o.requests is None and not o.rebalance:
             raise TrimtabError("give --requests, or --rebalance with --existing")
-        _check_moves(
-            existing, rebalance=rebalance, max_moves=max_moves, add_partitions=add_partitions
-        )
-        if output is not None:
-            owned_output(output, marker=None)
+        _check_moves(o)
+        if o.output is not None:
+            owned_output(o.output, marker=None)
         batch, sources, warnings = (
-            _requests(requests, state, set(inv.clusters)) if requests else ([], [], [])
+            _requests(o.requests, state, set(inv.clusters)) if o.requests else ([], [], [])
         )
-        ids_map = read_broker_ids(broker_id_file) if broker_id_file else None
-        options: dict[str, Any] = {
-            "mode": mode,
-            "rack_aware": rack_aware,
-            "seed": seed,
-            "existing": read_current_assignment(existing, state, ids_map, cfg) if existing else (),
-            "rebalance": rebalance,
-            "max_moves": max_moves,
-            "add_partitions": add_partitions,
-        }
-        plan = _run(state, batch, sources, cfg, options, quiet=fmt == "json")
+        ids_map = read_broker_ids(o.broker_id_file) if o.broker_id_file else None
+        held = read_current_assignment(o.existing, state, ids_map, cfg) if o.existing else ()
+        plan = _run(state, batch, sources, cfg, o, held, quiet=fmt == "json")
         text = _export(plan, fmt, ids_map)
     print_warnings((*inv.warnings, *warnings))
     if fmt == "table":
         _print_plan(plan)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
-    elif output is None:
+    elif o.output is None:
         typer.echo(text, nl=False)
     else:
-        write_atomically(output, text)
-        err.print(f"wrote {plural(plan.partitions, 'partition')} to {output}", highlight=False)
+        write_atomically(o.output, text)
+        err.print(f"wrote {plural(plan.partitions, 'partition')} to {o.output}", highlight=False)
 
 
-def _check_moves(
-    existing: Path | None, *, rebalance: bool, max_moves: int | None, add_partitions: bool
-) -> None:
+def _check_moves(o: AllocateOptions) -> None:
     """--rebalance, --max-moves and --add-partitions act on the current assignment: without
     --existing there is none, and the options would be ignored."""
     for given, option in (
-        (rebalance, "--rebalance"),
-        (max_moves is not None, "--max-moves"),
-        (add_partitions, "--add-partitions"),
+        (o.rebalance, "--rebalance"),
+        (o.max_moves is not None, "--max-moves"),
+        (o.add_partitions, "--add-partitions"),
     ):
-        if given and existing is None:
+        if given and o.existing is None:
             raise TrimtabError(
                 f"{option} acts on the current assignment: give it with --existing "
                 "FILE (the reassignment JSON kafka-reassign-partitions --generate prints)"
@@ -228,46 +275,50 @@ def _run(
     batch: list[AllocationRequest],
     sources: list[RawRow],
     cfg: AllocationConfig,
-    options: dict[str, Any],
+    options: AllocateOptions,
+    existing: Iterable[PartitionAssignment],
     *,
     quiet: bool = False,
 ) -> AllocationPlan:
     """The plan, with a progress bar on large batches; a request that cannot be met is an
     error naming its row."""
+
+    def plan(progress: Callable[[int, int], None] | None = None) -> AllocationPlan:
+        return plan_allocations(
+            state,
+            batch,
+            cfg,
+            mode=options.mode,
+            rack_aware=options.rack_aware,
+            seed=options.seed,
+            existing=existing,
+            rebalance=options.rebalance,
+            max_moves=options.max_moves,
+            progress=progress,
+            add_partitions=options.add_partitions,
+        )
+
     try:
-        return _plan(state, batch, cfg, options, quiet=quiet)
+        total = sum(r.replicas for r in batch)
+        if quiet or total < _PROGRESS_FROM:
+            return plan()
+        # evening out (and moving held replicas with --rebalance) often takes longer than the
+        # placing itself: shown as its own phase once every replica is placed
+        evens = evens_out(cfg, mode=options.mode, rebalance=options.rebalance)
+        with progress_bar() as bar:
+            task = bar.add_task(f"allocating {plural(total, 'replica')}", total=total)
+
+            def show(done: int, _: int) -> None:
+                bar.update(task, completed=done)
+                if done >= total and evens:  # a phase of unknown length: a pulsing bar
+                    bar.remove_task(task)
+                    bar.add_task("evening out the batch", total=None)
+
+            return plan(show)
     except AllocationError as error:
         index = error.request_index
         where = f"{sources[index].source}:{sources[index].line}: " if index is not None else ""
         raise TrimtabError(f"{where}{error}") from None
-
-
-def _plan(
-    state: ClusterState,
-    batch: list[AllocationRequest],
-    cfg: AllocationConfig,
-    options: dict[str, Any],
-    *,
-    quiet: bool,
-) -> AllocationPlan:
-    total = sum(r.replicas for r in batch)
-    if quiet or total < _PROGRESS_FROM:
-        return plan_allocations(state, batch, cfg, **options)
-    # constraints mode then evens out the batch (and moves held replicas with --rebalance):
-    # often longer than the placing itself, shown as its own phase once every replica is placed
-    evens = (options["mode"] or cfg.allocator) == "constraints" and (
-        cfg.even_out_batch or options["rebalance"]
-    )
-    with progress_bar() as bar:
-        task = bar.add_task(f"allocating {plural(total, 'replica')}", total=total)
-
-        def show(done: int, _: int) -> None:
-            bar.update(task, completed=done)
-            if done >= total and evens:  # a phase of unknown length: a pulsing bar, time runs
-                bar.remove_task(task)
-                bar.add_task("evening out the batch", total=None)
-
-        return plan_allocations(state, batch, cfg, progress=show, **options)
 
 
 def _export(plan: AllocationPlan, fmt: str, ids_map: dict[str, int] | None) -> str:

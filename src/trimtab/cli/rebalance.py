@@ -12,16 +12,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from trimtab._format import plural
+from trimtab.allocation.balance_plan import InFlight, RebalancePlan
 from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.model import PARTITION_ROLE
-from trimtab.allocation.planner import InFlight, RebalancePlan, plan_rebalance
+from trimtab.allocation.planner import plan_rebalance
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -44,7 +45,7 @@ from trimtab.cli.allocate import write_atomically
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
-from trimtab.readers.inventory import read_inventory
+from trimtab.readers.inventory import Inventory, read_inventory
 from trimtab.readers.node_health import read_health
 from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import (
@@ -54,77 +55,110 @@ from trimtab.systems.kafka.readers import (
 )
 from trimtab.systems.kafka.writers import dumps, reassignment
 
-__all__ = ["plan_document", "rebalance"]
+__all__ = ["RebalanceOptions", "plan_document", "rebalance"]
 
 FORMATS = ("table", "json", "kafka-reassignment")
+
+
+# The options of ``trimtab rebalance``, each declared once (the command's signature stays short).
+_Assignment = Annotated[
+    Path,
+    typer.Option(
+        "--assignment", "-a", help="Current assignment: Kafka reassignment JSON (--generate)."
+    ),
+]
+_LogDirs = Annotated[
+    Path | None,
+    typer.Option("--log-dirs", help="kafka-log-dirs.sh --describe output (partition sizes)."),
+]
+_Health = Annotated[
+    Path | None,
+    typer.Option("--health", help="Table node, state (up|down|maintenance|draining), down_since."),
+]
+_Drain = Annotated[
+    str | None, typer.Option("--drain", help="Brokers to empty, comma-separated: 3,4.")
+]
+_MaxMoves = Annotated[
+    int | None,
+    typer.Option(
+        "--max-moves", min=1, help="Partitions reassigned at most (default: concurrent_moves)."
+    ),
+]
+_Mode = Annotated[
+    str | None,
+    typer.Option("--mode", help="off, node_add or continuous (default: config)."),
+]
+_RackAware = Annotated[
+    bool | None,
+    typer.Option(
+        "--rack-aware/--no-rack-aware",
+        help="Keep and repair rack diversity (default: config enable_rack_awareness).",
+    ),
+]
+_InProgress = Annotated[
+    Path | None,
+    typer.Option("--in-progress", help="The --json of the plan being executed (to cancel)."),
+]
+_OutFormat = Annotated[str, typer.Option("--format", help="table, json or kafka-reassignment.")]
+_Output = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the reassignment document here.", dir_okay=False),
+]
+_Rollback = Annotated[
+    Path | None,
+    typer.Option(
+        "--rollback",
+        help="Write the rollback document here (default: OUTPUT.rollback.json).",
+        dir_okay=False,
+    ),
+]
+_BrokerIds = Annotated[
+    Path | None,
+    typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
+]
+_Seed = Annotated[int, typer.Option("--seed", help="Seed of every random choice.")]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RebalanceOptions:
+    """The options of one ``trimtab rebalance`` run, as given."""
+
+    inventory: Path
+    assignment: Path
+    log_dirs: Path | None
+    health: Path | None
+    drain: str | None
+    max_moves: int | None
+    mode: str | None
+    rack_aware: bool | None
+    in_progress: Path | None
+    out_format: str
+    output: Path | None
+    rollback: Path | None
+    broker_id_file: Path | None
+    cluster: str | None
+    seed: int
+    config: Path | None
+    as_json: bool
 
 
 @app.command()
 def rebalance(
     inventory: InventoryOption,
-    assignment: Annotated[
-        Path,
-        typer.Option(
-            "--assignment", "-a", help="Current assignment: Kafka reassignment JSON (--generate)."
-        ),
-    ],
-    log_dirs: Annotated[
-        Path | None,
-        typer.Option("--log-dirs", help="kafka-log-dirs.sh --describe output (partition sizes)."),
-    ] = None,
-    health: Annotated[
-        Path | None,
-        typer.Option(
-            "--health", help="Table node, state (up|down|maintenance|draining), down_since."
-        ),
-    ] = None,
-    drain: Annotated[
-        str | None, typer.Option("--drain", help="Brokers to empty, comma-separated: 3,4.")
-    ] = None,
-    max_moves: Annotated[
-        int | None,
-        typer.Option(
-            "--max-moves", min=1, help="Partitions reassigned at most (default: concurrent_moves)."
-        ),
-    ] = None,
-    mode: Annotated[
-        str | None,
-        typer.Option("--mode", help="off, node_add or continuous (default: config)."),
-    ] = None,
-    rack_aware: Annotated[
-        bool | None,
-        typer.Option(
-            "--rack-aware/--no-rack-aware",
-            help="Keep and repair rack diversity (default: config enable_rack_awareness).",
-        ),
-    ] = None,
-    in_progress: Annotated[
-        Path | None,
-        typer.Option("--in-progress", help="The --json of the plan being executed (to cancel)."),
-    ] = None,
-    out_format: Annotated[
-        str, typer.Option("--format", help="table, json or kafka-reassignment.")
-    ] = "table",
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Write the reassignment document here.", dir_okay=False
-        ),
-    ] = None,
-    rollback: Annotated[
-        Path | None,
-        typer.Option(
-            "--rollback",
-            help="Write the rollback document here (default: OUTPUT.rollback.json).",
-            dir_okay=False,
-        ),
-    ] = None,
-    broker_id_file: Annotated[
-        Path | None,
-        typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
-    ] = None,
+    assignment: _Assignment,
+    log_dirs: _LogDirs = None,
+    health: _Health = None,
+    drain: _Drain = None,
+    max_moves: _MaxMoves = None,
+    mode: _Mode = None,
+    rack_aware: _RackAware = None,
+    in_progress: _InProgress = None,
+    out_format: _OutFormat = "table",
+    output: _Output = None,
+    rollback: _Rollback = None,
+    broker_id_file: _BrokerIds = None,
     cluster: ClusterOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
+    seed: _Seed = 0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -135,59 +169,99 @@ def rebalance(
     that change) and the rollback document (their current assignment). --format
     kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
     """
+    options = RebalanceOptions(
+        inventory=inventory,
+        assignment=assignment,
+        log_dirs=log_dirs,
+        health=health,
+        drain=drain,
+        max_moves=max_moves,
+        mode=mode,
+        rack_aware=rack_aware,
+        in_progress=in_progress,
+        out_format=out_format,
+        output=output,
+        rollback=rollback,
+        broker_id_file=broker_id_file,
+        cluster=cluster,
+        seed=seed,
+        config=config,
+        as_json=as_json,
+    )
+    _rebalance(options)
+
+
+def _rebalance(o: RebalanceOptions) -> None:
+    """Read the inputs, plan, then print the plan and write its documents."""
     with user_errors():
-        fmt = "json" if as_json else out_format
+        fmt = "json" if o.as_json else o.out_format
         if fmt not in FORMATS:
-            raise TrimtabError(f"unknown --format {out_format!r}: use one of {', '.join(FORMATS)}")
-        if mode is not None and mode not in BALANCER_MODES:
-            raise TrimtabError(f"unknown --mode {mode!r}: use one of {', '.join(BALANCER_MODES)}")
-        back = rollback or (output.with_suffix(".rollback.json") if output else None)
-        for path in (output, back):
+            raise TrimtabError(
+                f"unknown --format {o.out_format!r}: use one of {', '.join(FORMATS)}"
+            )
+        if o.mode is not None and o.mode not in BALANCER_MODES:
+            raise TrimtabError(f"unknown --mode {o.mode!r}: use one of {', '.join(BALANCER_MODES)}")
+        back = o.rollback or (o.output.with_suffix(".rollback.json") if o.output else None)
+        for path in (o.output, back):
             if path is not None:
                 owned_output(path, marker=None)
-        cfg = load_config(config).allocation
-        inv = read_inventory(inventory)
-        state = one_cluster(inv, cluster).for_role(PARTITION_ROLE)
-        mapping = read_broker_ids(broker_id_file) if broker_id_file else None
-        ids = broker_ids([n.id for n in state], mapping)
-        held = read_current_assignment(assignment, state, mapping, cfg)
-        warnings = list(inv.warnings)
-        if log_dirs is not None:
-            held, state = _with_sizes(held, state, ids, log_dirs, warnings)
-        statuses = _health(health, state, ids) if health else []
-        options: dict[str, Any] = {
-            "health": statuses,
-            "drain": _nodes(drain, state, ids, "--drain") if drain else [],
-            "now": time.time(),
-            "in_flight": _in_flight(in_progress, held, ids) if in_progress else [],
-            "mode": mode,
-            "max_moves": max_moves,
-            "rack_aware": rack_aware,
-            "seed": seed,
-        }
-        with progress_bar(quiet=fmt != "table") as bar:
-            bar.add_task(f"planning over {plural(len(held), 'partition')}", total=None)
-            try:
-                plan = plan_rebalance(state, held, cfg, **options)
-            except ValueError as exc:  # an in-progress plan that does not fit the assignment
-                raise TrimtabError(f"--in-progress {in_progress}: {exc}") from None
+        plan, ids, warnings, inv = _plan(o, quiet=fmt != "table")
     print_warnings(warnings)
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
-    if output is not None and back is not None:
-        write_atomically(output, proposed)
+    if o.output is not None and back is not None:
+        write_atomically(o.output, proposed)
         write_atomically(back, current)
         err.print(
-            f"wrote {plural(len(plan.after), 'partition')} to {output}, the rollback to {back}",
+            f"wrote {plural(len(plan.after), 'partition')} to {o.output}, the rollback to {back}",
             highlight=False,
         )
     if fmt == "json":
         print_json(plan_document(plan, ids))
-    elif fmt == "kafka-reassignment" and output is None:
+    elif fmt == "kafka-reassignment" and o.output is None:
         typer.echo(f"Current partition replica assignment\n{current}")
         typer.echo(f"Proposed partition reassignment configuration\n{proposed}", nl=False)
     elif fmt == "table":
         _print_plan(plan, ids)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
+
+
+def _plan(
+    o: RebalanceOptions, *, quiet: bool
+) -> tuple[RebalancePlan, dict[NodeId, int], list[str], Inventory]:
+    """The plan of the cluster as the inputs give it, the broker id of each node, the
+    warnings, and the inventory read."""
+    cfg = load_config(o.config).allocation
+    inv = read_inventory(o.inventory)
+    state = one_cluster(inv, o.cluster).for_role(PARTITION_ROLE)
+    mapping = read_broker_ids(o.broker_id_file) if o.broker_id_file else None
+    ids = broker_ids([n.id for n in state], mapping)
+    held = read_current_assignment(o.assignment, state, mapping, cfg)
+    warnings = list(inv.warnings)
+    if o.log_dirs is not None:
+        held, state = _with_sizes(held, state, ids, o.log_dirs, warnings)
+    statuses = _health(o.health, state, ids) if o.health else []
+    drain = _nodes(o.drain, state, ids, "--drain") if o.drain else []
+    now = time.time()
+    in_flight = _in_flight(o.in_progress, held, ids) if o.in_progress else []
+    with progress_bar(quiet=quiet) as bar:
+        bar.add_task(f"planning over {plural(len(held), 'partition')}", total=None)
+        try:
+            plan = plan_rebalance(
+                state,
+                held,
+                cfg,
+                health=statuses,
+                drain=drain,
+                now=now,
+                in_flight=in_flight,
+                mode=o.mode,
+                max_moves=o.max_moves,
+                rack_aware=o.rack_aware,
+                seed=o.seed,
+            )
+        except ValueError as exc:  # an in-progress plan that does not fit the assignment
+            raise TrimtabError(f"--in-progress {o.in_progress}: {exc}") from None
+    return plan, ids, warnings, inv
 
 
 def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:

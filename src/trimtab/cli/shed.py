@@ -11,7 +11,7 @@ settled load after (see :mod:`trimtab.shedding.plan`); ``--json`` for machines,
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from trimtab._format import human_bps, plural
+from trimtab._format import human_bps, plural, rejected_json
 from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
@@ -33,12 +33,11 @@ from trimtab.cli._common import (
     print_rejected,
     print_warnings,
     progress_bar,
-    rejected_json,
     report_input_problems,
     select_clusters,
     user_errors,
 )
-from trimtab.cli.shed_reports import advise, check_sources, follow_reports, plan_reports
+from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, SheddingConfig, Strategy
 from trimtab.contract import RejectedRow, timestamp
@@ -46,14 +45,13 @@ from trimtab.errors import InputError, TrimtabError
 from trimtab.readers.inventory import read_inventory
 from trimtab.readers.metrics import read_bundle_metrics, read_node_metrics
 from trimtab.readers.table_files import Parsed
-from trimtab.shedding import LoadModel, Plan, breakdown
-from trimtab.shedding.plan import nothing_to_shed
+from trimtab.shedding import LoadModel, Plan, advise, breakdown
 from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built, NodeRow, build_snapshot, left_out_sentence
 from trimtab.systems.pulsar.admin import unload_command, unload_rest
 from trimtab.systems.pulsar.isolation import read_policies
 
-__all__ = ["Format", "Strategy", "plan_json", "shed"]
+__all__ = ["Format", "ShedOptions", "Strategy", "plan_json", "shed"]
 
 
 class Format(StrEnum):
@@ -75,164 +73,249 @@ def _check_format(fmt: Format, *, as_json: bool) -> None:
         )
 
 
+# The options of ``trimtab shed``, each declared once (the command's signature stays short).
+_Inventory = Annotated[
+    Path | None, typer.Option("--inventory", "-i", help="Inventory file or directory.")
+]
+_Brokers = Annotated[
+    Path | None,
+    typer.Option("--brokers", help="node_metrics rows: each broker's usage history."),
+]
+_Bundles = Annotated[
+    Path | None, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
+]
+_Strategy = Annotated[
+    Strategy | None,
+    typer.Option("--strategy", help="Shedder (default: the config's if set, else balanced)."),
+]
+_Cycles = Annotated[int, typer.Option("--cycles", help="Cycles to run.", min=1, max=MAX_CYCLES)]
+_UntilBalanced = Annotated[
+    bool,
+    typer.Option("--until-balanced", help="Run until the strategy has nothing left to do."),
+]
+_MaxCycles = Annotated[
+    int, typer.Option("--max-cycles", help="Cap for --until-balanced.", min=1, max=MAX_CYCLES)
+]
+_Cluster = Annotated[
+    str | None, typer.Option("--cluster", help="The cluster, if there are several.")
+]
+_Now = Annotated[
+    str | None,
+    typer.Option("--now", help="Snapshot time (ISO 8601 or epoch s; default: latest ts)."),
+]
+_Seed = Annotated[int, typer.Option("--seed", help="Seed for placing unload-only moves.")]
+_IsolationPolicies = Annotated[
+    Path | None,
+    typer.Option(
+        "--isolation-policies", help="pulsar-admin ns-isolation-policy list CLUSTER JSON."
+    ),
+]
+_AntiAffinity = Annotated[
+    Path | None,
+    typer.Option("--anti-affinity", help="Anti-affinity groups: {group: [namespace]} JSON or CSV."),
+]
+_Format = Annotated[Format, typer.Option("--format", help="table, json or pulsar-admin.")]
+_Zk = Annotated[
+    str | None,
+    typer.Option("--zk", help="ZooKeeper HOST:PORT[/chroot]: /loadbalance/brokers reports."),
+]
+_LoadReports = Annotated[
+    Path | None,
+    typer.Option("--load-reports", help="LocalBrokerData JSON files, one per broker."),
+]
+_Follow = Annotated[
+    bool, typer.Option("--follow", help="Run one cycle per interval until stopped.")
+]
+_Interval = Annotated[
+    float | None, typer.Option("--interval", help="--follow period, s (default: config).")
+]
+_Out = Annotated[
+    Path | None,
+    typer.Option("--out", help="Write the unload commands and REST calls (--follow: append)."),
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShedOptions:
+    """The options of one ``trimtab shed`` run, as given."""
+
+    inventory: Path | None
+    brokers: Path | None
+    bundles: Path | None
+    strategy: Strategy | None
+    cycles: int
+    until_balanced: bool
+    max_cycles: int
+    cluster: str | None
+    now: str | None
+    seed: int
+    isolation_policies: Path | None
+    anti_affinity: Path | None
+    fmt: Format
+    config: Path | None
+    as_json: bool
+    zk: str | None
+    load_reports: Path | None
+    follow: bool
+    interval: float | None
+    out_path: Path | None
+
+    @property
+    def machine(self) -> bool:
+        """Whether the output is the JSON document (or a JSON line per cycle)."""
+        return self.as_json or self.fmt is Format.JSON
+
+
 @app.command()
 def shed(
-    inventory: Annotated[
-        Path | None, typer.Option("--inventory", "-i", help="Inventory file or directory.")
-    ] = None,
-    brokers: Annotated[
-        Path | None,
-        typer.Option("--brokers", help="node_metrics rows: each broker's usage history."),
-    ] = None,
-    bundles: Annotated[
-        Path | None, typer.Option("--bundles", help="bundle_metrics rows: owner and rates.")
-    ] = None,
-    strategy: Annotated[
-        Strategy | None,
-        typer.Option("--strategy", help="Shedder (default: the config's if set, else balanced)."),
-    ] = None,
-    cycles: Annotated[
-        int, typer.Option("--cycles", help="Cycles to run.", min=1, max=MAX_CYCLES)
-    ] = 1,
-    until_balanced: Annotated[
-        bool,
-        typer.Option("--until-balanced", help="Run until the strategy has nothing left to do."),
-    ] = False,
-    max_cycles: Annotated[
-        int, typer.Option("--max-cycles", help="Cap for --until-balanced.", min=1, max=MAX_CYCLES)
-    ] = 500,
-    cluster: Annotated[
-        str | None, typer.Option("--cluster", help="The cluster, if there are several.")
-    ] = None,
-    now: Annotated[
-        str | None,
-        typer.Option("--now", help="Snapshot time (ISO 8601 or epoch s; default: latest ts)."),
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for placing unload-only moves.")] = 0,
-    isolation_policies: Annotated[
-        Path | None,
-        typer.Option(
-            "--isolation-policies", help="pulsar-admin ns-isolation-policy list CLUSTER JSON."
-        ),
-    ] = None,
-    anti_affinity: Annotated[
-        Path | None,
-        typer.Option(
-            "--anti-affinity", help="Anti-affinity groups: {group: [namespace]} JSON or CSV."
-        ),
-    ] = None,
-    fmt: Annotated[
-        Format, typer.Option("--format", help="table, json or pulsar-admin.")
-    ] = Format.TABLE,
+    inventory: _Inventory = None,
+    brokers: _Brokers = None,
+    bundles: _Bundles = None,
+    strategy: _Strategy = None,
+    cycles: _Cycles = 1,
+    until_balanced: _UntilBalanced = False,
+    max_cycles: _MaxCycles = 500,
+    cluster: _Cluster = None,
+    now: _Now = None,
+    seed: _Seed = 0,
+    isolation_policies: _IsolationPolicies = None,
+    anti_affinity: _AntiAffinity = None,
+    fmt: _Format = Format.TABLE,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
-    zk: Annotated[
-        str | None,
-        typer.Option("--zk", help="ZooKeeper HOST:PORT[/chroot]: /loadbalance/brokers reports."),
-    ] = None,
-    load_reports: Annotated[
-        Path | None,
-        typer.Option("--load-reports", help="LocalBrokerData JSON files, one per broker."),
-    ] = None,
-    follow: Annotated[
-        bool, typer.Option("--follow", help="Run one cycle per interval until stopped.")
-    ] = False,
-    interval: Annotated[
-        float | None, typer.Option("--interval", help="--follow period, s (default: config).")
-    ] = None,
-    out_path: Annotated[
-        Path | None,
-        typer.Option("--out", help="Write the unload commands and REST calls (--follow: append)."),
-    ] = None,
+    zk: _Zk = None,
+    load_reports: _LoadReports = None,
+    follow: _Follow = False,
+    interval: _Interval = None,
+    out_path: _Out = None,
 ) -> None:
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
-    tables = {"--inventory": inventory, "--brokers": brokers, "--bundles": bundles}
+    options = ShedOptions(
+        inventory=inventory,
+        brokers=brokers,
+        bundles=bundles,
+        strategy=strategy,
+        cycles=cycles,
+        until_balanced=until_balanced,
+        max_cycles=max_cycles,
+        cluster=cluster,
+        now=now,
+        seed=seed,
+        isolation_policies=isolation_policies,
+        anti_affinity=anti_affinity,
+        fmt=fmt,
+        config=config,
+        as_json=as_json,
+        zk=zk,
+        load_reports=load_reports,
+        follow=follow,
+        interval=interval,
+        out_path=out_path,
+    )
     with user_errors():
-        given = {
-            "--now": now is not None,
-            "--cycles": cycles != 1,
-            "--until-balanced": until_balanced,
-            "--format pulsar-admin": fmt is Format.PULSAR_ADMIN,
-        }
-        if check_sources(
-            zk=zk,
-            load_reports=load_reports,
-            tables=tables,
-            follow=follow,
-            interval=interval,
-            one_shot=[option for option, yes in given.items() if yes],
-        ):
-            _check_format(fmt, as_json=as_json)
-            cfg = load_config(config)
-            if strategy is not None:
-                cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=strategy))
-            if follow:
-                follow_reports(
-                    zk=zk,
-                    load_reports=load_reports,
-                    cfg=cfg,
-                    cluster=cluster,
-                    interval=interval,
-                    out_path=out_path,
-                    seed=seed,
-                    as_json=as_json or fmt is Format.JSON,
-                    policies=read_policies(isolation_policies, anti_affinity),
-                )
-                return
-            advice, state, built, at, refused = plan_reports(
-                zk=zk,
-                load_reports=load_reports,
-                cfg=cfg,
-                cluster=cluster,
-                now=_parse_now(now) if now is not None else None,
-                cycles=cycles,
-                until_balanced=until_balanced,
-                max_cycles=max_cycles,
-                seed=seed,
-                policies=read_policies(isolation_policies, anti_affinity),
-                explicit=strategy or configured_strategy(config),
-            )
-            if not _print_result(advice, state, built, at, cfg, fmt, as_json, refused, out_path):
-                for row in refused:
-                    err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
+        if _reports_given(options):
+            _shed_reports(options)
             return
-    assert inventory is not None and brokers is not None and bundles is not None
-    with user_errors(), progress_bar(quiet=as_json or fmt is Format.JSON) as bar:
+    _shed_tables(options)
+
+
+def _reports_given(o: ShedOptions) -> bool:
+    """Whether Pulsar's load reports are the input (options that do not go together refused)."""
+    given = {
+        "--now": o.now is not None,
+        "--cycles": o.cycles != 1,
+        "--until-balanced": o.until_balanced,
+        "--format pulsar-admin": o.fmt is Format.PULSAR_ADMIN,
+    }
+    return check_sources(
+        zk=o.zk,
+        load_reports=o.load_reports,
+        tables={"--inventory": o.inventory, "--brokers": o.brokers, "--bundles": o.bundles},
+        follow=o.follow,
+        interval=o.interval,
+        one_shot=[option for option, yes in given.items() if yes],
+    )
+
+
+def _shed_reports(o: ShedOptions) -> None:
+    """``shed`` on Pulsar's load reports: one plan, or the live loop with ``--follow``."""
+    _check_format(o.fmt, as_json=o.as_json)
+    cfg = load_config(o.config)
+    if o.strategy is not None:
+        cfg = replace(cfg, shedding=replace(cfg.shedding, strategy=o.strategy))
+    if o.follow:
+        follow_reports(
+            zk=o.zk,
+            load_reports=o.load_reports,
+            cfg=cfg,
+            cluster=o.cluster,
+            interval=o.interval,
+            out_path=o.out_path,
+            seed=o.seed,
+            as_json=o.machine,
+            policies=read_policies(o.isolation_policies, o.anti_affinity),
+        )
+        return
+    advice, state, built, at, refused = plan_reports(
+        zk=o.zk,
+        load_reports=o.load_reports,
+        cfg=cfg,
+        cluster=o.cluster,
+        now=_parse_now(o.now) if o.now is not None else None,
+        cycles=o.cycles,
+        until_balanced=o.until_balanced,
+        max_cycles=o.max_cycles,
+        seed=o.seed,
+        policies=read_policies(o.isolation_policies, o.anti_affinity),
+        explicit=o.strategy or configured_strategy(o.config),
+    )
+    if not _print_result(advice, state, built, at, cfg, o, refused):
+        for row in refused:
+            err.print(f"[yellow]refused:[/] {row.source}: {row.reason}", highlight=False)
+
+
+def _shed_tables(o: ShedOptions) -> None:
+    """``shed`` on the inventory, node_metrics and bundle_metrics tables."""
+    assert o.inventory is not None and o.brokers is not None and o.bundles is not None
+    with user_errors(), progress_bar(quiet=o.machine) as bar:
         # reading a day of bundle_metrics takes a while (1.2 million rows: about 20 s)
-        _check_format(fmt, as_json=as_json)
-        phase = bar.add_task(f"reading the inventory {inventory}", total=None)
-        cfg = load_config(config)
-        explicit = strategy or configured_strategy(config)
-        policies = read_policies(isolation_policies, anti_affinity)
-        inv = read_inventory(inventory)
-        reference = _parse_now(now) if now is not None else None
+        _check_format(o.fmt, as_json=o.as_json)
+        phase = bar.add_task(f"reading the inventory {o.inventory}", total=None)
+        cfg = load_config(o.config)
+        explicit = o.strategy or configured_strategy(o.config)
+        policies = read_policies(o.isolation_policies, o.anti_affinity)
+        inv = read_inventory(o.inventory)
+        reference = _parse_now(o.now) if o.now is not None else None
         # Samples after the reference (or the wall clock) are refused, as the pipeline does.
         clock = datetime.now(UTC) if reference is None else datetime.fromtimestamp(reference, UTC)
-        bar.update(phase, description=f"reading node_metrics {brokers}")
-        nodes = read_node_metrics(brokers, now=clock)
-        bar.update(phase, description=f"reading bundle_metrics {bundles}")
-        rows = read_bundle_metrics(bundles, now=clock)
-        whole = _one_cluster(select_clusters(inv, cluster), nodes, rows, cluster)
+        bar.update(phase, description=f"reading node_metrics {o.brokers}")
+        nodes = read_node_metrics(o.brokers, now=clock)
+        bar.update(phase, description=f"reading bundle_metrics {o.bundles}")
+        rows = read_bundle_metrics(o.bundles, now=clock)
+        whole = _one_cluster(select_clusters(inv, o.cluster), nodes, rows, o.cluster)
         state = whole.for_role(Role.BROKER)
         bar.update(phase, description="building the load snapshot")
         built = _broker_snapshot(whole, nodes, rows, cfg.shedding)
-        if why := nothing_to_shed(built.snapshot, refused=[str(r) for r in nodes.rejected]):
-            raise InputError(f"cluster {state.name}: nothing to shed: {why}")
         at = reference if reference is not None else built.now
         bar.update(phase, description="running the shedders")
         advice = advise(
-            built,
-            cfg,
-            at,
-            (cycles, until_balanced, max_cycles),
-            seed,
+            built.snapshot,
+            cfg.shedding,
+            now=at,
+            cycles=o.cycles,
+            until_balanced=o.until_balanced,
+            max_cycles=o.max_cycles,
+            seed=o.seed,
             policies=policies,
             explicit=explicit,
+            refused=[str(r) for r in nodes.rejected],
         )
+        if advice.recommendation is None:
+            raise InputError(f"cluster {state.name}: nothing to shed: {advice.nothing_to_shed}")
     rejected = [*inv.rejected, *nodes.rejected, *rows.rejected, *built.rejected]
     stale = _stale_bundles(built, cfg.shedding)
     warnings = [*inv.warnings, *nodes.warnings, *rows.warnings, *stale]
-    if _print_result(advice, state, built, at, cfg, fmt, as_json, rejected, out_path, warnings):
+    if _print_result(advice.recommendation, state, built, at, cfg, o, rejected, warnings):
         return
     report_input_problems(inv)
     _report_rejected(nodes, rows, built.rejected, [*nodes.warnings, *rows.warnings, *stale])
@@ -252,16 +335,14 @@ def _print_result(
     built: Built,
     at: float,
     cfg: Config,
-    fmt: Format,
-    as_json: bool,
+    options: ShedOptions,
     rejected: list[RejectedRow],
-    out_path: Path | None,
     warnings: list[str] | None = None,
 ) -> bool:
     """Print the recommended plan (``--json``, pulsar-admin lines or tables) and write its
     commands to ``--out``; True when JSON was printed, which says all (the refused rows too).
     Otherwise the plan's warning goes to stderr, so pulsar-admin output stays runnable."""
-    result = advice.plan
+    result, fmt, out_path = advice.plan, options.fmt, options.out_path
     commands = [unload_command(m) for _, m, _ in result.transfers]
     if out_path is not None:
         rest = [unload_rest(m) for _, m, _ in result.transfers]
@@ -269,7 +350,7 @@ def _print_result(
             x for pair in zip(commands, rest, strict=True) for x in (pair[0], f"#   {pair[1]}")
         ]
         out_path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    if as_json or fmt is Format.JSON:
+    if options.machine:
         doc = plan_json(result, state, built, at) | advice.as_json()
         doc["rejected"] = [rejected_json(r) for r in rejected]
         doc["warnings"] = warnings or []

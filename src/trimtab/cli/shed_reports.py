@@ -20,35 +20,31 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from rich.live import Live
 from rich.table import Table
 
-from trimtab.cli._common import err, out, rejected_json
+from trimtab.cli._common import err, out
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
 from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
-from trimtab.shedding import LoadModel, plan, shedder_for
-from trimtab.shedding.decisions import Move, ShedderState
+from trimtab.shedding import LoadModel, advise, shedder_for
 from trimtab.shedding.filters import Policies
-from trimtab.shedding.gates import usable_brokers
-from trimtab.shedding.plan import nothing_to_shed
-from trimtab.shedding.recommend import Recommendation, recommend
+from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built
 from trimtab.systems.pulsar.admin import unload_command, unload_rest
+from trimtab.systems.pulsar.cycle_json import tick_json
 from trimtab.systems.pulsar.follow import DirReports, Follower, Reading, Tick
 from trimtab.systems.pulsar.load_reports import LoadReport
 from trimtab.systems.pulsar.snapshots import check_report, report_cluster, report_snapshot
 from trimtab.systems.pulsar.watcher import ZkReports
 from trimtab.systems.zookeeper import zk_security
 
-__all__ = ["check_sources", "follow_reports", "plan_reports", "tick_json"]
+__all__ = ["check_sources", "follow_reports", "plan_reports"]
 
 #: Cycles the live table shows on a terminal.
 LIVE_ROWS = 20
@@ -145,52 +141,22 @@ def plan_reports(
     checked = [check_report(r, name) for r in reports]
     built = report_snapshot(state, checked, LoadModel.of(cfg.shedding))
     rejected = [*refused, *built.rejected]
-    if why := nothing_to_shed(
-        built.snapshot, refused=[f"{r.source}: {r.reason}" for r in rejected]
-    ):
-        raise TrimtabError(f"cluster {name}: nothing to shed: {why}")
     at = now if now is not None else time.time() if zk is not None else built.now
     advice = advise(
-        built,
-        cfg,
-        at,
-        (cycles, until_balanced, max_cycles),
-        seed,
+        built.snapshot,
+        cfg.shedding,
+        now=at,
+        cycles=cycles,
+        until_balanced=until_balanced,
+        max_cycles=max_cycles,
+        seed=seed,
         policies=policies,
         explicit=explicit,
+        refused=[f"{r.source}: {r.reason}" for r in rejected],
     )
-    return advice, state, built, at, rejected
-
-
-def advise(
-    built: Built,
-    cfg: Config,
-    at: float,
-    cycles: tuple[int, bool, int],
-    seed: int,
-    *,
-    policies: Policies | None = None,
-    explicit: str | None = None,
-) -> Recommendation:
-    """The recommended plan of the snapshot beside upstream's (:func:`recommend`), each run
-    with the same seed as ``shed`` runs it: ``cycles`` is (``--cycles``,
-    ``--until-balanced``, ``--max-cycles``), ``policies`` the isolation and anti-affinity
-    filters on destinations, ``explicit`` the strategy the operator named."""
-    count, until_balanced, max_cycles = cycles
-    snapshot = built.snapshot if policies is None else replace(built.snapshot, policies=policies)
-    return recommend(
-        cfg.shedding,
-        lambda shedder: plan(
-            snapshot,
-            shedder,
-            now=at,
-            cycles=count,
-            until_balanced=until_balanced,
-            max_cycles=max_cycles,
-            rng=random.Random(seed),
-        ),
-        explicit=explicit,
-    )
+    if advice.recommendation is None:
+        raise TrimtabError(f"cluster {name}: nothing to shed: {advice.nothing_to_shed}")
+    return advice.recommendation, state, built, at, rejected
 
 
 def follow_reports(
@@ -258,79 +224,6 @@ def _read(source: DirReports | ZkReports) -> Reading:
 
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def tick_json(tick: Tick, follower: Follower, cfg: Config) -> dict[str, Any]:
-    """One cycle as the JSON line ``--follow --json`` prints."""
-    result, built = tick.result, tick.built
-    usable = usable_brokers(built.snapshot, tick.now, cfg.shedding) if built else None
-    outcome = result.outcome
-    return {
-        "cycle": tick.number,
-        "now": _iso(tick.now),
-        "strategy": follower.shedder.name,
-        "cluster": follower.cluster,
-        "registry": "ok" if built is not None else "unreadable",
-        "brokers": sorted(built.snapshot.available or ()) if built else [],
-        "joined": list(tick.joined),
-        "left": list(tick.left),
-        "stale": list(usable.stale) if usable else [],
-        "missing": list(usable.missing) if usable else [],
-        "outcome": {
-            "label": str(outcome.label),
-            "reason": str(outcome.reason),
-            "note": outcome.note,
-        },
-        "decisions": [
-            {
-                "label": str(d.label),
-                "reason": str(d.reason),
-                "broker": d.broker,
-                "bundle": d.move.bundle if d.move else None,
-                "note": d.note,
-            }
-            for d in result.decisions
-        ],
-        "transfers": [_transfer(d.move, str(d.reason)) for d in result.decisions if d.move],
-        "timers": _timers(result.state, tick.now, cfg),
-        "avg": _finite(result.avg),
-        "std": _finite(result.std),
-        "rejected": [rejected_json(r) for r in tick.rejected],
-    }
-
-
-def _transfer(move: Move, reason: str) -> dict[str, Any]:
-    return {
-        "bundle": move.bundle,
-        "source": move.source,
-        "destination": move.destination,
-        "throughput": move.throughput,
-        "reason": reason,
-        "command": unload_command(move),
-        "rest": unload_rest(move),
-    }
-
-
-def _timers(state: ShedderState, now: float, cfg: Config) -> dict[str, Any]:
-    """The shedder's clocks: the hit count against its threshold, each broker's cooldown
-    (a report is awaited this long after its unload) and each bundle's grace period left."""
-    s = cfg.shedding
-    grace = s.grace_period_minutes * 60.0
-    return {
-        "hit_count": state.hit_count,
-        "hit_count_threshold": s.hit_count_threshold,
-        "cooldown_s": {
-            b: max(0.0, t + s.shedding_delay_seconds - now)
-            for b, t in sorted(state.recently_unloaded_brokers.items())
-        },
-        "grace_s": {
-            b: max(0.0, t + grace - now) for b, t in sorted(state.recently_unloaded_bundles.items())
-        },
-    }
 
 
 def _print_tick(tick: Tick, follower: Follower, cfg: Config) -> None:

@@ -63,7 +63,7 @@ sweep_app = typer.Typer(
 )
 app.add_typer(sweep_app, name="sweep")
 
-#: The README's disk-fill table: off, and successive/proportional without and with a 3x cap.
+#: docs/benchmarks.md's disk-fill table: off, successive/proportional without and with a 3x cap.
 DEFAULT_GRID = "weights=off,disk;sampling=successive,proportional;cap=0,3"
 
 OutputOption = Annotated[

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.tree import Tree
 
-from trimtab._format import human_bps, human_bytes, plural
+from trimtab._format import human_bps, human_bytes, plural, rejected_json
 from trimtab.cli._common import (
     ConfigOption,
     InventoryOption,
@@ -17,7 +17,6 @@ from trimtab.cli._common import (
     load_config,
     out,
     print_json,
-    rejected_json,
     report_input_problems,
     select_clusters,
     user_errors,

@@ -10,9 +10,9 @@ Algorithm
     2. ``cogroup(cluster).applyInPandas`` hands these plain values to the engine:
        :func:`trimtab.shedding.telemetry.snapshot_of` builds the :class:`LoadSnapshot`, the
        same function ``trimtab shed`` builds its snapshot with, and
-       :func:`trimtab.shedding.recommend.recommend` plans ``balanced`` (or the strategy
-       named) and upstream's configured shedder from the newest sample time, and picks the
-       plan to recommend.
+       :func:`trimtab.shedding.advise` (the call ``trimtab shed`` makes) plans ``balanced``
+       (or the strategy named) and upstream's configured shedder from the newest sample time,
+       and picks the plan to recommend.
        Clusters are planned in parallel across executors, never in a driver loop.
     3. The result is one long table: a ``summary`` row per cluster (std before → after, and
        the plan's ``warning`` when its moves would raise the std; a cluster with no writable
@@ -32,7 +32,6 @@ Algorithm
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,12 +53,11 @@ from trimtab.shedding import (
     LoadModel,
     NodeSample,
     Plan,
-    plan,
+    advise,
     shedder_for,
     snapshot_of,
 )
-from trimtab.shedding.plan import nothing_to_shed
-from trimtab.shedding.recommend import Recommendation, recommend
+from trimtab.shedding.recommend import Recommendation
 
 __all__ = [
     "DECISION_COLUMNS",
@@ -129,23 +127,23 @@ def shedding_plans(
         )
         cluster = str(broker_rows["cluster"].iloc[0])
         stale = stale_rows(cluster, built.left_out)
-        if why := nothing_to_shed(built.snapshot):
-            # no load to compare: one summary row saying why, no std (never NaN)
-            idle = _row(cluster, kind="summary", note=f"nothing to do because {why}")
-            return pd.DataFrame([idle, *stale], columns=PLAN_COLUMNS)
-        advice = recommend(
+        advice = advise(
+            built.snapshot,
             config,
-            lambda shedder: plan(
-                built.snapshot,
-                shedder,
-                now=built.now,
-                cycles=cycles,
-                until_balanced=until_balanced,
-                rng=random.Random(seed),
-            ),
+            now=built.now,
+            cycles=cycles,
+            until_balanced=until_balanced,
+            seed=seed,
             explicit=strategy,
         )
-        rows = [*_rows(cluster, advice.plan), *_advice_rows(cluster, advice), *stale]
+        if advice.recommendation is None:
+            # no load to compare: one summary row saying why, no std (never NaN)
+            note = f"nothing to do because {advice.nothing_to_shed}"
+            return pd.DataFrame(
+                [_row(cluster, kind="summary", note=note), *stale], columns=PLAN_COLUMNS
+            )
+        chosen = advice.recommendation
+        rows = [*_rows(cluster, chosen.plan), *_advice_rows(cluster, chosen), *stale]
         return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
     brokers = _brokers(node_load, samples, nodes)

@@ -28,7 +28,7 @@ Algorithm
        Membership (``unknown_cluster``, ``unknown_node``) and repeats (``duplicate``,
        ``conflict``) are decided there, with the batch job's rule names and reasons.
        Each trigger with new rows for a cluster runs one shedder cycle on it (the engine's
-       ``cycle`` then ``assign_destinations``, as :class:`~trimtab.shedding.follow.Follower`),
+       :func:`~trimtab.shedding.run_cycle`, as :class:`~trimtab.shedding.follow.Follower`),
        at the newest sample time, with a random source seeded by (seed, cluster, cycle): a
        batch Spark re-runs after a crash decides the same. That cycle is :func:`live_cycle`,
        which ``pipeline run --replay`` (:mod:`trimtab.pipeline.replay`) runs once a minute.
@@ -78,7 +78,7 @@ from trimtab.shedding import (
     NodeSample,
     Prediction,
     ShedderState,
-    assign_destinations,
+    run_cycle,
     shedder_for,
     snapshot_of,
 )
@@ -514,9 +514,8 @@ def live_cycle(
     built = snapshot_of(brokers, table, model, bundle_times=times, stale_after_s=ttl)
     # What the shedder can no longer see is dropped from the state (same comparison).
     state.bundles.forget(round(built.now * 1e6) - ttl * 1_000_000)
-    result = shedder.cycle(built.snapshot, state.shedder, now=built.now)
     rng = random.Random(cycle_seed(seed, cluster, state.cycles))
-    result = assign_destinations(result, built.snapshot, shedder.config, rng, now=built.now)
+    result = run_cycle(shedder, built.snapshot, state.shedder, now=built.now, rng=rng)
     state.shedder = result.state
     return LiveCycle(
         cluster=cluster,

@@ -10,6 +10,10 @@ Entry points take plain values (dataclasses and NumPy arrays), never file paths:
     result = shedder_for(config.shedding).cycle(snapshot, ShedderState(), now=ts)
     result.moves, result.state  # feed the state to the next cycle
 
+:func:`advise` is the one decision the CLI and the pipeline ask for (which plan to run on a
+snapshot, guarded against a cluster with no load to compare); :func:`run_cycle` is the one
+cycle the live loop, the stream and the simulators run (the shedder, then destinations).
+
 Modules: :mod:`~trimtab.shedding.load` (usage, weighted max, moving averages),
 :mod:`~trimtab.shedding.snapshot` (cycle input), :mod:`~trimtab.shedding.decisions` (labels,
 reasons, state), :mod:`~trimtab.shedding.base` (the contract), :mod:`~trimtab.shedding.gates`
@@ -21,9 +25,11 @@ groups: where a bundle may go), :mod:`~trimtab.shedding.knapsack`. Pulsar's own 
 :mod:`trimtab.systems.pulsar`.
 """
 
+from trimtab.shedding.advice import Advice, advise
 from trimtab.shedding.avg import AvgShedder
 from trimtab.shedding.balanced import BalancedShedder
 from trimtab.shedding.base import LoadStats, Shedder
+from trimtab.shedding.cycle import run_cycle
 from trimtab.shedding.decisions import (
     CycleResult,
     Decision,
@@ -48,6 +54,7 @@ from trimtab.shedding.uniform import UniformLoadShedder
 
 __all__ = [
     "STRATEGIES",
+    "Advice",
     "AvgShedder",
     "BalancedShedder",
     "BrokerLoad",
@@ -76,6 +83,7 @@ __all__ = [
     "TransferShedder",
     "UniformLoadShedder",
     "Usage",
+    "advise",
     "assign_destinations",
     "breakdown",
     "least_resource_usage",
@@ -83,6 +91,7 @@ __all__ = [
     "plan",
     "project",
     "report",
+    "run_cycle",
     "shedder_for",
     "shift",
     "snapshot_of",

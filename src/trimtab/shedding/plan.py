@@ -6,9 +6,10 @@ Goals
 
 Algorithm
     Each cycle runs the shedder at ``now``; moves without a destination are placed like a
-    fresh lookup (:mod:`trimtab.shedding.destinations`, seeded RNG). Then the moves are applied to
-    the brokers' current values (:func:`project`) and every broker reports once at the next
-    interval (:func:`report`), so smoothing lag, hit counts and cooldowns play out as upstream.
+    fresh lookup (:func:`~trimtab.shedding.cycle.run_cycle`, seeded RNG). Then the moves are
+    applied to the brokers' current values (:func:`project`) and every broker reports once at
+    the next interval (:func:`report`), so smoothing lag, hit counts and cooldowns play out as
+    upstream.
     The *settled* loads are the starting loads shifted by every move (:func:`shift`): where the
     loads end once reports catch up; ``std_after`` is their population std. The plan keeps them
     after every cycle too (:attr:`Plan.settled`), so a report reads each cycle's effect rather
@@ -24,16 +25,16 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from trimtab.shedding.base import LoadStats, Shedder
+from trimtab.shedding.cycle import run_cycle
 from trimtab.shedding.decisions import CycleResult, Label, Move, Reason, ShedderState
-from trimtab.shedding.destinations import assign_destinations
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import LoadSnapshot
 
-__all__ = ["PATIENCE", "Plan", "Settled", "nothing_to_shed", "plan", "worsening"]
+__all__ = ["PATIENCE", "Plan", "Settled", "plan", "worsening"]
 
 PATIENCE = 30
 #: How much the settled std may rise before a plan is called harmful (rounding, not load).
@@ -132,24 +133,6 @@ def worsening(
     return f"{text}; review it before applying"
 
 
-def nothing_to_shed(snapshot: LoadSnapshot, *, refused: Sequence[str] = ()) -> str | None:
-    """Why no shedder could move a bundle in ``snapshot`` whatever it decides, or None.
-
-    A cluster with no writable broker, or none with load data, has no load to compare: a plan
-    of it would be a std of nothing (NaN). ``refused`` (the telemetry rows rejected, as
-    ``file:line: reason``) lets the answer say where the load data went.
-    """
-    available = snapshot.available or frozenset()
-    if not available:
-        return "no broker is writable (read-only and down brokers neither give nor take bundles)"
-    if any(name in snapshot.loads for name in available):
-        return None
-    why = f"none of the {len(available)} writable broker(s) has a usable node_metrics sample"
-    if refused:
-        return f"{why}: {len(refused)} row(s) were rejected, the first {refused[0]}"
-    return why
-
-
 def plan(
     snapshot: LoadSnapshot,
     shedder: Shedder,
@@ -174,8 +157,7 @@ def plan(
     idle = 0
     limit = max_cycles if until_balanced else cycles
     for _ in range(limit):
-        result = shedder.cycle(current, state, now=now)
-        result = assign_destinations(result, current, cfg, rng, now=now)
+        result = run_cycle(shedder, current, state, now=now, rng=rng)
         results.append(result)
         moves = result.moves
         settled.append(Settled.of(shift(settled[-1].loads, moves, ratios)))

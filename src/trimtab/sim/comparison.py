@@ -49,7 +49,7 @@ from trimtab.shedding import (
     Move,
     Shedder,
     ShedderState,
-    assign_destinations,
+    run_cycle,
 )
 from trimtab.sim.convergence import CAPACITY, exact_reports
 from trimtab.sim.shedding_cluster import should_publish
@@ -155,8 +155,7 @@ class _Cluster:
 def _cycle(
     shedder: Shedder, snapshot: LoadSnapshot, state: ShedderState, place: random.Random, now: float
 ) -> tuple[tuple[Move, ...], ShedderState]:
-    result = shedder.cycle(snapshot, state, now=now)
-    result = assign_destinations(result, snapshot, shedder.config, place, now=now)
+    result = run_cycle(shedder, snapshot, state, now=now, rng=place)
     return result.moves, result.state
 
 

@@ -31,7 +31,7 @@ from trimtab.shedding import (
     LoadSnapshot,
     Shedder,
     ShedderState,
-    assign_destinations,
+    run_cycle,
     shedder_for,
 )
 
@@ -139,8 +139,7 @@ def static_trial(
             pinned=np.zeros(len(sizes), dtype=bool),
         )
         snapshot = LoadSnapshot.of(exact_reports(ids, level, now), table)
-        result = shedder.cycle(snapshot, state, now=now)
-        result = assign_destinations(result, snapshot, cfg, place, now=now)
+        result = run_cycle(shedder, snapshot, state, now=now, rng=place)
         state = result.state
         pairs: set[frozenset[str]] = set()
         where = {name: k for k, name in enumerate(names)}

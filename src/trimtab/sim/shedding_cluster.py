@@ -51,8 +51,8 @@ from trimtab.shedding import (
     LoadSnapshot,
     NodeSample,
     ShedderState,
-    assign_destinations,
     least_resource_usage,
+    run_cycle,
     shedder_for,
 )
 
@@ -215,8 +215,7 @@ class _Cluster:
     def shed(self, now: float, traffic: np.ndarray) -> None:
         """One shedding cycle on the published loads; its moves take effect next minute."""
         snapshot = self._snapshot(traffic)
-        result = self.shedder.cycle(snapshot, self.state, now=now)
-        result = assign_destinations(result, snapshot, self.config, self.place, now=now)
+        result = run_cycle(self.shedder, snapshot, self.state, now=now, rng=self.place)
         self.state = result.state
         outcome = result.outcome if result.decisions else None
         if outcome is not None and outcome.label is not Label.SUCCESS:

@@ -14,7 +14,9 @@ Import from the modules (the package imports none of them, so naming one loads o
 * :mod:`~trimtab.systems.pulsar.bookies` — the ``/bookies`` rack map, a rack resolver;
 * :mod:`~trimtab.systems.pulsar.isolation` — isolation policies and anti-affinity groups
   from the operator's JSON and CSV files;
-* :mod:`~trimtab.systems.pulsar.admin` — moves as ``pulsar-admin`` commands and REST calls.
+* :mod:`~trimtab.systems.pulsar.admin` — moves as ``pulsar-admin`` commands and REST calls;
+* :mod:`~trimtab.systems.pulsar.cycle_json` — one cycle of the live loop as the JSON line
+  ``shed --follow --json`` prints (and its benchmark writes).
 """
 
 __all__: list[str] = []

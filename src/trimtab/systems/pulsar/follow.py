@@ -38,8 +38,8 @@ from pathlib import Path
 from trimtab.contract import RejectedRow
 from trimtab.errors import ReportError
 from trimtab.shedding.base import Shedder
+from trimtab.shedding.cycle import run_cycle
 from trimtab.shedding.decisions import CycleResult, ShedderState
-from trimtab.shedding.destinations import assign_destinations
 from trimtab.shedding.filters import Policies
 from trimtab.shedding.load import LoadModel
 from trimtab.shedding.snapshot import LoadSnapshot
@@ -129,8 +129,7 @@ class Follower:
         snapshot = built.snapshot
         if self.policies is not None:
             snapshot = replace(snapshot, policies=self.policies)
-        result = self.shedder.cycle(snapshot, self.state, now=now)
-        result = assign_destinations(result, snapshot, self.shedder.config, self.rng, now=now)
+        result = run_cycle(self.shedder, snapshot, self.state, now=now, rng=self.rng)
         self.state = result.state
         return Tick(self.cycles, now, result, built, joined, left, (*refused, *built.rejected))
 

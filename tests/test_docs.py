@@ -1,0 +1,137 @@
+"""Every example in the README and in the docs site (docs/) runs as written.
+
+- A ```python block runs (``exec``) without error.
+- A shell example is a line starting with ``trimtab `` in a ```bash fence, or with
+  ``$ trimtab`` in a ```console fence (the lines after it, up to the next ``$``, are its
+  output and are not compared); a line ending in ``\\`` goes on on the next one. It runs
+  through bash with the venv's ``trimtab`` first on ``PATH``, in a fresh directory laid out as
+  the repository root: its top-level entries are links to the checkout's, so
+  ``examples/...``, ``src/trimtab/data/...`` and ``tests/data/...`` resolve, while what a
+  command writes (``out/``, ``reassign.json``) lands in the temporary directory. The commands
+  of one page run in order in one directory, so a page can generate a fleet and then run the
+  job on it. A command must exit 0, or with the status a trailing ``# exit N`` comment names.
+- Not run, by design: ```sh fences. They hold the few examples that need what a test here
+  cannot give: a live ZooKeeper or BookKeeper cluster (``--zk zk1:2181``), agents on other
+  machines, a remote Spark master, commands that run until stopped (``agent``, ``watch``,
+  ``shed --follow``, ``pipeline stream``) and one sweep of the whole PIP-220 table, which takes
+  too long for a test. The online tests (``tests/online``), ``tests/pipeline/test_stream.py``
+  and ``tests/pipeline/test_sweeps.py`` run those commands against real servers on loopback
+  or on smaller inputs instead.
+- The shell examples are marked ``slow``: each page runs several ``trimtab`` processes (5 s to
+  90 s a page, the Spark pages the longest), so ``make test`` runs them and the fast path does
+  not. The Python blocks are not marked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
+EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
+TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class Example:
+    """One shell command of a page and the exit status the page gives it."""
+
+    command: str
+    status: int
+
+
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+def _fences(page: Path, language: str) -> list[str]:
+    return [body for lang, body in FENCE.findall(page.read_text()) if lang == language]
+
+
+def _joined(body: str) -> list[str]:
+    """The block's lines with ``\\`` continuations joined into one line each."""
+    lines: list[str] = []
+    pending = ""
+    for line in body.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1].rstrip() + " "
+            continue
+        lines.append((pending + line.strip()) if pending else line)
+        pending = ""
+    return lines
+
+
+def shell_examples(page: Path) -> list[Example]:
+    """The commands a page shows, in the order it shows them."""
+    prefixes = {"bash": "", "console": "$ "}
+    found: list[Example] = []
+    for language, body in FENCE.findall(page.read_text()):
+        if language not in prefixes:
+            continue
+        for line in _joined(body):
+            prefix = prefixes[language]
+            if line.startswith(prefix + "trimtab "):
+                command = line[len(prefix) :]
+                status = EXIT.search(command)
+                found.append(Example(command, int(status.group(1)) if status else 0))
+    return found
+
+
+PYTHON = [(_name(p), body) for p in PAGES for body in _fences(p, "python")]
+SHELL = [(p, shell_examples(p)) for p in PAGES]
+
+
+def _param(page: Path, examples: list[Example]) -> object:
+    return pytest.param(page, examples, id=_name(page), marks=[pytest.mark.slow])
+
+
+def test_the_readme_and_the_docs_have_examples() -> None:
+    """There is something to check: Python blocks and commands, in the README and the site."""
+    assert PYTHON and shell_examples(ROOT / "README.md")
+    assert sum(len(examples) for _, examples in SHELL) > 50
+
+
+@pytest.mark.parametrize(("page", "block"), PYTHON, ids=[p for p, _ in PYTHON])
+def test_python_example_runs(page: str, block: str) -> None:
+    """Each ```python block runs without error."""
+    exec(compile(block, page, "exec"), {})
+
+
+def _repository_root_in(tmp_path: Path) -> Path:
+    for entry in ROOT.iterdir():
+        if entry.name not in {".git", ".venv", "site"}:
+            (tmp_path / entry.name).symlink_to(entry)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("page", "examples"), [_param(p, e) for p, e in SHELL if e])
+def test_shell_examples_exit_as_documented(
+    page: Path, examples: list[Example], tmp_path: Path
+) -> None:
+    """Each command of the page, run in order from a copy of the repository root, exits with
+    the status the page gives it (0 unless a ``# exit N`` comment says otherwise)."""
+    cwd = _repository_root_in(tmp_path)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for example in examples:
+        done = subprocess.run(
+            ["bash", "-c", example.command],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+        assert done.returncode == example.status, (
+            f"{_name(page)}: `{example.command}` exited {done.returncode}, "
+            f"documented {example.status}\nstdout: {done.stdout[-2000:]}\n"
+            f"stderr: {done.stderr[-2000:]}"
+        )
