@@ -51,7 +51,8 @@ class ZooKeeperServer:
     password) turns on SASL DIGEST-MD5 (a JAAS ``Server`` section with the
     ``DigestLoginModule``, ``authProvider.1 = SASLAuthenticationProvider``); ``tls_key_store``
     (a PEM file with the key and certificate chain) and ``tls_trust_store`` (the CA) open a
-    TLS port, :attr:`secure_port`, on Netty (Debian's classpath lacks ``netty-codec``: added).
+    TLS port, :attr:`secure_port`, on Netty (Debian's classpath lacks ``netty-codec``: added);
+    ``tls_client_auth`` ``need`` asks clients for a certificate from that CA (mutual TLS).
     """
 
     def __init__(
@@ -61,6 +62,7 @@ class ZooKeeperServer:
         sasl_users: dict[str, str] | None = None,
         tls_key_store: Path | None = None,
         tls_trust_store: Path | None = None,
+        tls_client_auth: str = "none",
     ) -> None:
         if not ZK_JAR.exists() or shutil.which("java") is None:
             pytest.fail(
@@ -83,6 +85,7 @@ class ZooKeeperServer:
                     f"maxSessionTimeout={ZK_MAX_SESSION_MS}",
                     "4lw.commands.whitelist=ruok",
                     *self._secure_lines(sasl_users, tls_key_store, tls_trust_store),
+                    *([f"ssl.clientAuth={tls_client_auth}"] if tls_key_store else []),
                 ]
             )
             + "\n"
@@ -115,7 +118,6 @@ class ZooKeeperServer:
                 "ssl.keyStore.type=PEM",
                 f"ssl.trustStore.location={trust_store}",
                 "ssl.trustStore.type=PEM",
-                "ssl.clientAuth=none",
             ]
         return lines
 

@@ -48,23 +48,34 @@ class _Tls:
     ca: Path
     other_ca: Path
     server_store: Path  # PKCS#8 key + chain, ZooKeeper's PEM key store
+    client_store: Path  # key + chain, signed by ``ca``
+    other_client_store: Path  # signed by ``other_ca``
 
 
-def _make_tls(directory: Path) -> _Tls:
-    ca, other = trustme.CA(), trustme.CA()
-    ca.cert_pem.write_to_path(str(directory / "ca.pem"))
-    other.cert_pem.write_to_path(str(directory / "other-ca.pem"))
-    leaf = ca.issue_cert("localhost", "127.0.0.1")
+def _store(leaf: trustme.LeafCert, path: Path) -> Path:
+    """A PEM key store as ZooKeeper reads one: the PKCS#8 key, then the certificate chain."""
     key = serialization.load_pem_private_key(leaf.private_key_pem.bytes(), None)
     pkcs8 = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    store = directory / "server-store.pem"
-    store.write_bytes(pkcs8 + b"".join(p.bytes() for p in leaf.cert_chain_pems))
-    store.chmod(0o600)
-    return _Tls(directory / "ca.pem", directory / "other-ca.pem", store)
+    path.write_bytes(pkcs8 + b"".join(p.bytes() for p in leaf.cert_chain_pems))
+    path.chmod(0o600)
+    return path
+
+
+def _make_tls(directory: Path) -> _Tls:
+    ca, other = trustme.CA(), trustme.CA()
+    ca.cert_pem.write_to_path(str(directory / "ca.pem"))
+    other.cert_pem.write_to_path(str(directory / "other-ca.pem"))
+    return _Tls(
+        directory / "ca.pem",
+        directory / "other-ca.pem",
+        _store(ca.issue_cert("localhost", "127.0.0.1"), directory / "server-store.pem"),
+        _store(ca.issue_cert("trimtab-client"), directory / "client-store.pem"),
+        _store(other.issue_cert("intruder"), directory / "other-client-store.pem"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -474,3 +485,59 @@ def test_shed_on_a_locked_metadata_tree_is_one_error_line(
     [line] = run.stderr.strip().splitlines()
     assert line.startswith(f"error: ZooKeeper {secure_zk.hosts}{chroot} refused creating")
     assert "(NoAuth)" in line
+
+
+@pytest.fixture(scope="module")
+def mutual_tls_zk(
+    tmp_path_factory: pytest.TempPathFactory, zk_tls: _Tls
+) -> Iterator[ZooKeeperServer]:
+    server = ZooKeeperServer(
+        tmp_path_factory.mktemp("mtls-zookeeper"),
+        tls_key_store=zk_tls.server_store,
+        tls_trust_store=zk_tls.ca,
+        tls_client_auth="need",
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def _tls_conf(path: Path, ca: Path, key_store: Path | None) -> Path:
+    keys: dict[str, object] = {
+        "zookeeper.client.secure": "true",
+        "zookeeper.ssl.trustStore.location": ca,
+    }
+    if key_store is not None:
+        keys["zookeeper.ssl.keyStore.location"] = key_store
+        keys["zookeeper.ssl.keyStore.type"] = "PEM"
+    return _config(path, **keys)
+
+
+def test_mutual_tls_with_the_client_key_store(
+    mutual_tls_zk: ZooKeeperServer, zk_tls: _Tls, tmp_path: Path
+) -> None:
+    """ssl.clientAuth=need: the PEM key store (key + chain in one file) is the client's proof."""
+    conf = _tls_conf(tmp_path / "c.properties", zk_tls.ca, zk_tls.client_store)
+    run = _run("bookieinfo", "--zk", mutual_tls_zk.secure_hosts, "-c", str(conf), "--json")
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize(
+    ("store", "said"),
+    [
+        (None, "the server requires a client certificate"),
+        ("other", "the server refused the client certificate"),
+    ],
+    ids=["no client certificate", "client certificate from another CA"],
+)
+def test_mutual_tls_refusals_are_one_error_line(
+    mutual_tls_zk: ZooKeeperServer, zk_tls: _Tls, tmp_path: Path, store: str | None, said: str
+) -> None:
+    """Without a client certificate, or with one from the wrong CA: refused, one line."""
+    key_store = zk_tls.other_client_store if store == "other" else None
+    conf = _tls_conf(tmp_path / "c.properties", zk_tls.ca, key_store)
+    run = _run("bookieinfo", "--zk", mutual_tls_zk.secure_hosts, "-c", str(conf))
+    assert run.returncode == 2, run.stderr
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: TLS to ZooKeeper {mutual_tls_zk.secure_hosts} failed: ")
+    assert said in line

@@ -22,7 +22,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from trimtab.config.secrets import scrub
 from trimtab.errors import ZooKeeperAccessError
-from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity
+from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity, ZkTls
 
 __all__ = ["end_session", "make_client", "start_session"]
 
@@ -154,7 +154,27 @@ _TLS_REASONS = (
 )
 
 
-def _tls_reason(failure: str) -> str:
+#: OpenSSL's names for the server's refusal of the client's certificate (or of its absence).
+_CLIENT_CERT_ALERTS = (
+    "CERTIFICATE_REQUIRED",
+    "ALERT_BAD_CERTIFICATE",
+    "ALERT_CERTIFICATE_UNKNOWN",
+    "ALERT_UNKNOWN_CA",
+)
+
+
+def _tls_reason(failure: str, tls: ZkTls | None = None) -> str:
+    if any(alert in failure for alert in _CLIENT_CERT_ALERTS):
+        if tls is None or tls.key_store is None:
+            return (
+                "the server requires a client certificate (mutual TLS): set "
+                "zookeeper.ssl.keyStore.location to a PEM file with the client key and a "
+                "certificate signed by a CA the server trusts"
+            )
+        return (
+            f"the server refused the client certificate in {tls.key_store}: use one signed by "
+            "a CA in the server's ssl.trustStore"
+        )
     for piece, what, fix in _TLS_REASONS:
         if piece in failure:
             return f"{what}: {fix}"
@@ -174,7 +194,7 @@ def _raise_refusal(log: _SessionLog, hosts: str, security: ZkSecurity) -> None:
         )
     if log.tls_failure is not None and security.tls is not None:
         raise ZooKeeperAccessError(
-            f"TLS to ZooKeeper {hosts} failed: {_tls_reason(log.tls_failure)}"
+            f"TLS to ZooKeeper {hosts} failed: {_tls_reason(log.tls_failure, security.tls)}"
         )
     if log.dropped and security.tls is None:
         raise ZooKeeperAccessError(
