@@ -541,3 +541,17 @@ def test_mutual_tls_refusals_are_one_error_line(
     [line] = run.stderr.strip().splitlines()
     assert line.startswith(f"error: TLS to ZooKeeper {mutual_tls_zk.secure_hosts} failed: ")
     assert said in line
+
+
+def test_wrong_password_with_a_chroot_is_one_error_line(
+    secure_zk: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """With a chroot kazoo reads "/" while it starts, and meets the refusal there: the same
+    one line, not a kazoo exception."""
+    jaas = _jaas(tmp_path / "jaas.conf", "bookie", "wrong-password-5e")
+    conf = _config(tmp_path / "c.properties", **{"java.security.auth.login.config": jaas})
+    hosts = f"{secure_zk.hosts}/some/chroot"
+    run = _run("shed", "--zk", hosts, "-c", str(conf))
+    assert run.returncode == 2, run.stderr
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: ZooKeeper {hosts} refused the login"), line

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, NoReturn
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError, ConnectionClosedError, KazooException
@@ -102,25 +102,33 @@ def start_session(client: Any, *, hosts: str, timeout: float, security: ZkSecuri
     ``KazooTimeoutError``, for the caller's own message."""
     log = getattr(client, "logger", None)
     try:
+        # with a chroot, start() itself reads "/" (and so meets a refused login)
         client.start(timeout=timeout)
     except KazooTimeoutError:
         if isinstance(log, _SessionLog):
             _raise_refusal(log, hosts, security)
         raise
+    except (AuthFailedError, ConnectionClosedError, KazooException):
+        _refused(client, log, hosts, security)
     if security.sasl is None:
         return
     # kazoo reports CONNECTED before the SASL exchange: one round trip shows its outcome.
     try:
         client.exists_async("/").get(timeout=timeout)
     except (AuthFailedError, ConnectionClosedError, KazooException, KazooTimeoutError):
-        client.stop()
-        client.close()
-        if isinstance(log, _SessionLog):
-            _raise_refusal(log, hosts, security)
-        raise ZooKeeperAccessError(
-            f"ZooKeeper {hosts} closed the session during the SASL login "
-            f"{security.describe()}: check the user and password and the server's SASL setup"
-        ) from None
+        _refused(client, log, hosts, security)
+
+
+def _refused(client: Any, log: object, hosts: str, security: ZkSecurity) -> NoReturn:
+    """End a session ZooKeeper closed while it started, and say why."""
+    client.stop()
+    client.close()
+    if isinstance(log, _SessionLog):
+        _raise_refusal(log, hosts, security)
+    raise ZooKeeperAccessError(
+        f"ZooKeeper {hosts} closed the session while it started {security.describe()}: check "
+        "the credentials and the server's log"
+    ) from None
 
 
 #: What a TLS failure means, by a piece of OpenSSL's reason: (what happened, what to fix).
