@@ -9,6 +9,7 @@ BIN    := $(VENV)/bin
 help:
 	@echo "make demo   install trimtab into .venv, show a sample topology, run the fleet job on a generated fleet"
 	@echo "make test   install trimtab with dev extras into .venv, then ruff, mypy and pytest"
+	@echo "make check  ruff, mypy and the fast tests (no Spark, ZooKeeper, server, browser, process)"
 	@echo "make docs   build the docs site into site/ (.venv/bin/mkdocs serve to read it)"
 
 $(BIN)/python:
@@ -66,8 +67,19 @@ chromium:
 	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+# pytest-xdist: two workers, each test module on one of them (its module fixtures built once; at
+# most one Spark session and one ZooKeeper server per worker). PYTEST_WORKERS=0: no workers.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
+
 unit: $(VENV)/.installed-dev zookeeper chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=15
+
+# The fast path: ruff, mypy and the tests with none of the markers of tests/markers.py (no Spark,
+# ZooKeeper, server, browser or trimtab process, nothing slow): `pytest --fast`.
+.PHONY: check
+check: $(VENV)/.installed-dev lint typecheck
+	$(BIN)/python -m pytest --fast $(PYTEST_PARALLEL)
 
 # Regenerate the committed protobuf code after editing a .proto (grpcio-tools): GetBookieInfo
 # over gRPC, BookKeeper's v3 frame, and the BookieServiceInfoFormat a bookie registers.

@@ -155,6 +155,7 @@ def test_config_command_bad_key_suggests(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "did you mean 'minNumRacksPerWriteQuorum'" in result.stderr
 
 
+@pytest.mark.subprocess
 def test_installed_entry_point_runs() -> None:
     """The console script installed by pip works as a real process."""
     exe = shutil.which("trimtab", path=str(Path(sys.executable).parent))
@@ -166,6 +167,7 @@ def test_installed_entry_point_runs() -> None:
     assert {c["cluster"] for c in json.loads(proc.stdout)["clusters"]} == {"bk-prod", "pulsar-prod"}
 
 
+@pytest.mark.subprocess
 def test_a_logged_warning_is_a_warning_line_before_the_error() -> None:
     """`trimtab watch` with no rack script configured, as typed, against a ZooKeeper that
     never answers: the resolver's fallback (logged by the library) is one `warning:` line on
@@ -344,6 +346,8 @@ def test_generate_fleet_prints_a_table_of_the_tables_written(tmp_path: Path) -> 
         assert f"│ {table}" in result.stdout
 
 
+@pytest.mark.server
+@pytest.mark.subprocess
 def test_watch_prints_json_lines(tmp_path: Path) -> None:
     """`trimtab watch --json` (until SIGTERM) prints one JSON line when it is watching and one
     when it stops, nothing else on stdout."""

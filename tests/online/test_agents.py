@@ -27,7 +27,7 @@ from trimtab.systems.bookkeeper.placement_setup import make_policy
 from trimtab.systems.bookkeeper.registry import ZooKeeperWatcher
 from trimtab.systems.zookeeper import ZkTarget
 
-pytestmark = pytest.mark.online
+pytestmark = pytest.mark.server  # agents: in this process (gRPC) or as processes
 
 RETRY_SECONDS = 1.0
 TIMEOUT_SECONDS = 0.5

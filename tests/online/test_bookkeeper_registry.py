@@ -143,7 +143,6 @@ def _bookieinfo(*args: str) -> dict[str, Any]:
     return doc
 
 
-@pytest.mark.online
 def test_bookieinfo_sees_a_bookkeeper_registry_and_each_bookies_own_failure(
     zk: KazooClient, zk_target: ZkTarget, agents: list[AgentProcess], tmp_path: Path
 ) -> None:

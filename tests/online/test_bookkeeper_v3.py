@@ -199,6 +199,7 @@ def test_client_keeps_one_connection_per_bookie_across_scans(server: BookieRpcSe
         client.close()
 
 
+@pytest.mark.server
 def test_refusal_hang_and_closed_connection_are_each_that_bookies_error(
     tmp_path: Path,
 ) -> None:
@@ -300,6 +301,7 @@ def _answer_with_txn(txn_of: Callable[[int], int]) -> Callable[[bytes], bytes]:
     return reply
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(
     ("reply", "kind"),
     [
@@ -322,6 +324,7 @@ def test_client_survives_a_bookie_talking_nonsense(
         bookie.close()
 
 
+@pytest.mark.server
 def test_concurrency_is_bounded(tmp_path: Path) -> None:
     """With max_in_flight=2, never more than two requests are at the bookies at once."""
     lock = threading.Lock()

@@ -208,6 +208,7 @@ def test_client_reports_answers_timeouts_io_errors_and_missing_nodes(
         client.close()
 
 
+@pytest.mark.server
 def test_second_server_on_a_taken_port_fails() -> None:
     """Port reuse is off: an address in use is an AgentError, not a shared port."""
     from trimtab.errors import AgentError

@@ -25,8 +25,6 @@ from trimtab.systems.pulsar.bookies import BOOKIES_PATH, PulsarRackResolver, par
 from trimtab.systems.zookeeper import zk_servers
 from trimtab.topology.table import RackChanges
 
-pytestmark = pytest.mark.online
-
 _paths = itertools.count()
 
 

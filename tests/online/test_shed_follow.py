@@ -26,8 +26,6 @@ from tests.online.conftest import ZooKeeperServer, read_json_line, trimtab_comma
 from tests.shedding.pulsar_reports import broker_report, document
 from trimtab.systems.pulsar.watcher import BROKERS_PATH
 
-pytestmark = pytest.mark.online
-
 BROKERS = [f"broker{i}:8080" for i in range(1, 6)]
 TTL_S = 4
 

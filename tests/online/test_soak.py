@@ -19,7 +19,7 @@ from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
 from trimtab.systems.bookkeeper.registry import ZooKeeperWatcher
 from trimtab.systems.zookeeper import ZkTarget
 
-pytestmark = [pytest.mark.online, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]  # agent_pool.py: fifty agents
 
 AGENTS = 50
 CHURN_STEPS = 80

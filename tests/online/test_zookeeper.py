@@ -19,8 +19,6 @@ from trimtab.systems.bookkeeper.registry import (
 )
 from trimtab.systems.zookeeper import ZkTarget, decode_node_data
 
-pytestmark = pytest.mark.online
-
 A, B, C = NodeId("10.0.0.1:3181"), NodeId("10.0.0.2:3181"), NodeId("10.0.0.3:3181")
 
 

@@ -76,6 +76,8 @@ def test_the_driver_logs_with_trimtabs_file_unless_the_user_has_one(tmp_path: Pa
     assert logging_options("", {"SPARK_HOME": str(tmp_path.parent)}) == ""
 
 
+@pytest.mark.spark
+@pytest.mark.subprocess
 def test_an_input_refused_after_spark_starts_is_one_error_line(tmp_path: Path) -> None:
     """`trimtab pipeline run` as typed, on telemetry lacking a required column (found once
     Spark reads the files): exit 2, and stderr is the error line alone; Spark's start-up
@@ -141,6 +143,7 @@ def test_small_input_is_local_telemetry_the_job_keeps_as_local_rows(tmp_path: Pa
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_the_job_runs_under_spark_submit_on_its_master(
     dirty_fleet: GeneratedFleet, tmp_path: Path
 ) -> None:

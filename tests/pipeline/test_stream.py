@@ -241,6 +241,7 @@ def stream(fleet: Fleet, tmp_path: Path, request: pytest.FixtureRequest) -> Iter
 
 
 @pytest.mark.slow
+@pytest.mark.spark  # the stream fixture runs `trimtab pipeline stream`
 def test_stream_follows_minute_files_and_survives_sigkill(
     fleet: Fleet, stream: Stream, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -451,6 +452,8 @@ def _java_child(pid: int) -> bool:
     return False
 
 
+@pytest.mark.spark
+@pytest.mark.subprocess
 def test_ctrl_c_while_spark_starts_stops_cleanly(tmp_path: Path) -> None:
     """SIGINT while Spark is starting (its JVM is up, the session not yet): the command says
     it stops, exits 0 once Spark is up, starts no query and prints no traceback. (PySpark's

@@ -255,8 +255,8 @@ def test_report_keeps_the_contract_on_damaged_outputs(
 
 
 def _not_huge(value: str) -> bool:
-    """Leaves out counts that make place run for hours on a tree without #23's bounds (the
-    named case in test_found_items.py covers them, with a time limit)."""
+    """Leaves out counts that make place run for a long time (a count past #23's bound is
+    refused at once: test_found_cli.py's test_place_count_beyond_the_bound_is_refused_at_once)."""
     try:
         return int(value) <= 100_000
     except ValueError:

@@ -77,6 +77,7 @@ def test_a_bug_is_one_line_and_a_report_file_through_main(
     assert "Traceback" in text and "a bug planted by the test" in text and "topology" in text
 
 
+@pytest.mark.subprocess
 def test_a_bug_in_the_trimtab_process_is_one_line_and_a_report(tmp_path: Path) -> None:
     """The same through a real process of the command (the bug planted before main runs)."""
     script = (
