@@ -264,6 +264,7 @@ def test_wrong_password_is_one_error_line(secure_zk: ZooKeeperServer, tmp_path: 
     assert "not-the-password" not in run.stderr + run.stdout
 
 
+@pytest.mark.subprocess
 def test_security_on_without_credentials_is_a_config_error(tmp_path: Path) -> None:
     """zkEnableSecurity with no JAAS file or digest credentials is refused before dialling."""
     conf = _config(tmp_path / "c.properties", zkEnableSecurity="true")
@@ -356,7 +357,7 @@ def _commands(hosts: str, tmp: Path) -> dict[str, list[str]]:
 @pytest.mark.parametrize(
     "command",
     [
-        "agent",
+        pytest.param("agent", marks=pytest.mark.server),  # a trimtab agent process
         "bookieinfo",
         "watch",
         "shed --zk",
@@ -437,6 +438,7 @@ def test_an_open_registry_path_is_reported(
         registrar.stop()
 
 
+@pytest.mark.zookeeper
 def test_a_login_refused_after_a_restart_is_reported(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
