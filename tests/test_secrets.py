@@ -111,6 +111,7 @@ def secret_config(tmp_path: Path) -> Path:
         f"zookeeper.ssl.keyStore.password={KEY_PW}\n"
         f"brokerClientAuthenticationParameters=token:{TOKEN}\n"
         f"zookeeper.digest_file={digest}\n"
+        "getBookieInfoTimeoutSecs=1\n"  # an unreachable ZooKeeper fails within 1 s
     )
     return conf
 
