@@ -146,3 +146,38 @@ def test_tls_failures_are_told_apart(openssl: str, said: str) -> None:
     from trimtab.systems.zookeeper.session import _tls_reason
 
     assert said in _tls_reason(f"Connection dropped: socket connection error: {openssl}")
+
+
+def test_a_zookeeper_client_file_loads_as_it_is(tmp_path: Path) -> None:
+    """ZooKeeper's client keys trimtab does not read are accepted and listed as ignored; a
+    trust store password is one of them, and it is never shown."""
+    from trimtab.config.loader import read_config
+
+    conf = tmp_path / "zk-client.properties"
+    conf.write_text(
+        "zookeeper.client.secure=true\n"
+        "zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\n"
+        "zookeeper.ssl.trustStore.password=trust-pw-77\n"
+        "zookeeper.ssl.protocol=TLSv1.3\n"
+        "zookeeper.sasl.client.username=zookeeper\n"
+    )
+    loaded = read_config(conf)
+    assert loaded.config.zookeeper.client_secure
+    ignored = {i.key: i.defined_in for i in loaded.ignored}
+    assert ignored["zookeeper.ssl.trustStore.password"] == ("ZooKeeper client (ZKClientConfig)",)
+    assert set(ignored) == {
+        "zookeeper.ssl.trustStore.password",
+        "zookeeper.ssl.protocol",
+        "zookeeper.sasl.client.username",
+    }
+
+
+def test_a_store_named_jks_is_refused_without_a_type(tmp_path: Path) -> None:
+    """ZooKeeper infers the store type from the file name: trimtab refuses a .jks the same way."""
+    store = tmp_path / "truststore.jks"
+    store.write_text("x")
+    cfg = Config.of(
+        **{"zookeeper.client.secure": "true", "zookeeper.ssl.trustStore.location": str(store)}
+    )
+    with pytest.raises(ConfigError, match="JKS: trimtab reads PEM files only"):
+        zk_security(cfg, env={})

@@ -207,6 +207,8 @@ def _sasl(zk: ZooKeeperConfig, env: Mapping[str, str]) -> list[ZkCredentials]:
 def _pem_file(location: str | None, kind: str | None, key: str) -> str | None:
     if location is None:
         return None
+    if kind is None and location.lower().endswith((".jks", ".p12", ".pfx", ".bcfks")):
+        kind = location.rsplit(".", 1)[1].upper()  # ZooKeeper infers the type from the name
     if kind is not None and kind.strip().upper() != "PEM":
         raise ConfigError(
             f"{key}.type is {kind}: trimtab reads PEM files only; convert the store to PEM "
