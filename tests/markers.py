@@ -63,6 +63,8 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "standalone_master": ("spark",),  # tests/pipeline/test_standalone.py: master + workers
     "zookeeper": ("zookeeper",),  # tests/online/conftest.py: one server for the session
     "private_zookeeper": ("zookeeper",),  # a server of the test's own (restarts)
+    "secure_zk": ("zookeeper",),  # test_zookeeper_security.py: SASL and a TLS port
+    "mutual_tls_zk": ("zookeeper",),  # test_zookeeper_security.py: ssl.clientAuth=need
     "agents": ("server", "subprocess"),  # tests/online/conftest.py: `trimtab agent` processes
     "server": ("server",),  # test_bookkeeper_v3.py, test_protocol.py: a stand-in server
     "chromium": ("browser",),  # tests/pipeline/test_report.py

@@ -11,6 +11,7 @@
      ├── InvalidTopologyError             (also a ValueError) mixed depths, bad rack names
      ├── ResolverError                    a DNS-to-switch resolver that cannot start
      ├── MembershipError                  ZooKeeper or a registry file that cannot be used
+     ├── ZooKeeperAccessError             ZooKeeper refused us: authentication, TLS or an ACL
      ├── AgentError                       a GetBookieInfo agent that cannot start or register
      ├── InvalidQuorumError               (also a ValueError) E/W/A sizes that cannot work together
      ├── NotEnoughNodesError              a placement the cluster cannot satisfy, with the numbers
@@ -44,6 +45,7 @@ __all__ = [
     "TopicExistsError",
     "TrimtabError",
     "UnknownConfigKeyError",
+    "ZooKeeperAccessError",
 ]
 
 
@@ -104,6 +106,11 @@ class ResolverError(TrimtabError):
 class MembershipError(TrimtabError):
     """A membership source that cannot be read: ZooKeeper unreachable within the time-out, a bad
     registry root, or a static registry file that is missing or holds no usable row."""
+
+
+class ZooKeeperAccessError(TrimtabError):
+    """A ZooKeeper that refuses trimtab (issue 41): authentication failed, the TLS handshake
+    failed, or an ACL forbids a write; the message names the ensemble and what to fix."""
 
 
 class AgentError(TrimtabError):

@@ -27,6 +27,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from trimtab.cli._common import app, err, printable, show_error
 from trimtab.cli._crash import write_crash_report
 from trimtab.cli._spark import Interrupted
+from trimtab.config.secrets import scrub
 from trimtab.errors import TrimtabError
 
 __all__ = ["app", "main"]
@@ -69,7 +70,8 @@ class _WarningLines(logging.Handler):
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
             text = f"{text}: {type(exc).__name__}: {exc}"
-        err.print(f"[yellow]warning:[/] {printable(text)}", highlight=False, soft_wrap=True)
+        shown = printable(scrub(text))  # no secret value in a log line (issue 41)
+        err.print(f"[yellow]warning:[/] {shown}", highlight=False, soft_wrap=True)
 
 
 def _run(args: list[str] | None) -> int:

@@ -37,6 +37,7 @@ from trimtab._format import as_text
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
 from trimtab.config.loader import read_config
+from trimtab.config.secrets import scrub
 from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
 from trimtab.readers.inventory import Inventory
@@ -140,7 +141,8 @@ def printable(text: object) -> str:
 
 def show_error(message: object) -> None:
     """The one ``error:`` line of a user error, on stderr (the exit status is the caller's)."""
-    err.print(f"[bold red]error:[/] {printable(message)}", highlight=False, soft_wrap=True)
+    shown = printable(scrub(str(message)))  # no secret value on the terminal (issue 41)
+    err.print(f"[bold red]error:[/] {shown}", highlight=False, soft_wrap=True)
 
 
 @contextmanager
@@ -260,7 +262,7 @@ def one_cluster(inv: Inventory, name: str | None) -> ClusterState:
 
 def print_warnings(warnings: Iterable[str]) -> None:
     for warning in warnings:
-        err.print(f"[yellow]warning:[/] {printable(warning)}", highlight=False)
+        err.print(f"[yellow]warning:[/] {printable(scrub(warning))}", highlight=False)
 
 
 def print_rejected(rejected: Iterable[RejectedRow], rows_read: int, table: str) -> None:

@@ -18,12 +18,12 @@ from trimtab._format import human_bytes
 from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
 from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsClientAuthFlag, TlsKeyOption
 from trimtab.cluster import NodeId
-from trimtab.config import BookieInfoConfig
+from trimtab.config import Config
 from trimtab.errors import AgentError, MembershipError
 from trimtab.systems.bookkeeper.bookieinfo.agent import Agent, AgentOptions, AgentStatus
 from trimtab.systems.bookkeeper.bookieinfo.metrics import AgentCollector, MetricsServer, registry_of
 from trimtab.systems.bookkeeper.bookieinfo.tls_setup import server_tls
-from trimtab.systems.zookeeper import ZkTarget, zk_target
+from trimtab.systems.zookeeper import ZkTarget, zk_security, zk_target
 
 __all__ = ["agent", "print_event", "until_signalled", "wait_for"]
 
@@ -192,7 +192,7 @@ def agent(
         tls = server_tls(
             full.tls, cert=tls_cert, key=tls_key, ca=tls_ca, client_auth=tls_client_auth
         )
-        target = _registry(cfg, zk, zk_root)
+        target = _registry(full, zk, zk_root)
         node = _node_id(node_id)
         options = AgentOptions(
             node_id=node,
@@ -212,14 +212,17 @@ def agent(
     print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")
 
 
-def _registry(cfg: BookieInfoConfig, zk: str | None, zk_root: str | None) -> ZkTarget | None:
-    """Where to register; None when no ZooKeeper is given anywhere (a bad one is an error)."""
+def _registry(full: Config, zk: str | None, zk_root: str | None) -> ZkTarget | None:
+    """Where to register, logged in as the config says; None when no ZooKeeper is given
+    anywhere (a bad one is an error)."""
+    cfg = full.bookie_info
     try:
-        return zk_target(cfg, hosts=zk, root=zk_root)
+        target = zk_target(cfg, hosts=zk, root=zk_root)
     except MembershipError:
         if zk or cfg.zk_servers or cfg.metadata_service_uri:
             raise
         return None
+    return zk_target(cfg, hosts=zk, root=zk_root, security=zk_security(full)) if target else None
 
 
 def _node_id(text: str) -> NodeId:

@@ -29,7 +29,7 @@ from trimtab.cli._common import (
 from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsKeyOption
 from trimtab.cli.agent import print_event, until_signalled, wait_for
 from trimtab.cluster import NodeId
-from trimtab.config import BookieInfoConfig
+from trimtab.config import BookieInfoConfig, Config
 from trimtab.diskinfo import BookieInfo
 from trimtab.errors import MembershipError
 from trimtab.systems.bookkeeper.bookieinfo.client import SurveyRow, survey
@@ -52,7 +52,7 @@ from trimtab.systems.bookkeeper.registry import (
     read_membership,
     read_registry,
 )
-from trimtab.systems.zookeeper import zk_servers, zk_target
+from trimtab.systems.zookeeper import zk_security, zk_servers, zk_target
 
 __all__ = ["bookieinfo", "survey_json", "watch"]
 
@@ -83,7 +83,7 @@ TimeoutOption = Annotated[
 
 
 def _membership(
-    cfg: BookieInfoConfig,
+    full: Config,
     zk: str | None,
     zk_root: str | None,
     registry: Path | None,
@@ -102,8 +102,10 @@ def _membership(
             shown = printable(row)
             err.print(f"[yellow]warning:[/] registry row rejected: {shown}", highlight=False)
         return file.membership
+    cfg = full.bookie_info
     _require_zk(cfg, zk)
-    return read_membership(zk_target(cfg, hosts=zk, root=zk_root), timeout=cfg.timeout_seconds)
+    target = zk_target(cfg, hosts=zk, root=zk_root, security=zk_security(full))
+    return read_membership(target, timeout=cfg.timeout_seconds)
 
 
 def _bookie_list(text: str) -> Membership:
@@ -191,7 +193,7 @@ def bookieinfo(
         full = load_config(config)
         cfg = full.bookie_info
         tls = client_tls(full.tls, ca=tls_ca, cert=tls_cert, key=tls_key)
-        membership = _membership(cfg, zk, zk_root, registry, bookies)
+        membership = _membership(full, zk, zk_root, registry, bookies)
         wait = timeout or cfg.timeout_seconds
         asked = len(membership.writable | membership.readonly)
         bar.update(phase, description=f"asking {plural(asked, 'node')} (timeout {wait:g} s)")
@@ -281,7 +283,7 @@ def watch(
             retry_interval_seconds=retry_interval or cfg.retry_interval_seconds,
             timeout_seconds=timeout or cfg.timeout_seconds,
         )
-        source = _membership_source(cfg, zk, zk_root, registry, reader.on_membership)
+        source = _membership_source(full, zk, zk_root, registry, reader.on_membership)
         _serve(
             reader,
             source,
@@ -295,7 +297,7 @@ def watch(
 
 
 def _membership_source(
-    cfg: BookieInfoConfig,
+    full: Config,
     zk: str | None,
     zk_root: str | None,
     registry: Path | None,
@@ -304,9 +306,10 @@ def _membership_source(
     """What tells the reader who is a member: the registry file, else ZooKeeper."""
     if registry is not None and zk is None:
         return StaticRegistry(registry, on_change)
+    cfg = full.bookie_info
     _require_zk(cfg, zk)
     return ZooKeeperWatcher(
-        zk_target(cfg, hosts=zk, root=zk_root),
+        zk_target(cfg, hosts=zk, root=zk_root, security=zk_security(full)),
         on_change,
         session_timeout=cfg.zk_timeout_ms / 1000,
     )

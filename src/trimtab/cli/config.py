@@ -13,7 +13,9 @@ from rich.table import Table
 
 from trimtab.cli._common import ConfigOption, JsonFlag, app, out, print_json, user_errors
 from trimtab.config import Config, IgnoredKey, LoadedConfig
+from trimtab.config.core import is_secret_setting
 from trimtab.config.loader import read_config
+from trimtab.config.secrets import REDACTED
 
 __all__ = ["config_cmd"]
 
@@ -52,12 +54,13 @@ def config_cmd(
 
 
 def _setting_rows(cfg: Config) -> list[dict[str, Any]]:
+    """One row per setting; a secret's value (a password) is shown as ``***`` (issue 41)."""
     defaults = {spec.key: value for spec, value in Config().items()}
     return [
         {
             "key": spec.key,
             "upstream": list(spec.aliases),
-            "value": value,
+            "value": REDACTED if value is not None and is_secret_setting(spec) else value,
             "default": defaults[spec.key],
             "doc": spec.doc,
         }

@@ -42,6 +42,7 @@ from trimtab.systems.pulsar.follow import DirReports, Follower, Reading, Tick
 from trimtab.systems.pulsar.load_reports import LoadReport
 from trimtab.systems.pulsar.snapshots import check_report, report_cluster, report_snapshot
 from trimtab.systems.pulsar.watcher import ZkReports
+from trimtab.systems.zookeeper import zk_security
 
 __all__ = ["check_sources", "follow_reports", "plan_reports"]
 
@@ -98,7 +99,9 @@ def _source(zk: str | None, load_reports: Path | None, cfg: Config) -> DirReport
             raise TrimtabError(f"--load-reports {load_reports}: no such file or directory")
         return DirReports(load_reports)
     assert zk is not None
-    source = ZkReports(zk, session_timeout=cfg.bookie_info.zk_timeout_ms / 1000.0)
+    source = ZkReports(
+        zk, session_timeout=cfg.bookie_info.zk_timeout_ms / 1000.0, security=zk_security(cfg)
+    )
     source.start(timeout=cfg.bookie_info.zk_timeout_ms / 1000.0)
     return source
 

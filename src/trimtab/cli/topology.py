@@ -24,6 +24,7 @@ from trimtab.cli._common import (
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
 from trimtab.readers.inventory import read_inventory
 from trimtab.systems.pulsar.bookies import PulsarRackResolver
+from trimtab.systems.zookeeper import zk_security
 from trimtab.topology import (
     NetworkTopology,
     Resolver,
@@ -92,6 +93,7 @@ def topology(
                 pulsar_racks,
                 default_rack=default_rack,
                 timeout_s=cfg.topology.script_timeout_seconds,
+                security=zk_security(cfg),
             )
         views = []
         for state in clusters:

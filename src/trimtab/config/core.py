@@ -2,7 +2,8 @@
 
 :class:`Config` holds one immutable section per system: ``topology``, ``placement`` and
 ``bookie_info`` (BookKeeper, :mod:`trimtab.config.bookkeeper`), ``shedding`` (Pulsar,
-:mod:`trimtab.config.pulsar`) and ``allocation`` (Redpanda, :mod:`trimtab.config.redpanda`).
+:mod:`trimtab.config.pulsar`), ``allocation`` (Redpanda, :mod:`trimtab.config.redpanda`) and
+``zookeeper`` (authentication, TLS and ACLs, :mod:`trimtab.config.zookeeper`).
 
 Every setting answers to its trimtab name (``placement.min_num_racks_per_write_quorum``, or the
 bare field name when it is unique) and to the key users of the upstream system already write
@@ -36,11 +37,13 @@ from trimtab.config.bookkeeper import (
 )
 from trimtab.config.pulsar import PULSAR_PLACEMENT_SWITCHES, SheddingConfig
 from trimtab.config.redpanda import AllocationConfig
+from trimtab.config.secrets import REDACTED, is_secret_name, remember_secret
 from trimtab.config.settings import Setting, nearest, settings_of
 from trimtab.config.upstream import defined_in, spellings, upstream_names
+from trimtab.config.zookeeper import ZooKeeperConfig  # issue 41 part 2 (zksec)
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
-__all__ = ["Config", "IgnoredKey", "LoadedConfig", "apply_keys", "lookup"]
+__all__ = ["Config", "IgnoredKey", "LoadedConfig", "apply_keys", "is_secret_setting", "lookup"]
 
 
 _SECTIONS: dict[str, type] = {
@@ -49,8 +52,9 @@ _SECTIONS: dict[str, type] = {
     "bookie_info": BookieInfoConfig,
     "shedding": SheddingConfig,
     "allocation": AllocationConfig,
-    # issue 41, part 1 (TLS)
+    # issue 41: TLS of the agent and readers; ZooKeeper authentication, TLS and ACLs
     "tls": TlsConfig,
+    "zookeeper": ZooKeeperConfig,
 }
 
 
@@ -68,8 +72,9 @@ class Config:
     bookie_info: BookieInfoConfig = field(default_factory=BookieInfoConfig)
     shedding: SheddingConfig = field(default_factory=SheddingConfig)
     allocation: AllocationConfig = field(default_factory=AllocationConfig)
-    # issue 41, part 1 (TLS)
+    # issue 41: TLS of the agent and readers; ZooKeeper authentication, TLS and ACLs
     tls: TlsConfig = field(default_factory=TlsConfig)
+    zookeeper: ZooKeeperConfig = field(default_factory=ZooKeeperConfig)
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -98,7 +103,17 @@ class Config:
             yield spec, getattr(getattr(self, spec.section), spec.name)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
-        return dataclasses.asdict(self)
+        """Every section as plain values; a secret's value (a password) shows as ``***``."""
+        doc = dataclasses.asdict(self)
+        for spec in self.settings():
+            if doc[spec.section][spec.name] is not None and is_secret_setting(spec):
+                doc[spec.section][spec.name] = REDACTED
+        return doc
+
+
+def is_secret_setting(spec: Setting) -> bool:
+    """Whether a setting holds a secret, by its names (:mod:`trimtab.config.secrets`)."""
+    return any(is_secret_name(name) for name in (spec.key, *spec.aliases))
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +172,8 @@ def apply_keys(
     switches: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = raw_key.strip()
+        if isinstance(value, str) and value and is_secret_name(key):
+            remember_secret(value)  # kept out of every output by value too (crash reports)
         switch = next((k for k in spellings(key) if k in PULSAR_PLACEMENT_SWITCHES), None)
         if switch is not None:
             if not (blank_unset and isinstance(value, str) and not value.strip()):

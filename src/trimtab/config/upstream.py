@@ -22,6 +22,8 @@ UPSTREAM_FILES = {
     "upstream_bk_client.keys": "BookKeeper client (ClientConfiguration)",
     "upstream_broker.keys": "Pulsar broker.conf",
     "upstream_broker_2x.keys": "Pulsar broker.conf",
+    # issue 41 part 2 (zksec): a ZooKeeper client properties file loads as it is
+    "upstream_zk_client.keys": "ZooKeeper client (ZKClientConfig)",
 }
 
 # Pulsar's broker.conf passes 'bookkeeper_'-prefixed keys to its BookKeeper client, and

@@ -42,6 +42,8 @@ from trimtab.placement.services import FeatureSwitches, Stats
 from trimtab.placement.weights import disk_weights
 from trimtab.readers.rack_table import RackTableFile
 from trimtab.systems.pulsar.bookies import PulsarRackResolver
+from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity
+from trimtab.systems.zookeeper.security import zk_security as zk_security_of
 from trimtab.topology import (
     DefaultResolver,
     Resolver,
@@ -70,6 +72,7 @@ def make_policy(
     weights: WeightsFactory | None = None,
     host: str | None = None,
     zk_servers: str | None = None,
+    zk_security: ZkSecurity | None = None,
 ) -> Policy:
     """The policy ``config.placement.ensemble_placement_policy`` names, ready for
     ``on_cluster_changed``. Without ``resolver`` one is made from ``config.topology``; without
@@ -80,7 +83,8 @@ def make_policy(
     ``ignoreLocalNodeInPlacementPolicy``. A resolver that reports moved nodes
     (``add_node_listener``, as the Pulsar rack resolver does) is wired to ``on_rack_change``.
     ``zk_servers`` is the ZooKeeper a ``pulsar`` resolver made here reads (None: that resolver
-    cannot start)."""
+    cannot start), logged in to with ``zk_security`` (default: the configuration's own,
+    :func:`~trimtab.systems.zookeeper.security.zk_security`)."""
     config = config if config is not None else Config()
     if weights is None:
         enabled = config.placement.disk_weight_based_placement_enabled
@@ -90,6 +94,8 @@ def make_policy(
     owned = None
     if resolver is None and kind != PolicyName.DEFAULT:
         topo = config.topology
+        if zk_security is None and topo.dns_resolver_class == "pulsar":
+            zk_security = zk_security_of(config)
         resolver = make_resolver(
             kind=topo.dns_resolver_class,
             script=topo.script_file_name,
@@ -99,6 +105,7 @@ def make_policy(
             default_rack=default_rack,
             strict=config.placement.enforce_min_num_racks_per_write_quorum,
             zk_servers=zk_servers,
+            zk_security=zk_security,
         )
         owned = resolver
     policy = POLICIES[kind](
@@ -190,6 +197,7 @@ def make_resolver(
     default_rack: str = DEFAULT_RACK,
     strict: bool = False,
     zk_servers: str | None = None,
+    zk_security: ZkSecurity | None = None,
 ) -> Resolver:
     """Build the resolver ``kind`` names: ``script``, ``table``, ``default``, ``pulsar`` (the
     ``/bookies`` znode on ``zk_servers``) or an import path. ``table`` is a mapping or a
@@ -211,6 +219,7 @@ def make_resolver(
             table=table,
             default_rack=fallback.default_rack,
             zk_servers=zk_servers,
+            zk_security=zk_security or NO_SECURITY,
         )
     except ResolverError as exc:
         if strict:
@@ -233,6 +242,7 @@ def _build(
     table: Mapping[str, str] | TableFile | None,
     default_rack: str,
     zk_servers: str | None = None,
+    zk_security: ZkSecurity = NO_SECURITY,
 ) -> Resolver:
     match name.lower():
         case "default":
@@ -256,7 +266,9 @@ def _build(
                 return TableResolver(table, default_rack=default_rack)
             return TableResolver(default_rack=default_rack, file=table)
         case "pulsar":
-            return PulsarRackResolver(zk_servers, default_rack=default_rack, timeout_s=timeout_s)
+            return PulsarRackResolver(
+                zk_servers, default_rack=default_rack, timeout_s=timeout_s, security=zk_security
+            )
     if "." in name or ":" in name:
         return load_resolver(name)
     raise ValueError(

@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from trimtab.cluster import DEFAULT_RACK, validate_location
-from trimtab.errors import ResolverError
+from trimtab.errors import ResolverError, ZooKeeperAccessError
+from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity
 from trimtab.topology._common import LOG
 from trimtab.topology.table import RackChangeListener, TableResolver
 
@@ -84,8 +85,8 @@ def _keys(address: str, info: Mapping[str, Any]) -> list[str]:
 class PulsarRackResolver:
     """Resolves bookies from Pulsar's ``/bookies`` znode and follows its changes.
 
-    ``hosts`` is the ZooKeeper ensemble (``zkServers``); ``client`` may be a started kazoo
-    client to share instead (it is then not stopped by :meth:`close`).
+    ``hosts`` is the ZooKeeper ensemble (``zkServers``), dialled with ``security``; ``client``
+    may be a started kazoo client to share instead (it is then not stopped by :meth:`close`).
     """
 
     def __init__(
@@ -96,6 +97,7 @@ class PulsarRackResolver:
         default_rack: str = DEFAULT_RACK,
         timeout_s: float = 10.0,
         client: Any = None,
+        security: ZkSecurity = NO_SECURITY,
     ) -> None:
         self._table = TableResolver(default_rack=default_rack)
         self.default_rack = self._table.default_rack
@@ -109,11 +111,13 @@ class PulsarRackResolver:
                     "the Pulsar rack resolver needs ZooKeeper servers (metadataStoreUrl,"
                     " zkServers or metadataServiceUri), and none is configured"
                 )
-            from trimtab.systems.zookeeper import make_client
+            from trimtab.systems.zookeeper import make_client, start_session
 
-            client = make_client(hosts, session_timeout=timeout_s)
+            client = make_client(hosts, session_timeout=timeout_s, security=security)
             try:
-                client.start(timeout=timeout_s)
+                start_session(client, hosts=hosts, timeout=timeout_s, security=security)
+            except ZooKeeperAccessError:
+                raise  # a refusal is not a resolver to fall back from
             except Exception as exc:  # kazoo's time-out or a refused connection
                 client.close()
                 raise ResolverError(f"cannot reach ZooKeeper {hosts} for {path}: {exc}") from None

@@ -14,9 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from trimtab.errors import ReportError
+from trimtab.errors import ReportError, ZooKeeperAccessError
 from trimtab.systems.pulsar.follow import Entry, Reading
 from trimtab.systems.pulsar.load_reports import parse_report
+from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity
 
 __all__ = ["BROKERS_PATH", "ZkReports"]
 
@@ -37,6 +38,7 @@ class ZkReports:
         path: str = BROKERS_PATH,
         session_timeout: float = 10.0,
         on_change: Callable[[str], None] | None = None,
+        security: ZkSecurity = NO_SECURITY,
     ) -> None:
         from kazoo.protocol.states import KazooState
 
@@ -49,7 +51,8 @@ class ZkReports:
         self._watched: set[str] = set()
         self._on_change = on_change
         self._connected = threading.Event()
-        self._client: Any = make_client(hosts, session_timeout=session_timeout)
+        self._security = security
+        self._client: Any = make_client(hosts, session_timeout=session_timeout, security=security)
 
         def listen(state: Any) -> None:
             # kazoo's watch recipes read again by themselves once a new session is up
@@ -64,14 +67,29 @@ class ZkReports:
         """Connect and set the watches; :class:`~trimtab.errors.MembershipError` if
         ZooKeeper cannot be reached within ``timeout`` seconds."""
         from trimtab.errors import MembershipError
+        from trimtab.systems.zookeeper import start_session
 
         try:
-            self._client.start(timeout=timeout)
+            start_session(self._client, hosts=self._hosts, timeout=timeout, security=self._security)
+        except ZooKeeperAccessError:
+            raise
         except Exception as exc:  # kazoo raises its own timeout type
             self._client.close()
             raise MembershipError(f"cannot reach ZooKeeper at {self._hosts}: {exc}") from None
         self._connected.set()
-        self._client.ensure_path(self.path)
+        from kazoo.exceptions import NoAuthError
+
+        try:
+            self._client.ensure_path(self.path, acl=self._security.acls())
+        except NoAuthError:
+            self._client.stop()
+            self._client.close()
+            raise ZooKeeperAccessError(
+                f"ZooKeeper {self._hosts} refused creating {self.path} "
+                f"{self._security.describe()} (NoAuth): no broker has reported there yet and "
+                "this identity may not create it; check the path (--zk HOST:PORT/chroot) or log "
+                "in as the brokers do"
+            ) from None
         self._client.ChildrenWatch(self.path, self._children)
 
     def _children(self, children: list[str]) -> None:

@@ -17,12 +17,13 @@ ZooKeeper is named either by ``zkServers`` plus ``zkLedgersRootPath`` or by a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from trimtab.config import BookieInfoConfig, Config
 from trimtab.config.bookkeeper import zk_hosts
 from trimtab.errors import MembershipError
+from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity
 
 __all__ = ["READONLY", "ZkTarget", "zk_servers", "zk_target"]
 
@@ -31,10 +32,12 @@ READONLY = "readonly"
 
 @dataclass(frozen=True, slots=True)
 class ZkTarget:
-    """A ZooKeeper ensemble (``host:port,host:port``) and the registry root in it."""
+    """A ZooKeeper ensemble (``host:port,host:port``), the registry root in it, and how
+    sessions to it log in and protect what they create (none by default)."""
 
     hosts: str
     root: str = "/ledgers"
+    security: ZkSecurity = field(default=NO_SECURITY, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.hosts.strip():
@@ -59,9 +62,15 @@ class ZkTarget:
 
 
 def zk_target(
-    config: BookieInfoConfig, *, hosts: str | None = None, root: str | None = None
+    config: BookieInfoConfig,
+    *,
+    hosts: str | None = None,
+    root: str | None = None,
+    security: ZkSecurity = NO_SECURITY,
 ) -> ZkTarget:
-    """The target from explicit flags first, then ``metadataServiceUri``, then ``zkServers``."""
+    """The target from explicit flags first, then ``metadataServiceUri``, then ``zkServers``;
+    ``security`` is :func:`~trimtab.systems.zookeeper.security.zk_security` of the whole
+    configuration (a command that dials ZooKeeper passes it)."""
     uri = config.metadata_service_uri
     uri_hosts, uri_root = _parse_uri(uri) if uri else (None, None)
     chosen_hosts = hosts or uri_hosts or config.zk_servers
@@ -69,7 +78,7 @@ def zk_target(
         raise MembershipError(
             "no ZooKeeper servers given: use --zk HOST:PORT, zkServers or metadataServiceUri"
         )
-    return ZkTarget(chosen_hosts, root or uri_root or config.zk_ledgers_root_path)
+    return ZkTarget(chosen_hosts, root or uri_root or config.zk_ledgers_root_path, security)
 
 
 def zk_servers(config: Config) -> str | None:

@@ -33,10 +33,10 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from trimtab.cluster import NodeId
-from trimtab.errors import MembershipError
+from trimtab.errors import MembershipError, ZooKeeperAccessError
 from trimtab.systems.bookkeeper.registry.model import EMPTY, Membership, MembershipListener
 from trimtab.systems.bookkeeper.registry.service_info import registration_address
-from trimtab.systems.zookeeper import READONLY, ZkTarget, end_session, make_client
+from trimtab.systems.zookeeper import READONLY, ZkTarget, end_session, make_client, start_session
 
 __all__ = ["WatcherStats", "ZooKeeperWatcher", "read_membership"]
 
@@ -68,7 +68,9 @@ class ZooKeeperWatcher:
     ) -> None:
         self.target = target
         self._listener = listener
-        self._client: Any = make_client(target.hosts, session_timeout=session_timeout)
+        self._client: Any = make_client(
+            target.hosts, session_timeout=session_timeout, security=target.security
+        )
         self._resync = resync_seconds
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -84,12 +86,20 @@ class ZooKeeperWatcher:
     def start(self, timeout: float = 10.0) -> Membership:
         """Connect, read and deliver the membership once, then follow it on a thread."""
         try:
-            self._client.start(timeout=timeout)
+            start_session(
+                self._client,
+                hosts=self.target.hosts,
+                timeout=timeout,
+                security=self.target.security,
+            )
         except KazooTimeoutError:
             self.stop()
             raise MembershipError(
                 f"cannot reach ZooKeeper at {self.target.hosts} within {timeout:g} s"
             ) from None
+        except ZooKeeperAccessError:
+            self.stop()
+            raise
         self._client.add_listener(self._on_state)
         if not self._sync():
             self.stop()
