@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,6 +68,7 @@ __all__ = [
     "select_clusters",
     "show_error",
     "user_errors",
+    "writable_output",
 ]
 
 app = typer.Typer(
@@ -192,6 +195,56 @@ def owned_output(output: str | Path, *, marker: str | None) -> None:
             f"--output {path} is a directory trimtab did not write (it has no {marker}): give "
             "a new or empty directory, or an output this command wrote before (it is replaced)"
         )
+
+
+def writable_output(
+    option: str, output: str | Path, *, directory: bool, parents: bool, replaced: bool = False
+) -> None:
+    """Refuse an output the command could not write, before any work starts: a run of minutes
+    (or a Spark start) must not end in a crash at its last step (issue 43).
+
+    ``directory``: the command writes a directory there (else one file, written beside it and
+    renamed into place); ``parents``: it creates missing parent directories (else the parent
+    must exist); ``replaced``: it replaces the whole directory from a sibling, so the parent
+    must be writable too. Writability is tried (one empty file made and removed), not read from
+    the mode bits, so a read-only file system and root's view count as well. Only local paths
+    are checked (``hdfs://``, ``s3a://``... are the job's own business)."""
+    from trimtab.pipeline.fs import local_directory
+
+    local = local_directory(str(output))
+    if local is None:
+        return
+    path = Path(local)
+    kind = "a directory" if directory else "a file"
+    if path.exists():
+        if path.is_dir() != directory:
+            found = "a directory" if path.is_dir() else "a file"
+            raise TrimtabError(f"{option} {path} is {found}, not {kind}: give {kind}")
+        if not directory and not os.access(path, os.W_OK):
+            raise TrimtabError(f"{option} {path}: cannot write it: permission denied")
+        inside = [path] if directory else []
+        for where in [*inside, *([path.parent] if replaced or not directory else [])]:
+            _try_writing(option, path, where)
+        return
+    ancestor = path.parent
+    while parents and not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.exists():
+        raise TrimtabError(f"{option} {path}: the directory {ancestor} does not exist")
+    if not ancestor.is_dir():
+        raise TrimtabError(f"{option} {path}: {ancestor} is a file, not a directory")
+    _try_writing(option, path, ancestor)
+
+
+def _try_writing(option: str, path: Path, directory: Path) -> None:
+    """Create and remove one empty file in ``directory``, naming the reason it fails."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".trimtab-probe-")
+    except OSError as exc:
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise TrimtabError(f"{option} {path}: cannot write in {directory}: {reason}") from None
+    os.close(fd)
+    Path(probe).unlink(missing_ok=True)
 
 
 def load_config(path: Path | None) -> Config:

@@ -39,6 +39,7 @@ from trimtab.cli._common import (
     print_warnings,
     progress_bar,
     user_errors,
+    writable_output,
 )
 from trimtab.cluster import ClusterState
 from trimtab.config import AllocationConfig
@@ -198,6 +199,7 @@ def _allocate(o: AllocateOptions) -> None:
         _check_moves(o)
         if o.output is not None:
             owned_output(o.output, marker=None)
+            writable_output("--output", o.output, directory=False, parents=False)
         batch, sources, warnings = (
             _requests(o.requests, state, set(inv.clusters)) if o.requests else ([], [], [])
         )

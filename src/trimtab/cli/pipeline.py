@@ -26,6 +26,7 @@ from trimtab.cli._common import (
     print_json,
     progress_bar,
     user_errors,
+    writable_output,
 )
 from trimtab.cli._spark import interruptible, start_spark
 from trimtab.cli.shed import MAX_CYCLES
@@ -70,6 +71,7 @@ def generate_fleet_cmd(
     from trimtab.pipeline.generate import FleetSpec, generate_fleet
 
     with user_errors():
+        writable_output("--out", out_dir, directory=True, parents=True)
         try:
             spec = FleetSpec(
                 clusters=clusters,
@@ -235,6 +237,7 @@ def _job_options(
     if not 1 <= cycles <= MAX_CYCLES:
         raise TrimtabError(f"--cycles must be from 1 to {MAX_CYCLES:,}, got {cycles}")
     owned_output(output_dir, marker="run.json")
+    writable_output("--output", output_dir, directory=True, parents=True, replaced=True)
     _check_parquet(input_dir)
     return JobOptions(
         input=input_dir,
@@ -471,6 +474,7 @@ def _stream_options(
             "(node_metrics/ and bundle_metrics/ files may land later)"
         )
     owned_output(output_dir, marker="status.json")
+    writable_output("--output", output_dir, directory=True, parents=True)
     return StreamOptions(
         input=input_dir,
         output=output_dir,

@@ -40,6 +40,7 @@ from trimtab.cli._common import (
     print_warnings,
     progress_bar,
     user_errors,
+    writable_output,
 )
 from trimtab.cli.allocate import write_atomically
 from trimtab.cluster import ClusterState, NodeId
@@ -202,9 +203,10 @@ def _rebalance(o: RebalanceOptions) -> None:
         if o.mode is not None and o.mode not in BALANCER_MODES:
             raise TrimtabError(f"unknown --mode {o.mode!r}: use one of {', '.join(BALANCER_MODES)}")
         back = o.rollback or (o.output.with_suffix(".rollback.json") if o.output else None)
-        for path in (o.output, back):
+        for option, path in (("--output", o.output), ("--rollback", back)):
             if path is not None:
                 owned_output(path, marker=None)
+                writable_output(option, path, directory=False, parents=False)
         plan, ids, warnings, inv = _plan(o, quiet=fmt != "table")
     print_warnings(warnings)
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))

@@ -9,7 +9,15 @@ import typer
 from rich.table import Table
 
 from trimtab._format import human_bytes
-from trimtab.cli._common import JsonFlag, app, out, print_json, progress_bar, user_errors
+from trimtab.cli._common import (
+    JsonFlag,
+    app,
+    out,
+    print_json,
+    progress_bar,
+    user_errors,
+    writable_output,
+)
 from trimtab.errors import TrimtabError
 
 __all__ = ["report_cmd"]
@@ -40,8 +48,8 @@ def report_cmd(
     with user_errors():
         if not input_dir.is_dir():
             raise TrimtabError(f"{input_dir} is not a directory")
-        if not target.parent.is_dir():
-            raise TrimtabError(f"{target.parent} does not exist: cannot write {target.name}")
+        option = "--out" if out_file is not None else "--input"
+        writable_output(option, target, directory=False, parents=False)
         with progress_bar(quiet=as_json) as progress:
             task = progress.add_task("reading the output tables", total=3)
             data = read_output(input_dir)

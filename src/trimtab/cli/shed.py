@@ -36,6 +36,7 @@ from trimtab.cli._common import (
     report_input_problems,
     select_clusters,
     user_errors,
+    writable_output,
 )
 from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
@@ -213,6 +214,8 @@ def shed(
         out_path=out_path,
     )
     with user_errors():
+        if out_path is not None:
+            writable_output("--out", out_path, directory=False, parents=False)
         if _reports_given(options):
             _shed_reports(options)
             return

@@ -25,6 +25,7 @@ from trimtab.cli._common import (
     progress_bar,
     select_clusters,
     user_errors,
+    writable_output,
 )
 from trimtab.cluster import Role
 from trimtab.config import (
@@ -367,6 +368,8 @@ def diskfill(
 ) -> None:
     """Fill a cluster with ledgers until its first node turns read-only; print the figures."""
     with user_errors():
+        if out_dir is not None:
+            writable_output("--out", out_dir, directory=True, parents=True)
         run = diskfill_base(scenario, inventory, cluster, policy)
         setting = DiskFillSetting(
             weights=_choose("--weights", weights, WEIGHTS_MODES, "off, disk or disk+load"),

@@ -36,6 +36,7 @@ from trimtab.cli._common import (
     print_json,
     progress_bar,
     user_errors,
+    writable_output,
 )
 from trimtab.cli._spark import interruptible, start_spark
 from trimtab.cli.simulate import (
@@ -237,6 +238,7 @@ def _run(
     except ValueError as exc:
         raise TrimtabError(str(exc)) from None
     owned_output(output, marker="sweep.json")
+    writable_output("--output", output, directory=True, parents=True, replaced=True)
     tasks = len(sweep.tasks())
     with _progress(quiet=quiet, tasks=tasks) as show:
         show_step: Callable[[SweepStep], None] = show

@@ -1,0 +1,136 @@
+"""The campaign's environment dimension (issue 43): faults of the machine, not of the input.
+
+Every command that writes an output is run, as a user types it, on an output it cannot write:
+in a read-only directory, under a directory that does not exist, through a file where a
+directory goes. Each must end in one ``error:`` line naming the path, exit status 2 and nothing
+written, before any work starts (the Spark commands before Spark does: these tests carry no
+``spark`` marker, and tests/markers.py fails one that starts a session without it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.robustness.harness import check_contract, invoke
+
+ROOT = Path(__file__).parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def _read_only(tmp: Path) -> Path:
+    """A directory nobody here may write in: ``/sys`` for root (whom mode bits do not stop),
+    else a directory without write permission."""
+    if os.geteuid() == 0:
+        return Path("/sys")
+    locked = tmp / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    return locked
+
+
+def _a_file(tmp: Path) -> Path:
+    path = tmp / "a-file"
+    path.write_text("not a directory\n", encoding="utf-8")
+    return path
+
+
+#: Each fault: a sentence id, and the output path it gives (the path must stay unwritten).
+FILE_FAULTS: list[tuple[str, Callable[[Path], Path]]] = [
+    ("a read-only directory", lambda tmp: _read_only(tmp) / "trimtab-out.json"),
+    ("a parent directory that does not exist", lambda tmp: tmp / "missing" / "out.json"),
+    ("a file where the parent directory goes", lambda tmp: _a_file(tmp) / "out.json"),
+]
+DIRECTORY_FAULTS: list[tuple[str, Callable[[Path], Path]]] = [
+    ("a read-only directory", lambda tmp: _read_only(tmp) / "trimtab-out"),
+    ("a file where the directory goes", _a_file),
+    ("a file where a parent directory goes", lambda tmp: _a_file(tmp) / "sub" / "out"),
+]
+
+
+def _stream_input(tmp: Path) -> Path:
+    (tmp / "in" / "nodes").mkdir(parents=True)
+    return tmp / "in"
+
+
+#: Each writing command, as typed, with its output path last.
+FILE_COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
+    "allocate -o": lambda tmp, out: [
+        *("allocate", "-i", str(EXAMPLES / "allocation" / "inventory.csv")),
+        *("-r", str(EXAMPLES / "allocation" / "requests.csv"), "--format", "json"),
+        *("-o", str(out)),
+    ],
+    "rebalance -o": lambda tmp, out: [
+        *("rebalance", "-i", str(EXAMPLES / "rebalance" / "inventory.csv")),
+        *("-a", str(EXAMPLES / "rebalance" / "assignment.json")),
+        *("--log-dirs", str(EXAMPLES / "rebalance" / "log-dirs.json"), "-o", str(out)),
+    ],
+    "shed --out": lambda tmp, out: [
+        *("shed", "-i", str(EXAMPLES / "shedding" / "inventory.csv")),
+        *("--brokers", str(EXAMPLES / "shedding" / "node_metrics.csv")),
+        *("--bundles", str(EXAMPLES / "shedding" / "bundle_metrics.csv"), "--out", str(out)),
+    ],
+    "report --out": lambda tmp, out: ["report", "--input", str(tmp), "--out", str(out)],
+}
+DIRECTORY_COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
+    "generate-fleet --out": lambda tmp, out: ["generate-fleet", "--out", str(out)],
+    "simulate diskfill --out": lambda tmp, out: [
+        *("simulate", "diskfill", "--scenario", "seed", "--out", str(out)),
+    ],
+    "pipeline run --output": lambda tmp, out: [
+        *("pipeline", "run", "--input", str(tmp), "--output", str(out)),
+    ],
+    "pipeline stream --output": lambda tmp, out: [
+        *("pipeline", "stream", "--input", str(_stream_input(tmp)), "--output", str(out)),
+    ],
+    "sweep shedding --output": lambda tmp, out: [
+        *("sweep", "shedding", "--brokers", "10", "--trials", "1", "--output", str(out)),
+    ],
+    "sweep diskfill --output": lambda tmp, out: [
+        *("sweep", "diskfill", "--scenario", "seed", "--output", str(out)),
+    ],
+}
+
+
+def _cases(
+    commands: dict[str, Callable[[Path, Path], list[str]]],
+    faults: list[tuple[str, Callable[[Path], Path]]],
+) -> list[object]:
+    return [
+        pytest.param(command, fault, id=f"{name} into {sentence}")
+        for name, command in commands.items()
+        for sentence, fault in faults
+    ]
+
+
+@pytest.mark.parametrize(
+    ("command", "fault"),
+    _cases(FILE_COMMANDS, FILE_FAULTS) + _cases(DIRECTORY_COMMANDS, DIRECTORY_FAULTS),
+)
+def test_an_output_that_cannot_be_written_is_one_error_line_naming_it(
+    command: Callable[[Path, Path], list[str]], fault: Callable[[Path], Path], tmp_path: Path
+) -> None:
+    """An unwritable output is refused before any work: exit 2, one ``error:`` line naming
+    the path and why, and nothing written."""
+    out = fault(tmp_path)
+    existed = out.exists()
+    run = invoke(command(tmp_path, out))
+    check_contract(run, outputs=[] if existed else [out])
+    assert run.result.exit_code == 2, run.describe()
+    (line,) = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert str(out) in line and any(
+        why in line
+        for why in ("cannot write", "does not exist", "not a directory", "an existing file")
+    ), line
+
+
+def test_generate_fleet_into_a_writable_new_directory_still_writes(tmp_path: Path) -> None:
+    """The check leaves a good output alone: missing parents are created as before, and no
+    probe file is left behind."""
+    out = tmp_path / "new" / "fleet"
+    run = invoke(["generate-fleet", "--out", str(out), "--clusters", "1", "--minutes", "2"])
+    assert run.result.exit_code == 0, run.describe()
+    assert (out / "nodes").is_dir() and not list(tmp_path.rglob(".trimtab-probe-*"))
