@@ -10,7 +10,8 @@ written, before any work starts (the Spark commands before Spark does: these tes
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,77 @@ def test_generate_fleet_into_a_writable_new_directory_still_writes(tmp_path: Pat
     run = invoke(["generate-fleet", "--out", str(out), "--clusters", "1", "--minutes", "2"])
     assert run.result.exit_code == 0, run.describe()
     assert (out / "nodes").is_dir() and not list(tmp_path.rglob(".trimtab-probe-*"))
+
+
+# --- addresses and ports --------------------------------------------------------------------
+
+SHED_TABLES = [
+    *("-i", str(EXAMPLES / "shedding" / "inventory.csv")),
+    *("--brokers", str(EXAMPLES / "shedding" / "node_metrics.csv")),
+]
+AGENT = ["agent", "--id", "127.0.0.1:3181", "--ledger-dirs", str(ROOT)]
+
+
+def _one_error(args: list[str]) -> str:
+    """Run ``trimtab ARGS``; assert the contract of a user error and return its line."""
+    run = invoke(args, watchdog=20)
+    check_contract(run)
+    assert run.result.exit_code == 2, run.describe()
+    (line,) = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    return line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["shed", "--zk", "127.0.0.1:notaport"], id="shed --zk with a word as port"),
+        pytest.param(
+            ["topology", "-i", SHED_TABLES[1], "--pulsar-racks", "127.0.0.1:notaport"],
+            id="topology --pulsar-racks with a word as port",
+        ),
+        pytest.param(
+            ["bookieinfo", "--zk", "zk1:2181,127.0.0.1:99999", "--timeout", "1"],
+            id="bookieinfo --zk with a port out of range in the second server",
+        ),
+    ],
+)
+def test_a_zookeeper_address_that_does_not_parse_is_one_error_line(args: list[str]) -> None:
+    """A ``--zk`` kazoo cannot parse is named in one error line (a ValueError before)."""
+    line = _one_error(args)
+    assert "bad ZooKeeper address" in line and "from 1 to 65535" in line, line
+
+
+def test_agent_listen_port_out_of_range_is_refused_not_replaced() -> None:
+    """``agent --listen 127.0.0.1:99999`` is refused; gRPC used to serve on another port."""
+    line = _one_error([*AGENT, "--listen", "127.0.0.1:99999"])
+    assert "--listen '127.0.0.1:99999'" in line and "65535" in line, line
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A loopback port another socket listens on while the test runs."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+@pytest.mark.server
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        pytest.param([*AGENT, "--listen", "127.0.0.1:{port}"], "--listen", id="agent --listen"),
+        pytest.param([*AGENT, "--metrics-port", "{port}"], "--metrics-port", id="agent metrics"),
+        pytest.param(
+            ["watch", "--metrics-port", "{port}", "--registry", str(ROOT / "README.md")],
+            "--metrics-port",
+            id="watch --metrics-port",
+        ),
+    ],
+)
+def test_a_port_in_use_is_one_error_line_naming_it(
+    args: list[str], option: str, taken_port: int
+) -> None:
+    """A port another process listens on is named before the command starts any work."""
+    line = _one_error([arg.format(port=taken_port) for arg in args])
+    assert f"{option} 127.0.0.1:{taken_port}" in line and "already in use" in line, line

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import human_bytes
+from trimtab.cli._addresses import free_port, listen_address
 from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
 from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsClientAuthFlag, TlsKeyOption
 from trimtab.cluster import NodeId
@@ -192,6 +193,7 @@ def agent(
         tls = server_tls(
             full.tls, cert=tls_cert, key=tls_key, ca=tls_ca, client_auth=tls_client_auth
         )
+        _check_addresses(listen, bookie_listen, metrics_port, metrics_host)
         target = _registry(full, zk, zk_root)
         node = _node_id(node_id)
         options = AgentOptions(
@@ -210,6 +212,17 @@ def agent(
         )
         _serve(options, metrics_port=metrics_port, metrics_host=metrics_host, as_json=as_json)
     print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")
+
+
+def _check_addresses(
+    listen: str, bookie_listen: str | None, metrics_port: int | None, metrics_host: str
+) -> None:
+    """Every address the agent will listen on, in range and free, before it registers."""
+    for option, text in (("--listen", listen), ("--bookie-listen", bookie_listen)):
+        if text is not None:
+            free_port(option, *listen_address(option, text))
+    if metrics_port is not None:
+        free_port("--metrics-port", metrics_host, metrics_port)
 
 
 def _registry(full: Config, zk: str | None, zk_root: str | None) -> ZkTarget | None:

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import human_bytes, plural
+from trimtab.cli._addresses import free_port
 from trimtab.cli._common import (
     ConfigOption,
     JsonFlag,
@@ -271,6 +272,7 @@ def watch(
     """
     with user_errors():
         _check_seconds(timeout=timeout, interval=interval, retry_interval=retry_interval)
+        free_port("--metrics-port", metrics_host, metrics_port)
         full = load_config(config)
         cfg = full.bookie_info
         policy = make_policy(full, rng=random.Random(seed), zk_servers=zk_servers(full))

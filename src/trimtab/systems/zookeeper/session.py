@@ -15,16 +15,17 @@ from __future__ import annotations
 import logging
 import threading
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError, ConnectionClosedError, KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from trimtab.config.secrets import scrub
-from trimtab.errors import ZooKeeperAccessError
+from trimtab.errors import MembershipError, ZooKeeperAccessError
 from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity, ZkTls
 
-__all__ = ["end_session", "make_client", "start_session"]
+__all__ = ["check_hosts", "end_session", "make_client", "start_session"]
 
 _kazoo_log = logging.getLogger("kazoo.client")
 
@@ -75,6 +76,27 @@ class _SessionLog:
         return True
 
 
+def check_hosts(hosts: str) -> None:
+    """Refuse a ZooKeeper address kazoo could not parse (``host:notaport``, a port out of
+    range, no host) with a :class:`MembershipError` naming it: kazoo raises a bare
+    ``ValueError`` from deep in its client, which reads as a bug (issue 43). The entries are
+    read as kazoo reads them: ``host[:port]`` separated by commas, an optional chroot after the
+    first ``/``."""
+    servers = hosts.split("/", 1)[0]
+    for entry in servers.split(","):
+        parts = urlsplit(f"zk://{entry.strip()}")
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if not parts.hostname or port == 0:
+            where = "" if entry == hosts else f" in {hosts!r}"
+            raise MembershipError(
+                f"bad ZooKeeper address {entry.strip()!r}{where}: use HOST:PORT with a port "
+                "from 1 to 65535 (several separated by commas)"
+            )
+
+
 def make_client(hosts: str, *, session_timeout: float, security: ZkSecurity = NO_SECURITY) -> Any:
     """A kazoo client that reconnects quickly and forever (until stopped).
 
@@ -84,6 +106,7 @@ def make_client(hosts: str, *, session_timeout: float, security: ZkSecurity = NO
     the credentials and TLS settings (none by default: the client is then exactly the plain
     one trimtab always made).
     """
+    check_hosts(hosts)
     extra = security.client_options()
     return KazooClient(
         logger=_SessionLog(),

@@ -32,6 +32,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from trimtab.errors import AgentError
 from trimtab.systems.bookkeeper.bookieinfo.agent import AgentStatus
 from trimtab.systems.bookkeeper.bookieinfo.info import FetchErrorKind
 from trimtab.systems.bookkeeper.bookieinfo.reader import ReaderSnapshot, ScanKind
@@ -155,7 +156,11 @@ class MetricsServer:
     """An HTTP ``/metrics`` endpoint for one registry; binds loopback unless told otherwise."""
 
     def __init__(self, registry: CollectorRegistry, *, port: int, host: str = "127.0.0.1") -> None:
-        server, thread = start_http_server(port, addr=host, registry=registry)
+        try:
+            server, thread = start_http_server(port, addr=host, registry=registry)
+        except OSError as exc:  # taken since the command checked it: still one error line
+            reason = (exc.strerror or type(exc).__name__).lower()
+            raise AgentError(f"cannot serve metrics on {host}:{port}: {reason}") from None
         self._server: WSGIServer = server
         self._thread: threading.Thread = thread
         self.port: int = server.server_port
