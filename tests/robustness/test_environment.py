@@ -209,3 +209,76 @@ def test_a_port_in_use_is_one_error_line_naming_it(
     """A port another process listens on is named before the command starts any work."""
     line = _one_error([arg.format(port=taken_port) for arg in args])
     assert f"{option} 127.0.0.1:{taken_port}" in line and "already in use" in line, line
+
+
+# --- non-regular input files ----------------------------------------------------------------
+
+
+def _fifo(tmp: Path, name: str) -> Path:
+    path = tmp / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+#: Each input a user may give, as typed, with a FIFO (named pipe) where a file goes.
+FIFO_INPUTS: dict[str, Callable[[Path], tuple[list[str], Path]]] = {
+    "topology -i FIFO": lambda tmp: (["topology", "-i", str(f := _fifo(tmp, "nodes.csv"))], f),
+    "topology -i DIR holding a FIFO": lambda tmp: (
+        ["topology", "-i", str(_fifo(tmp, "nodes/b.csv").parent)],
+        tmp / "nodes" / "b.csv",
+    ),
+    "shed --brokers FIFO": lambda tmp: (
+        ["shed", *SHED_TABLES[:2], "--brokers", str(f := _fifo(tmp, "m.csv")), "--bundles", str(f)],
+        f,
+    ),
+    "allocate -r FIFO": lambda tmp: (
+        [
+            *("allocate", "-i", str(EXAMPLES / "allocation" / "inventory.csv")),
+            *("-r", str(f := _fifo(tmp, "requests.csv"))),
+        ],
+        f,
+    ),
+    "rebalance -a FIFO": lambda tmp: (
+        [
+            *("rebalance", "-i", str(EXAMPLES / "rebalance" / "inventory.csv")),
+            *("-a", str(f := _fifo(tmp, "assignment.json"))),
+        ],
+        f,
+    ),
+    "shed --load-reports FIFO": lambda tmp: (
+        ["shed", "--load-reports", str(f := _fifo(tmp, "reports"))],
+        f,
+    ),
+    "topology -c FIFO": lambda tmp: (
+        ["topology", "-i", SHED_TABLES[1], "-c", str(f := _fifo(tmp, "c.toml"))],
+        f,
+    ),
+    "pipeline run --input DIR holding a FIFO": lambda tmp: (
+        [
+            *("pipeline", "run", "--input", str(tmp / "in")),
+            *("--output", str(tmp / "out"), "--now", "2026-01-01T00:00:00"),
+        ],
+        _fifo(tmp, "in/node_metrics/part.csv"),
+    ),
+}
+
+
+@pytest.mark.parametrize("given", [pytest.param(v, id=k) for k, v in FIFO_INPUTS.items()])
+def test_a_fifo_given_as_input_is_refused_at_once(
+    given: Callable[[Path], tuple[list[str], Path]], tmp_path: Path
+) -> None:
+    """A named pipe where an input file goes is one error line naming it, within seconds
+    (reading it used to wait for a writer for ever)."""
+    args, fifo = given(tmp_path)
+    run = invoke(args, watchdog=15)
+    check_contract(run)
+    assert run.result.exit_code == 2, run.describe()
+    (line,) = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert str(fifo) in line and "regular file" in line, line
+
+
+def test_a_device_given_as_the_inventory_is_refused() -> None:
+    """``-i /dev/null`` names the device instead of reading it."""
+    line = _one_error(["topology", "-i", "/dev/null"])
+    assert "/dev/null is a character device" in line, line

@@ -31,6 +31,7 @@ from trimtab.cli._common import (
 from trimtab.cli._spark import interruptible, start_spark
 from trimtab.cli.shed import MAX_CYCLES
 from trimtab.errors import TrimtabError
+from trimtab.readers.special_files import refuse_special
 from trimtab.shedding.strategies import STRATEGIES
 from trimtab.shedding.telemetry import left_out_sentence
 
@@ -295,6 +296,7 @@ def _check_parquet(input_dir: str) -> None:
     if not root.is_dir():  # the job says the same, but only once Spark is up
         raise TrimtabError(f"input directory {input_dir} does not exist: give --input DIR")
     for file in sorted(root.glob("*/*")):
+        refuse_special("input file", file)  # Spark would wait on a FIFO for ever
         if file.suffix.lower() not in (".parquet", ".pq") or not file.is_file():
             continue
         try:

@@ -48,6 +48,7 @@ from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
 from trimtab.readers.inventory import Inventory, read_inventory
 from trimtab.readers.node_health import read_health
+from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import (
     free_space_from_log_dirs,
@@ -317,6 +318,7 @@ def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[
 def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> list[InFlight]:
     """The reassignments of an earlier plan's --json; the assignment may show the partitions
     before or after them."""
+    refuse_special("--in-progress", path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         moves = [

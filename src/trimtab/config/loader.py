@@ -28,8 +28,9 @@ def read_config(path: str | Path, *, strict: bool = True) -> LoadedConfig:
     """Load a ``.toml`` or ``.properties``/``.conf`` file: the config, the upstream keys it
     ignored, and (with ``strict=False``) the unknown keys it skipped as warnings."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {path} does not exist")
+    if not path.is_file():  # is_file never opens it: a FIFO is refused here, not waited on
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise ConfigError(f"config file {path} {what}")
     if path.suffix == ".toml":
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8-sig"))

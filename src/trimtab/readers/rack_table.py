@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trimtab.errors import InvalidTopologyError, ResolverError
+from trimtab.readers.special_files import special_kind
 from trimtab.topology._common import checked_host, checked_location
 
 __all__ = ["RackTableFile", "read_rack_table"]
@@ -49,6 +50,8 @@ class RackTableFile:
 
 def read_rack_table(path: Path) -> dict[str, str]:
     """The table in ``path``, host -> location, every entry checked."""
+    if (kind := special_kind(path)) is not None:
+        raise ResolverError(f"cannot read rack table {path}: it is {kind}, not a regular file")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

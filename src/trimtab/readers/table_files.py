@@ -25,6 +25,7 @@ from typing import Any, Generic, TypeVar
 from trimtab.config.settings import nearest
 from trimtab.contract import RejectedRow, RowError, Table, settle_repeats
 from trimtab.errors import InputError
+from trimtab.readers.special_files import refuse_special
 
 __all__ = [
     "Parsed",
@@ -120,7 +121,10 @@ def _files(path: Path, spec: TableSpec) -> list[Path]:
             raise InputError(
                 f"{spec.name} directory {path} holds no .csv, .jsonl or .parquet files"
             )
+        for file in files:  # every one before any is opened: a FIFO would block the read
+            refuse_special(spec.name, file)
         return files
+    refuse_special(spec.name, path)
     if not path.exists():
         raise InputError(f"{spec.name} {path} does not exist: give a file or a directory")
     if path.suffix.lower() not in _SUFFIXES:

@@ -33,6 +33,7 @@ from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.errors import InputError
+from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
 def _json_file(source: Path, what: str, *, after_status: bool = False) -> Any:
     """The JSON document in ``source``; with ``after_status``, the text from the first line
     that opens a JSON object (Kafka's tools print status lines first)."""
+    refuse_special(f"{what} file", source)
     try:
         text = source.read_text(encoding="utf-8")
     except FileNotFoundError:

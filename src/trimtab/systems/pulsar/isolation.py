@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trimtab.errors import InputError
+from trimtab.readers.special_files import refuse_special
 from trimtab.shedding.filters import (
     AntiAffinityGroups,
     IsolationPolicies,
@@ -28,6 +29,7 @@ __all__ = ["read_anti_affinity", "read_isolation_policies", "read_policies"]
 
 
 def _load_json(path: Path, what: str) -> Any:
+    refuse_special(what, path)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -87,6 +89,7 @@ def read_anti_affinity(path: Path) -> AntiAffinityGroups:
             for ns in _strings(members, f"anti-affinity groups {path}", str(group)):
                 groups[ns] = str(group)
         return AntiAffinityGroups(MappingProxyType(groups))
+    refuse_special("anti-affinity groups", path)
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle))

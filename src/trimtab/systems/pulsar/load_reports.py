@@ -51,6 +51,7 @@ from urllib.parse import urlsplit
 
 from trimtab.cluster import Capacity, NodeId
 from trimtab.errors import ReportError
+from trimtab.readers.special_files import refuse_special
 
 __all__ = [
     "RESOURCES",
@@ -343,6 +344,7 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
     from trimtab.errors import InputError
 
     root = Path(path)
+    refuse_special("--load-reports", root)
     if root.is_dir():
         files = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
     elif root.is_file():
