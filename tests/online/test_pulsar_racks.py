@@ -210,3 +210,23 @@ def test_a_broker_conf_switches_the_pulsar_resolver_on(
     finally:
         policy.close()  # ends the resolver's ZooKeeper session too
         zk.delete(chroot, recursive=True)
+
+
+def test_pulsar_racks_placing_nobody_with_a_failing_script_is_one_warning(
+    zookeeper: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """``topology --resolver-script S --pulsar-racks Z`` with no ``/bookies`` map: every node
+    on the default rack, one ``warning:`` line saying so and that the script is not asked,
+    exit 0 (a KeyError: 'default-rack' before; issue 43)."""
+    from tests.robustness.harness import invoke
+    from tests.robustness.test_environment import failing_rack_script
+
+    inventory = Path(__file__).parents[2] / "examples" / "shedding" / "inventory.csv"
+    script = failing_rack_script(tmp_path)
+    args = ["topology", "-i", str(inventory), "--resolver-script", str(script)]
+    run = invoke([*args, "--pulsar-racks", zookeeper.hosts], watchdog=60)
+    assert run.result.exit_code == 0, run.describe()
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: Pulsar's rack map"), lines
+    assert "all on the default rack" in lines[0] and str(script) in lines[0]
+    assert "default-rack  6 nodes" in run.result.stdout

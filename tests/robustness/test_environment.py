@@ -9,6 +9,7 @@ written, before any work starts (the Spark commands before Spark does: these tes
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import Callable, Iterator
@@ -282,3 +283,41 @@ def test_a_device_given_as_the_inventory_is_refused() -> None:
     """``-i /dev/null`` names the device instead of reading it."""
     line = _one_error(["topology", "-i", "/dev/null"])
     assert "/dev/null is a character device" in line, line
+
+
+# --- rack resolution ------------------------------------------------------------------------
+
+#: A rack script that passes its start-up check (no arguments) and fails for every host.
+FAILING_RACK_SCRIPT = '#!/bin/sh\n[ "$#" -eq 0 ] && exit 0\necho "no rack for $*" >&2\nexit 1\n'
+
+
+def failing_rack_script(tmp: Path) -> Path:
+    script = tmp / "rack.sh"
+    script.write_text(FAILING_RACK_SCRIPT, encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_a_rack_script_failing_for_every_host_is_one_warning_and_the_default_rack(
+    tmp_path: Path,
+) -> None:
+    """Every host on the default rack, one ``warning:`` line, exit 0 (a KeyError before)."""
+    script = failing_rack_script(tmp_path)
+    args = ["topology", "-i", SHED_TABLES[1], "--resolver-script", str(script), "--json"]
+    run = invoke(args, watchdog=30)
+    check_contract(run)
+    assert run.result.exit_code == 0, run.describe()
+    warnings = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: rack script"), warnings
+    assert "failed for 6 host(s)" in warnings[0]
+    (cluster,) = json.loads(run.result.stdout)["clusters"]
+    assert {node["location"] for node in cluster["nodes"]} == {"/default-rack"}
+
+
+def test_the_tree_of_a_cluster_all_on_the_default_rack_is_printed(tmp_path: Path) -> None:
+    """The table view draws a one-level tree: the rack, then its nodes."""
+    script = failing_rack_script(tmp_path)
+    run = invoke(["topology", "-i", SHED_TABLES[1], "--resolver-script", str(script)])
+    assert run.result.exit_code == 0, run.describe()
+    assert "default-rack  6 nodes" in run.result.stdout
+    assert "broker1.example.net:8080  writable" in run.result.stdout

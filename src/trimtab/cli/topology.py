@@ -14,9 +14,11 @@ from trimtab.cli._common import (
     InventoryOption,
     JsonFlag,
     app,
+    err,
     load_config,
     out,
     print_json,
+    printable,
     report_input_problems,
     select_clusters,
     user_errors,
@@ -102,6 +104,8 @@ def topology(
                 if resolver
                 else None
             )
+            if isinstance(resolver, PulsarRackResolver) and locations:
+                _warn_unplaced(state.name, locations, default_rack, script=script)
             views.append((state, topology_of(state, locations)))
         if isinstance(resolver, PulsarRackResolver):
             resolver.close()
@@ -118,6 +122,22 @@ def topology(
         out.print(_topology_tree(state, topo))
         out.print()
     report_input_problems(inv)
+
+
+def _warn_unplaced(
+    cluster: str, locations: dict[NodeId, str], default_rack: str, *, script: Path | None
+) -> None:
+    """One warning when Pulsar's rack map places none of the cluster's nodes (every one on
+    the default rack, which the map's resolver does silently, host by host)."""
+    if any(location != default_rack for location in locations.values()):
+        return
+    unused = f"; the rack script {script} is not asked with --pulsar-racks" if script else ""
+    text = (
+        f"Pulsar's rack map (/bookies) places none of cluster {cluster}'s "
+        f"{plural(len(locations), 'node')}: all on the default rack {default_rack}{unused}"
+    )
+    # one line however long, as the resolvers' own warnings (trimtab.cli._WarningLines)
+    err.print(f"[yellow]warning:[/] {printable(text)}", highlight=False, soft_wrap=True)
 
 
 def _node_json(node: Node, topo: NetworkTopology) -> dict[str, Any]:
@@ -177,7 +197,9 @@ def _topology_tree(state: ClusterState, topo: NetworkTopology) -> Tree:
     )
 
     def walk(branch: Tree, path: str) -> None:
-        at_rack = len(path.strip("/").split("/")) == topo.depth
+        # "/" is depth 0: with every host on one default rack the depth is 1, and the root's
+        # children are racks, not nodes
+        at_rack = len([part for part in path.split("/") if part]) == topo.depth
         for child in topo.children(path):
             if at_rack:  # the children of a rack are its nodes
                 branch.add(_node_line(by_id[NodeId(child)]))

@@ -99,17 +99,27 @@ class ScriptResolver:
         self._cache.clear()
 
     def _resolve_batch(self, hosts: list[str]) -> dict[str, str]:
-        retry = True
+        """The good answers for ``hosts``; what failed is one warning for the whole batch
+        (a script that fails for every host is one line, not one per host: issue 43)."""
+        answers, failed, reason, retry = self._attempt(hosts)
+        if failed and retry and len(hosts) > 1:
+            batch_failed, batch_reason = failed, reason
+            answers, failed, reason = self._one_by_one(hosts, reason)
+            if answers:  # asked alone some hosts got answers: the batch's failure is news
+                self._warn(batch_failed, batch_reason)
+        if failed:
+            self._warn(failed, reason)
+        return answers
+
+    def _attempt(self, hosts: list[str]) -> tuple[dict[str, str], list[str], str, bool]:
+        """One run on ``hosts``: the good answers, the hosts (or ``host=answer``) that got
+        none, why, and whether asking about each host alone may help."""
         try:
             tokens = self._run(hosts)
-            failure = None if len(tokens) == len(hosts) else f"expected {len(hosts)} answers"
-            if failure is not None:
-                failure += f", got {len(tokens)}"
         except _RunFailedError as exc:
-            failure, retry = exc.reason, exc.retry
-        if failure is not None:
-            self._warn(hosts, failure)
-            return self._one_by_one(hosts) if retry and len(hosts) > 1 else {}
+            return {}, hosts, exc.reason, exc.retry
+        if len(tokens) != len(hosts):
+            return {}, hosts, f"expected {len(hosts)} answers, got {len(tokens)}", True
         answers: dict[str, str] = {}
         bad: list[str] = []
         for host, token in zip(hosts, tokens, strict=True):
@@ -118,17 +128,23 @@ class ScriptResolver:
             except ValueError:
                 bad.append(f"{host}={token!r}")
         self._cache.update(answers)
-        if bad:
-            self._warn(bad, "answers that are not network locations")
-        return answers
+        return answers, bad, "answers that are not network locations", False
 
-    def _one_by_one(self, hosts: list[str]) -> dict[str, str]:
+    def _one_by_one(
+        self, hosts: list[str], batch_reason: str
+    ) -> tuple[dict[str, str], list[str], str]:
         """Ask again about each host of a failed batch alone (upstream
-        ``ScriptBasedMapping``), so one bad host does not send the batch to the default rack."""
+        ``ScriptBasedMapping``), so one bad host does not send the batch to the default rack;
+        the hosts that still failed, with the first reason given."""
         answers: dict[str, str] = {}
+        failed: list[str] = []
+        reasons: list[str] = []
         for host in hosts:
-            answers.update(self._resolve_batch([host]))
-        return answers
+            got, lost, reason, _ = self._attempt([host])
+            answers.update(got)
+            failed += lost
+            reasons += [reason] if lost else []
+        return answers, failed, reasons[0] if reasons else batch_reason
 
     def _run(self, hosts: Sequence[str]) -> list[str]:
         """Run the script on ``hosts`` (separate arguments, no shell) and split its answer."""
