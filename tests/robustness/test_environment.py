@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.robustness.harness import check_contract, invoke
+from tests.robustness.harness import check_contract, dead_ports, invoke
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples"
@@ -321,3 +322,54 @@ def test_the_tree_of_a_cluster_all_on_the_default_rack_is_printed(tmp_path: Path
     assert run.result.exit_code == 0, run.describe()
     assert "default-rack  6 nodes" in run.result.stdout
     assert "broker1.example.net:8080  writable" in run.result.stdout
+
+
+# --- Spark: the master and --conf, before the JVM starts ------------------------------------
+
+
+def _spark_commands(tmp: Path) -> dict[str, list[str]]:
+    return {
+        "pipeline run": ["pipeline", "run", "--input", str(EXAMPLES), "--output", str(tmp / "o")],
+        "pipeline stream": [
+            *("pipeline", "stream", "--input", str(_stream_input(tmp))),
+            *("--output", str(tmp / "s")),
+        ],
+        "sweep shedding": [
+            *("sweep", "shedding", "--brokers", "10", "--trials", "1", "--output", str(tmp / "w")),
+        ],
+    }
+
+
+SPARK_FAULTS: dict[str, tuple[Callable[[int], list[str]], str]] = {
+    "an unreachable spark:// master": (
+        lambda port: ["--master", f"spark://127.0.0.1:{port}"],
+        "cannot reach the Spark master spark://127.0.0.1:",
+    ),
+    "a master of unknown scheme": (
+        lambda port: ["--master", "foo://bar"],
+        "is not a Spark master URL: use one of local,",
+    ),
+    "a driver memory that is no size": (
+        lambda port: ["--conf", "spark.driver.memory=lots"],
+        "--conf spark.driver.memory='lots': expected a size",
+    ),
+    "a shuffle partition count that is no number": (
+        lambda port: ["--conf", "spark.sql.shuffle.partitions=many"],
+        "expected a whole number",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["pipeline run", "pipeline stream", "sweep shedding"])
+@pytest.mark.parametrize("fault", list(SPARK_FAULTS))
+def test_a_spark_master_or_setting_spark_would_refuse_is_one_line_in_seconds(
+    command: str, fault: str, tmp_path: Path
+) -> None:
+    """Refused before the JVM starts (a Spark session here fails this unmarked test), in
+    seconds: an unreachable master took over a minute of Java stack traces before."""
+    options, expected = SPARK_FAULTS[fault]
+    args = [*_spark_commands(tmp_path)[command], *options(dead_ports(1)[0])]
+    started = time.monotonic()
+    line = _one_error(args)
+    assert expected in line, line
+    assert time.monotonic() - started < 10

@@ -32,8 +32,17 @@ class Interrupted(Exception):  # noqa: N818 (what happened, not an error of the 
 
 def start_spark(**options: Any) -> SparkSession:
     """:func:`~trimtab.pipeline.session.spark_session` with ``options``, started on a helper
-    thread so that PySpark leaves SIGINT alone (see the module docstring)."""
-    from trimtab.pipeline.session import spark_session
+    thread so that PySpark leaves SIGINT alone (see the module docstring). The master and the
+    ``--conf`` values are checked first (:mod:`trimtab.pipeline.preflight`): a mistake there
+    is one error line in seconds, not a minute of JVM retries and stack traces."""
+    from trimtab.pipeline.preflight import check_conf, check_master
+    from trimtab.pipeline.session import MASTER_ENV, spark_session
+
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):  # under spark-submit the JVM is up already
+        master = options.get("master") or os.environ.get(MASTER_ENV)
+        if master:
+            check_master(master)
+    check_conf(options.get("conf") or {})
 
     with ThreadPoolExecutor(1, thread_name_prefix="spark-start") as pool:
         return pool.submit(spark_session, **options).result()
