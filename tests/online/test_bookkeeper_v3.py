@@ -381,7 +381,9 @@ def test_reader_weighs_bookies_asked_over_v3(server: BookieRpcServer) -> None:
     the connection from scan to scan."""
     sink = RecordingSink()
     client = RoutingBookieInfoClient()
-    reader = BookieInfoReader(sink, client, interval_seconds=0.05, timeout_seconds=2)
+    # A long time-out: a scan that timed out on a loaded machine drops its connection on purpose,
+    # and reuse is what this test is about.
+    reader = BookieInfoReader(sink, client, interval_seconds=0.05, timeout_seconds=30)
     reader.on_membership(
         Membership.of(writable=[A], addresses={A: f"bookie-rpc://{server.address}"})
     )

@@ -213,6 +213,12 @@ class _Connection:
         if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
 
+    async def wait_closed(self) -> None:
+        """Until the socket is released: a loop closed before that leaks it (ResourceWarning)."""
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                await self._writer.wait_closed()
+
 
 class BookieRpcClient:
     """GET_BOOKIE_INFO over v3; one kept connection per bookie, ``max_in_flight`` at once."""
@@ -299,8 +305,10 @@ class BookieRpcClient:
     # -- on the loop -------------------------------------------------------------------------
 
     async def _retain(self, keep: set[str]) -> None:
-        for key in [k for k in self._connections if k not in keep]:
-            self._connections.pop(key).close()
+        dropped = [self._connections.pop(k) for k in list(self._connections) if k not in keep]
+        for connection in dropped:
+            connection.close()
+        await asyncio.gather(*(c.wait_closed() for c in dropped))
 
     async def _scan(
         self, targets: Mapping[NodeId, str | None], timeout: float
