@@ -373,3 +373,15 @@ def test_a_spark_master_or_setting_spark_would_refuse_is_one_line_in_seconds(
     line = _one_error(args)
     assert expected in line, line
     assert time.monotonic() - started < 10
+
+
+def test_a_fifo_inside_a_pipeline_output_is_refused_by_report(tmp_path: Path) -> None:
+    """``report --input OUT`` with a named pipe among a table's files names it at once."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "run.json").write_text(
+        json.dumps({"tables": {}, "quarantine_by_rule": {}, "clusters": {}}), encoding="utf-8"
+    )
+    fifo = _fifo(out, "node_load/part-0.parquet")
+    line = _one_error(["report", "--input", str(out), "--out", str(tmp_path / "r.html")])
+    assert str(fifo) in line and "FIFO" in line, line

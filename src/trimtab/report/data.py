@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trimtab.errors import TrimtabError
+from trimtab.readers.special_files import refuse_special
 
 __all__ = ["QUARANTINE_ROWS", "TABLES", "ReportData", "read_output"]
 
@@ -81,6 +82,8 @@ def read_output(path: Path) -> ReportData:
         where = path / name
         if not where.exists():
             continue
+        for entry in [where, *where.rglob("*")] if where.is_dir() else [where]:
+            refuse_special(f"table {name}", entry)  # pyarrow would wait on a FIFO for ever
         try:
             dataset = pq.ParquetDataset(str(where))
             if not dataset.files:
