@@ -89,6 +89,10 @@ DIRECTORY_COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "pipeline stream --output": lambda tmp, out: [
         *("pipeline", "stream", "--input", str(_stream_input(tmp)), "--output", str(out)),
     ],
+    "pipeline stream --checkpoint": lambda tmp, out: [
+        *("pipeline", "stream", "--input", str(_stream_input(tmp))),
+        *("--output", str(tmp / "stream-out"), "--checkpoint", str(out)),
+    ],
     "sweep shedding --output": lambda tmp, out: [
         *("sweep", "shedding", "--brokers", "10", "--trials", "1", "--output", str(out)),
     ],

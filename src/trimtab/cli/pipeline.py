@@ -477,6 +477,8 @@ def _stream_options(
         )
     owned_output(output_dir, marker="status.json")
     writable_output("--output", output_dir, directory=True, parents=True)
+    if checkpoint is not None:
+        writable_output("--checkpoint", checkpoint, directory=True, parents=True)
     return StreamOptions(
         input=input_dir,
         output=output_dir,
