@@ -1,0 +1,154 @@
+"""One Kafka admin connection (kafka-python's ``KafkaAdminClient``) and its failures as one line.
+
+Why a probe before the client: kafka-python retries a bootstrap that fails (refused, TLS
+handshake, a plaintext peer) until its timeout and then says only "Unable to bootstrap". The
+probe dials each bootstrap server once (TCP, then the TLS handshake with the same context) so
+the error names the endpoint and the cause: refused, a certificate that does not verify, a host
+name that does not match, a peer that does not speak TLS. An authentication failure comes from
+the client's SASL exchange and is raised at once.
+
+kafka-python logs at WARNING and ERROR (and its DEBUG lines carry the client's configuration,
+password included): its logger gets a null handler and does not propagate, so nothing reaches
+the terminal or an application log; the errors reach the user as :class:`TargetError` lines.
+Every call is counted by API in :attr:`AdminConnection.calls` (the bench reports calls/move).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import ssl
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from trimtab.config.secrets import scrub
+from trimtab.errors import TargetError
+from trimtab.systems.kafka.command_config import ClientSecurity
+
+__all__ = ["AdminConnection", "parse_bootstrap"]
+
+T = TypeVar("T")
+_LOG = logging.getLogger("kafka")
+_LOG.addHandler(logging.NullHandler())
+_LOG.propagate = False
+
+
+def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
+    """``host:port,...`` as pairs; an empty list, a missing or bad port is a TargetError."""
+    pairs = []
+    for item in (s.strip() for s in servers.split(",")):
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise TargetError(
+                f"--bootstrap-servers {item!r} is not host:port (for example kafka-1:9092)"
+            )
+        pairs.append((host, int(port)))
+    if not pairs:
+        raise TargetError("--bootstrap-servers is empty: give host:port[,host:port...]")
+    return pairs
+
+
+def _tls_reason(exc: ssl.SSLError) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        detail = exc.verify_message or exc.reason or "verify failed"
+        if "Hostname mismatch" in str(detail) or "doesn't match" in str(detail):
+            return f"the broker's certificate does not name this host ({detail})"
+        return f"the broker's certificate does not verify ({detail}): check ssl.truststore.location"
+    if exc.reason in (
+        "WRONG_VERSION_NUMBER",
+        "RECORD_LAYER_FAILURE",
+        "UNEXPECTED_EOF_WHILE_READING",
+    ):
+        return "the peer does not speak TLS here (a PLAINTEXT listener?): check security.protocol"
+    return f"TLS handshake failed ({exc.reason or exc})"
+
+
+def _probe(host: str, port: int, context: ssl.SSLContext | None, timeout_s: float) -> None:
+    """Dial one broker (and shake hands over TLS); OSError/SSLError on failure."""
+    with socket.create_connection((host, port), timeout=timeout_s) as sock:
+        if context is not None:
+            with context.wrap_socket(sock, server_hostname=host):
+                pass
+
+
+class AdminConnection:
+    """A connected ``KafkaAdminClient`` with counted, translated calls."""
+
+    def __init__(self, bootstrap: str, security: ClientSecurity, timeout_s: float) -> None:
+        self.bootstrap = bootstrap
+        self.endpoint = f"kafka {bootstrap}"
+        self.calls: Counter[str] = Counter()
+        servers = parse_bootstrap(bootstrap)
+        kwargs = security.client_kwargs(self.endpoint)
+        self._reach(servers, kwargs.get("ssl_context"), timeout_s)
+        from kafka import KafkaAdminClient
+
+        timeout_ms = int(timeout_s * 1000)
+        try:
+            self.client = KafkaAdminClient(
+                bootstrap_servers=[f"{h}:{p}" for h, p in servers],
+                client_id="trimtab",
+                request_timeout_ms=timeout_ms,
+                bootstrap_timeout_ms=timeout_ms,
+                reconnect_backoff_max_ms=1000,
+                **kwargs,
+            )
+        except Exception as exc:
+            raise self.error("connect", exc) from None
+
+    def _reach(
+        self, servers: list[tuple[str, int]], context: ssl.SSLContext | None, timeout_s: float
+    ) -> None:
+        reasons = []
+        for host, port in servers:
+            try:
+                _probe(host, port, context, timeout_s)
+                return
+            except ssl.SSLError as exc:
+                reasons.append(f"{host}:{port}: {_tls_reason(exc)}")
+            except OSError as exc:
+                reasons.append(f"{host}:{port}: {exc.strerror or exc}")
+        raise TargetError(f"cannot reach {self.endpoint}: {'; '.join(reasons)}")
+
+    def error(self, what: str, exc: BaseException) -> TargetError:
+        """One line: the endpoint, what failed and why (no secret)."""
+        name = type(exc).__name__
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        if "SaslAuthenticationFailed" in name or "SaslAuthenticationFailed" in text:
+            return TargetError(
+                f"{self.endpoint}: authentication failed ({what}): check the user and password "
+                "of sasl.jaas.config and sasl.mechanism in --command-config"
+            )
+        if "Timeout" in name:
+            text = f"no answer within the timeout ({text})" if text else "no answer in time"
+        detail = f"{name}: {text}" if text and name not in text else (text or name)
+        return TargetError(scrub(f"{self.endpoint}: {what} failed: {detail[:300]}"))
+
+    def call(self, api: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` counted under ``api``; any client error is a TargetError."""
+        self.calls[api] += 1
+        try:
+            return fn(*args, **kwargs)
+        except TargetError:
+            raise
+        except Exception as exc:
+            raise self.error(api, exc) from None
+
+    def metadata(self, topics: list[str] | None) -> dict[str, Any]:
+        """One Metadata call: brokers (with racks), controller and the topics' partitions."""
+        client = self.client
+        # kafka-python's describe_topics drops the brokers of the same response; one call
+        # instead of Metadata + DescribeCluster halves the reads per batch.
+        fetch = client._get_cluster_metadata
+        result: dict[str, Any] = self.call("Metadata", client._manager.run, fetch, topics)
+        return result
+
+    def close(self) -> None:
+        # closing a half-broken client must not hide the real error
+        with contextlib.suppress(Exception):
+            self.client.close()

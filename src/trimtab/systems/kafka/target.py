@@ -1,0 +1,306 @@
+"""Kafka (and Redpanda) as a target of ``trimtab execute``: reassignments through the admin API.
+
+Each method is a few admin calls whatever the number of actions, so a batch of 1,000 moves costs
+the same handful of round trips as one:
+
+- :meth:`KafkaTarget.observe`: one Metadata (replicas, ISR, live brokers) for the batch's topics
+  and one ListPartitionReassignments for its partitions. An action is READY when the replicas
+  equal its precondition and nothing moves the partition, MOVING when a reassignment to exactly
+  its target is in progress, DONE when the replicas equal its target and nothing moves, CHANGED
+  otherwise (someone else's reassignment, replicas changed, a broker it needs is gone) with why;
+- :meth:`~KafkaTarget.submit`: one AlterPartitionReassignments; :meth:`~KafkaTarget.cancel` one
+  with null replicas (KIP-455);
+- :meth:`~KafkaTarget.poll`: ListPartitionReassignments, then Metadata for the ended ones and
+  DescribeLogDirs on the brokers still receiving data (bytes copied so far);
+- throttles: :class:`~trimtab.systems.kafka.throttle.ConfigThrottle` for Kafka, Redpanda's
+  ``raft_learner_recovery_rate`` (:mod:`trimtab.systems.redpanda.throttle`) for Redpanda;
+- :meth:`~KafkaTarget.guards`: one Metadata of every topic: partitions whose ISR is short of
+  their replicas, beyond the ones moving, and brokers that left.
+
+:attr:`KafkaTarget.calls` counts the admin calls by API (the bench divides by the moves).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from trimtab.errors import TargetError
+from trimtab.plans.document import Action
+from trimtab.plans.target import Check, Guards, Observation, Progress, Target, ThrottleSet
+from trimtab.systems.kafka.admin import AdminConnection, parse_bootstrap
+from trimtab.systems.kafka.command_config import read_command_config
+from trimtab.systems.kafka.throttle import ConfigThrottle, partition_of
+
+__all__ = [
+    "KafkaTarget",
+    "KafkaTargetOptions",
+    "Throttle",
+    "connect_kafka",
+    "live_assignment",
+]
+
+
+@dataclass(frozen=True)
+class KafkaTargetOptions:
+    """What ``trimtab execute`` is given for a Kafka or Redpanda cluster."""
+
+    bootstrap_servers: str
+    command_config: Path | None = None
+    system: str = "kafka"
+    redpanda_admin: str | None = None
+    redpanda_auth_file: Path | None = None
+    timeout_s: float = 10.0
+
+
+class Throttle(Protocol):
+    """How a system throttles the copies of a reassignment (and undoes it)."""
+
+    def set(self, rate: int, actions: Sequence[Action]) -> ThrottleSet: ...
+
+    def clear(self, throttle: ThrottleSet) -> None: ...
+
+
+def _tp(topic: str, index: int) -> Any:
+    from kafka import TopicPartition
+
+    return TopicPartition(topic, index)
+
+
+def _replicas(doc: Mapping[str, Any]) -> list[int]:
+    return [int(b) for b in doc.get("replicas", [])]
+
+
+class KafkaTarget:
+    """A Kafka or Redpanda cluster reached through :class:`AdminConnection`."""
+
+    def __init__(self, conn: AdminConnection, system: str, throttle: Throttle | None) -> None:
+        self.conn = conn
+        self.system = system
+        self.throttle = throttle if throttle is not None else ConfigThrottle(conn)
+        self.warnings: tuple[str, ...] = ()
+
+    @property
+    def calls(self) -> Counter[str]:
+        return self.conn.calls
+
+    def describe(self) -> str:
+        return f"{self.system} {self.conn.bootstrap}"
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _state(self, topics: Sequence[str] | None) -> tuple[dict[tuple[str, int], Any], set[int]]:
+        """Partitions (by (topic, index)) and live broker ids, from one Metadata call."""
+        meta = self.conn.metadata(None if topics is None else sorted(set(topics)))
+        parts: dict[tuple[str, int], Any] = {}
+        for topic in meta["topics"]:
+            for p in topic.get("partitions", []):
+                parts[(topic["name"], int(p["partition_index"]))] = p
+        return parts, {int(b["node_id"]) for b in meta["brokers"]}
+
+    def _ongoing(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
+        """Partitions moving now, each with the replicas it is moving to."""
+        if not keys:
+            return {}
+        client = self.conn.client
+        tps = [_tp(t, i) for t, i in keys]
+        found = self.conn.call(
+            "ListPartitionReassignments", client.list_partition_reassignments, tps
+        )
+        return {
+            (tp.topic, tp.partition): [
+                r for r in r_["replicas"] if r not in r_["removing_replicas"]
+            ]
+            for tp, r_ in found.items()
+        }
+
+    def observe(self, actions: Sequence[Action]) -> Mapping[str, Observation]:
+        keys = [partition_of(a) for a in actions]
+        parts, live = self._state([t for t, _ in keys])
+        moving = self._ongoing(keys)
+        return {
+            a.id: self._check(a, k, parts.get(k), moving.get(k), live)
+            for a, k in zip(actions, keys, strict=True)
+        }
+
+    def _check(
+        self,
+        action: Action,
+        key: tuple[str, int],
+        part: Any,
+        moving_to: list[int] | None,
+        live: set[int],
+    ) -> Observation:
+        before, after = _replicas(action.precondition), _replicas(action.target)
+        if part is None or part.get("error_code", 0) == 3:
+            return Observation(
+                action.id, Check.CHANGED, {"replicas": []}, f"{action.item} does not exist"
+            )
+        replicas = [int(b) for b in part["replica_nodes"]]
+        shown: dict[str, Any] = {"replicas": replicas, "isr": [int(b) for b in part["isr_nodes"]]}
+        gone = sorted(b for b in after if b not in live)
+        if moving_to is not None:
+            shown["moving_to"] = moving_to
+            if moving_to == after:
+                return Observation(action.id, Check.MOVING, shown)
+            return Observation(
+                action.id,
+                Check.CHANGED,
+                shown,
+                f"a reassignment to {moving_to} is in progress (not this plan's {after})",
+            )
+        if gone:
+            return Observation(
+                action.id,
+                Check.CHANGED,
+                shown,
+                f"broker {', '.join(map(str, gone))} of the target is not in the cluster",
+            )
+        if replicas == after:
+            return Observation(action.id, Check.DONE, shown)
+        if replicas == before:
+            return Observation(action.id, Check.READY, shown)
+        return Observation(
+            action.id, Check.CHANGED, shown, f"replicas are {replicas}, the plan expects {before}"
+        )
+
+    # -- acting ------------------------------------------------------------------------------
+
+    def _alter(
+        self, changes: Mapping[tuple[str, int], list[int] | None], ignore: tuple[str, ...]
+    ) -> None:
+        client = self.conn.client
+        request = {_tp(t, i): r for (t, i), r in changes.items()}
+        result = self.conn.call(
+            "AlterPartitionReassignments", client.alter_partition_reassignments, request
+        )
+        failed = [
+            f"{tp.topic}/{tp.partition}: {err.__name__.removesuffix('Error')}"
+            for tp, err in result.items()
+            if err is not None and err.__name__ not in ignore
+        ]
+        if failed:
+            raise TargetError(
+                f"{self.conn.endpoint} refused {len(failed)} reassignment(s): "
+                + "; ".join(failed[:10])
+            )
+
+    def submit(self, actions: Sequence[Action]) -> None:
+        if actions:
+            self._alter({partition_of(a): _replicas(a.target) for a in actions}, ())
+
+    def cancel(self, actions: Sequence[Action]) -> None:
+        if actions:
+            self._alter(
+                {partition_of(a): None for a in actions}, ("NoReassignmentInProgressError",)
+            )
+
+    def poll(self, actions: Sequence[Action]) -> Mapping[str, Progress]:
+        keys = [partition_of(a) for a in actions]
+        moving = self._ongoing(keys)
+        ended = [(a, k) for a, k in zip(actions, keys, strict=True) if k not in moving]
+        out: dict[str, Progress] = {}
+        if ended:
+            parts, _live = self._state([k[0] for _, k in ended])
+            for a, k in ended:
+                replicas = [int(b) for b in (parts.get(k) or {}).get("replica_nodes", [])]
+                if replicas == _replicas(a.target):
+                    out[a.id] = Progress(a.id, done=True, bytes_done=a.bytes)
+                else:
+                    why = (
+                        f"ended with replicas {replicas}, not {_replicas(a.target)} "
+                        "(cancelled or changed by someone else)"
+                    )
+                    out[a.id] = Progress(a.id, failed=why)
+        copying = [(a, k) for a, k in zip(actions, keys, strict=True) if k in moving]
+        copied = self._copied(copying)
+        for a, _k in copying:
+            done = copied.get(a.id, 0)
+            out[a.id] = Progress(a.id, bytes_done=min(done, a.bytes) if a.bytes else done)
+        return out
+
+    def _copied(self, copying: Sequence[tuple[Action, tuple[str, int]]]) -> dict[str, int]:
+        """Bytes each moving action has copied to its new brokers (DescribeLogDirs per broker)."""
+        wanted: dict[int, list[tuple[Action, tuple[str, int]]]] = defaultdict(list)
+        for a, k in copying:
+            for b in _replicas(a.target):
+                if b not in _replicas(a.precondition):
+                    wanted[b].append((a, k))
+        copied: Counter[str] = Counter()
+        client = self.conn.client
+        for broker, items in sorted(wanted.items()):
+            topics: dict[str, list[int]] = defaultdict(list)
+            for _a, (t, i) in items:
+                topics[t].append(i)
+            found = self.conn.call(
+                "DescribeLogDirs", client.describe_log_dirs, dict(topics), [broker]
+            )
+            sizes = {
+                (t["name"], p["partition_index"]): int(p["partition_size"])
+                for entry in found
+                for d in entry["log_dirs"]
+                for t in d["topics"]
+                for p in t["partitions"]
+            }
+            for a, k in items:
+                copied[a.id] += sizes.get(k, 0)
+        return dict(copied)
+
+    def set_throttle(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        return self.throttle.set(rate, actions)
+
+    def clear_throttle(self, throttle: ThrottleSet) -> None:
+        self.throttle.clear(throttle)
+
+    def guards(self, moving: Sequence[Action]) -> Guards:
+        parts, live = self._state(None)
+        mine = {partition_of(a) for a in moving}
+        short = sorted(
+            f"{t}/{i}"
+            for (t, i), p in parts.items()
+            if (t, i) not in mine and len(p["isr_nodes"]) < len(p["replica_nodes"])
+        )
+        needed = {int(b) for a in moving for b in _replicas(a.target) + _replicas(a.precondition)}
+        offline = {int(b) for p in parts.values() for b in p.get("offline_replicas") or []}
+        missing = sorted((needed | offline) - live)
+        return Guards(under_replicated=tuple(short), missing_nodes=tuple(str(b) for b in missing))
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def live_assignment(target: KafkaTarget, topics: Sequence[str] | None = None) -> dict[str, Any]:
+    """The current replica assignment as a ``kafka-reassign-partitions`` document (what
+    ``--generate`` prints as "Current partition replica assignment")."""
+    parts, _live = target._state(topics)
+    rows = [
+        {
+            "topic": t,
+            "partition": i,
+            "replicas": [int(b) for b in p["replica_nodes"]],
+            "log_dirs": ["any"] * len(p["replica_nodes"]),
+        }
+        for (t, i), p in sorted(parts.items())
+    ]
+    return {"version": 1, "partitions": rows}
+
+
+def connect_kafka(options: KafkaTargetOptions) -> Target:
+    """Connect to the cluster of ``options`` (a Kafka or Redpanda target); the addresses and the
+    ``--command-config`` are checked first, and any failure is one TargetError line."""
+    if options.system not in ("kafka", "redpanda"):
+        raise TargetError(f"connect_kafka serves kafka and redpanda, not {options.system!r}")
+    parse_bootstrap(options.bootstrap_servers)
+    security = read_command_config(options.command_config)
+    throttle_api = None
+    if options.system == "redpanda":
+        from trimtab.systems.redpanda.throttle import RecoveryRateThrottle
+
+        throttle_api = RecoveryRateThrottle.from_options(options)
+    conn = AdminConnection(options.bootstrap_servers, security, options.timeout_s)
+    target = KafkaTarget(conn, options.system, throttle_api)
+    target.warnings = security.warnings
+    return target

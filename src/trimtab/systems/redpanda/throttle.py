@@ -1,0 +1,77 @@
+"""Redpanda's throttle: the cluster config ``raft_learner_recovery_rate`` (bytes/s per node).
+
+Setting it records the value found before (None when it was at its default); clearing puts
+that value back, or removes the property so it returns to its default. One PUT each way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from trimtab.errors import TargetError
+from trimtab.plans.document import Action
+from trimtab.plans.target import ThrottleSet
+from trimtab.systems.redpanda.admin_api import RedpandaAdmin, read_basic_auth
+
+if TYPE_CHECKING:
+    from trimtab.systems.kafka.target import KafkaTargetOptions
+
+__all__ = ["RATE_KEY", "RecoveryRateThrottle"]
+
+RATE_KEY = "raft_learner_recovery_rate"
+
+
+class RecoveryRateThrottle:
+    """The throttle of a Redpanda target (see the module docstring)."""
+
+    def __init__(self, admin: RedpandaAdmin | None) -> None:
+        self.admin = admin
+        self.warnings: list[str] = []
+
+    @staticmethod
+    def from_options(options: KafkaTargetOptions) -> RecoveryRateThrottle:
+        if options.redpanda_admin is None:
+            if options.redpanda_auth_file is not None:
+                raise TargetError("--redpanda-auth-file needs --redpanda-admin URL")
+            return RecoveryRateThrottle(None)
+        auth, warnings = read_basic_auth(options.redpanda_auth_file)
+        throttle = RecoveryRateThrottle(
+            RedpandaAdmin(options.redpanda_admin, auth, options.timeout_s)
+        )
+        throttle.warnings = warnings
+        return throttle
+
+    def _admin(self) -> RedpandaAdmin:
+        if self.admin is None:
+            raise TargetError(
+                "a Redpanda throttle is set through its Admin API: give --redpanda-admin URL "
+                "(for example http://redpanda-0:9644), or run without --throttle"
+            )
+        return self.admin
+
+    def set(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        if rate <= 0 or not actions:
+            return ThrottleSet(rate)
+        admin = self._admin()
+        before = admin.cluster_config().get(RATE_KEY)
+        admin.patch_cluster_config({RATE_KEY: rate}, [])
+        entry = {
+            "resource": "redpanda_cluster",
+            "name": admin.url,
+            "key": RATE_KEY,
+            "value": rate,
+            "before": before,
+        }
+        return ThrottleSet(rate, (entry,))
+
+    def clear(self, throttle: ThrottleSet) -> None:
+        entries = [e for e in throttle.entries if e.get("key") == RATE_KEY]
+        if not entries:
+            return
+        admin = self._admin()
+        before = entries[0].get("before")
+        if before is None:
+            admin.patch_cluster_config({}, [RATE_KEY])
+        else:
+            admin.patch_cluster_config({RATE_KEY: before}, [])
