@@ -68,6 +68,8 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "agents": ("server", "subprocess"),  # tests/online/conftest.py: `trimtab agent` processes
     "server": ("server",),  # test_bookkeeper_v3.py, test_protocol.py: a stand-in server
     "chromium": ("browser",),  # tests/pipeline/test_report.py
+    "kafka_standin": ("server",),  # tests/systems/kafka/conftest.py: the Kafka broker stand-in
+    "redpanda_admin": ("server",),  # tests/systems/redpanda/conftest.py: its Admin API stand-in
 }
 
 _ONLINE = ("zookeeper", "server")

@@ -130,7 +130,10 @@ class KafkaStandin:
     def start(self) -> KafkaStandin:
         for broker_id, server in self._servers.items():
             t = threading.Thread(
-                target=server.serve_forever, name=f"kafka-standin-{broker_id}", daemon=True
+                target=server.serve_forever,
+                args=(0.05,),
+                name=f"kafka-standin-{broker_id}",
+                daemon=True,
             )
             t.start()
             self._threads.append(t)

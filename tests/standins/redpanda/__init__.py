@@ -113,7 +113,9 @@ class RedpandaAdminStandin:
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
         self._server = _Server(self)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
 
     @property
     def url(self) -> str:

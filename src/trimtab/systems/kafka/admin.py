@@ -19,6 +19,7 @@ import contextlib
 import logging
 import socket
 import ssl
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ from trimtab.systems.kafka.command_config import ClientSecurity
 __all__ = ["AdminConnection", "parse_bootstrap"]
 
 T = TypeVar("T")
+_RETRY_PAUSE_S = 0.2  # before repeating a call whose connection was closed
 _LOG = logging.getLogger("kafka")
 _LOG.addHandler(logging.NullHandler())
 _LOG.propagate = False
@@ -130,14 +132,27 @@ class AdminConnection:
         return TargetError(scrub(f"{self.endpoint}: {what} failed: {detail[:300]}"))
 
     def call(self, api: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` counted under ``api``; any client error is a TargetError."""
-        self.calls[api] += 1
-        try:
-            return fn(*args, **kwargs)
-        except TargetError:
-            raise
-        except Exception as exc:
-            raise self.error(api, exc) from None
+        """``fn(*args, **kwargs)`` counted under ``api``; any client error is a TargetError.
+
+        A connection the broker closed is noticed by the client only when a request fails on
+        it; such a call is made once more on a fresh connection. Every call trimtab makes is
+        safe to repeat: reads, a SET of a config, a reassignment to the same replicas, and a
+        cancel (a second one answers NO_REASSIGNMENT_IN_PROGRESS, which is ignored)."""
+        from kafka.errors import KafkaConnectionError, NodeNotReadyError
+
+        for attempt in (1, 2):
+            self.calls[api] += 1
+            try:
+                return fn(*args, **kwargs)
+            except TargetError:
+                raise
+            except (KafkaConnectionError, NodeNotReadyError) as exc:
+                if attempt == 2:
+                    raise self.error(api, exc) from None
+                time.sleep(_RETRY_PAUSE_S)
+            except Exception as exc:
+                raise self.error(api, exc) from None
+        raise AssertionError("unreachable")
 
     def metadata(self, topics: list[str] | None) -> dict[str, Any]:
         """One Metadata call: brokers (with racks), controller and the topics' partitions."""
