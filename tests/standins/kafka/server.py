@@ -25,6 +25,7 @@ from tests.standins.kafka.sasl import MECHANISMS, SaslFailedError, SaslServer
 
 __all__ = ["KafkaStandin"]
 
+_MAX_REQUEST = 104857600  # socket.request.max.bytes
 _PRE_AUTH = (18, 17, 36)  # ApiVersions, SaslHandshake, SaslAuthenticate
 _NAMES = {key: api[0].__name__.removesuffix("Request") for key, api in API.items()}
 
@@ -58,6 +59,8 @@ class _Connection(socketserver.BaseRequestHandler):
                 if head is None:
                     return
                 (size,) = struct.unpack(">i", head)
+                if not 4 <= size <= _MAX_REQUEST:
+                    return  # "invalid receive size": what a broker does with a TLS hello
                 payload = _read_exact(sock, size)
                 if payload is None:
                     return

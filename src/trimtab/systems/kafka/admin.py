@@ -1,11 +1,10 @@
 """One Kafka admin connection (kafka-python's ``KafkaAdminClient``) and its failures as one line.
 
-Why a probe before the client: kafka-python retries a bootstrap that fails (refused, TLS
-handshake, a plaintext peer) until its timeout and then says only "Unable to bootstrap". The
-probe dials each bootstrap server once (TCP, then the TLS handshake with the same context) so
-the error names the endpoint and the cause: refused, a certificate that does not verify, a host
-name that does not match, a peer that does not speak TLS. An authentication failure comes from
-the client's SASL exchange and is raised at once.
+Before the client, :func:`~trimtab.systems.kafka.probe.probe` dials the bootstrap servers
+once each (TCP, TLS, SASL) so that a failure names the endpoint and its cause: refused, a
+certificate that does not verify, a host name that does not match, a peer that does not speak
+TLS, a wrong password. (kafka-python retries those until its timeout and then says only
+"Unable to bootstrap".)
 
 kafka-python logs at WARNING and ERROR (and its DEBUG lines carry the client's configuration,
 password included): its logger gets a null handler and does not propagate, so nothing reaches
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
 import ssl
 import time
 from collections import Counter
@@ -27,6 +25,7 @@ from typing import Any, TypeVar
 from trimtab.config.secrets import scrub
 from trimtab.errors import TargetError
 from trimtab.systems.kafka.command_config import ClientSecurity
+from trimtab.systems.kafka.probe import ProbeError, probe
 
 __all__ = ["AdminConnection", "parse_bootstrap"]
 
@@ -55,29 +54,6 @@ def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
     return pairs
 
 
-def _tls_reason(exc: ssl.SSLError) -> str:
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        detail = exc.verify_message or exc.reason or "verify failed"
-        if "Hostname mismatch" in str(detail) or "doesn't match" in str(detail):
-            return f"the broker's certificate does not name this host ({detail})"
-        return f"the broker's certificate does not verify ({detail}): check ssl.truststore.location"
-    if exc.reason in (
-        "WRONG_VERSION_NUMBER",
-        "RECORD_LAYER_FAILURE",
-        "UNEXPECTED_EOF_WHILE_READING",
-    ):
-        return "the peer does not speak TLS here (a PLAINTEXT listener?): check security.protocol"
-    return f"TLS handshake failed ({exc.reason or exc})"
-
-
-def _probe(host: str, port: int, context: ssl.SSLContext | None, timeout_s: float) -> None:
-    """Dial one broker (and shake hands over TLS); OSError/SSLError on failure."""
-    with socket.create_connection((host, port), timeout=timeout_s) as sock:
-        if context is not None:
-            with context.wrap_socket(sock, server_hostname=host):
-                pass
-
-
 class AdminConnection:
     """A connected ``KafkaAdminClient`` with counted, translated calls."""
 
@@ -87,7 +63,7 @@ class AdminConnection:
         self.calls: Counter[str] = Counter()
         servers = parse_bootstrap(bootstrap)
         kwargs = security.client_kwargs(self.endpoint)
-        self._reach(servers, kwargs.get("ssl_context"), timeout_s)
+        self._reach(servers, security, kwargs.get("ssl_context"), timeout_s)
         from kafka import KafkaAdminClient
 
         timeout_ms = int(timeout_s * 1000)
@@ -104,17 +80,25 @@ class AdminConnection:
             raise self.error("connect", exc) from None
 
     def _reach(
-        self, servers: list[tuple[str, int]], context: ssl.SSLContext | None, timeout_s: float
+        self,
+        servers: list[tuple[str, int]],
+        security: ClientSecurity,
+        context: ssl.SSLContext | None,
+        timeout_s: float,
     ) -> None:
+        """Dial the bootstrap servers until one takes us (see :mod:`.probe`)."""
         reasons = []
         for host, port in servers:
             try:
-                _probe(host, port, context, timeout_s)
+                probe(host, port, security, context, timeout_s)
                 return
-            except ssl.SSLError as exc:
-                reasons.append(f"{host}:{port}: {_tls_reason(exc)}")
-            except OSError as exc:
-                reasons.append(f"{host}:{port}: {exc.strerror or exc}")
+            except ProbeError as exc:
+                if exc.auth:
+                    raise TargetError(
+                        f"{self.endpoint}: {exc} at {host}:{port}: check the user and password "
+                        "of sasl.jaas.config and sasl.mechanism in --command-config"
+                    ) from None
+                reasons.append(f"{host}:{port}: {exc}")
         raise TargetError(f"cannot reach {self.endpoint}: {'; '.join(reasons)}")
 
     def error(self, what: str, exc: BaseException) -> TargetError:
