@@ -91,8 +91,7 @@ def test_tls_with_a_pem_truststore(
     server.load_cert_chain(str(tls_files.server_cert), str(tls_files.server_key))
     config = _props(
         tmp_path / "tls.properties",
-        "security.protocol=SSL\nssl.truststore.type=PEM\n"
-        f"ssl.truststore.location={tls_files.ca}\n",
+        f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={tls_files.ca}\n",
     )
     with KafkaStandin(kafka_cluster, tls=server) as standin:
         target = connect_kafka(KafkaTargetOptions(standin.bootstrap, command_config=config))
@@ -183,7 +182,7 @@ class TestCommandConfig:
             tmp_path / "c.properties",
             "security.protocol=SSL\nssl.truststore.location=/etc/kafka/truststore.jks\n",
         )
-        with pytest.raises(TargetError, match="ssl.truststore.type=JKS.*PEM"):
+        with pytest.raises(TargetError, match=r"ssl\.truststore\.type=JKS.*PEM"):
             read_command_config(path)
 
     @pytest.mark.parametrize(

@@ -1,0 +1,161 @@
+"""Redpanda as an execute target: Kafka's reassignment APIs, and the throttle as the cluster
+config ``raft_learner_recovery_rate`` through the Admin API (HTTP Basic auth)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.standins.kafka import Cluster, KafkaStandin
+from tests.standins.redpanda import RedpandaAdminStandin
+from tests.systems.kafka.helpers import move
+from tests.systems.redpanda.conftest import USERS
+from trimtab.errors import TargetError
+from trimtab.plans.target import Check, ThrottleSet
+from trimtab.systems.kafka.target import KafkaTarget, KafkaTargetOptions, connect_kafka
+
+A0 = move(0, [1, 2, 3], [1, 2, 4])
+
+
+def _auth_file(tmp_path: Path, text: str = "admin:rp-Secret-42") -> Path:
+    path = tmp_path / "redpanda-auth"
+    path.write_text(text + "\n")
+    path.chmod(0o600)
+    return path
+
+
+def _target(standin: KafkaStandin, admin: RedpandaAdminStandin, auth: Path | None) -> KafkaTarget:
+    target = connect_kafka(
+        KafkaTargetOptions(
+            standin.bootstrap,
+            system="redpanda",
+            redpanda_admin=admin.url,
+            redpanda_auth_file=auth,
+            timeout_s=5,
+        )
+    )
+    assert isinstance(target, KafkaTarget)
+    return target
+
+
+def test_throttle_is_the_recovery_rate_and_is_restored(
+    kafka_standin: KafkaStandin,
+    kafka_cluster: Cluster,
+    redpanda_admin: RedpandaAdminStandin,
+    tmp_path: Path,
+) -> None:
+    """set_throttle upserts raft_learner_recovery_rate; clear puts the operator's value back;
+    no Kafka broker config is written."""
+    redpanda_admin.config["raft_learner_recovery_rate"] = 52428800
+    target = _target(kafka_standin, redpanda_admin, _auth_file(tmp_path))
+    try:
+        assert target.system == "redpanda"
+        throttle = target.set_throttle(10_000_000, [A0])
+        assert redpanda_admin.config["raft_learner_recovery_rate"] == 10_000_000
+        assert kafka_cluster.calls["IncrementalAlterConfigs"] == 0
+        target.clear_throttle(ThrottleSet.from_json(throttle.as_json()))
+        assert redpanda_admin.config == {"raft_learner_recovery_rate": 52428800}
+    finally:
+        target.close()
+
+
+def test_a_default_rate_is_reset_by_removing_it(
+    kafka_standin: KafkaStandin, redpanda_admin: RedpandaAdminStandin, tmp_path: Path
+) -> None:
+    """A rate that was at its default goes back to it: the property is removed, not set."""
+    target = _target(kafka_standin, redpanda_admin, _auth_file(tmp_path))
+    try:
+        target.clear_throttle(target.set_throttle(10_000_000, [A0]))
+        assert redpanda_admin.config == {}
+        reset = {"upsert": {}, "remove": ["raft_learner_recovery_rate"]}
+        assert redpanda_admin.history[-1] == reset
+    finally:
+        target.close()
+
+
+def test_reassignments_go_through_the_kafka_api(
+    kafka_standin: KafkaStandin,
+    kafka_cluster: Cluster,
+    redpanda_admin: RedpandaAdminStandin,
+    tmp_path: Path,
+) -> None:
+    """Redpanda answers Kafka's reassignment APIs: the checks are the same."""
+    target = _target(kafka_standin, redpanda_admin, _auth_file(tmp_path))
+    try:
+        assert target.observe([A0])["orders/0"].check is Check.READY
+        kafka_cluster.stall("orders", 0)
+        target.submit([A0])
+        assert target.observe([A0])["orders/0"].check is Check.MOVING
+    finally:
+        target.close()
+
+
+def test_wrong_admin_password_is_one_line(
+    kafka_standin: KafkaStandin, redpanda_admin: RedpandaAdminStandin, tmp_path: Path
+) -> None:
+    """HTTP 401 from the Admin API: one line naming it, without the password."""
+    target = _target(kafka_standin, redpanda_admin, _auth_file(tmp_path, "admin:Wrong-pass-1"))
+    try:
+        with pytest.raises(TargetError) as err:
+            target.set_throttle(10_000_000, [A0])
+        assert "authentication failed (HTTP 401)" in str(err.value)
+        assert redpanda_admin.url in str(err.value) and "Wrong-pass-1" not in str(err.value)
+    finally:
+        target.close()
+
+
+def test_credentials_from_rpk_environment(
+    kafka_standin: KafkaStandin,
+    redpanda_admin: RedpandaAdminStandin,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without an auth file, RPK_USER/RPK_PASS (what rpk reads) give the login."""
+    monkeypatch.setenv("RPK_USER", "admin")
+    monkeypatch.setenv("RPK_PASS", USERS["admin"])
+    target = _target(kafka_standin, redpanda_admin, None)
+    try:
+        target.clear_throttle(target.set_throttle(10_000_000, [A0]))
+        assert redpanda_admin.calls["write"] == 2
+    finally:
+        target.close()
+
+
+def test_a_throttle_needs_the_admin_url(kafka_standin: KafkaStandin) -> None:
+    """Without --redpanda-admin the target still checks and moves, but refuses a throttle."""
+    target = connect_kafka(KafkaTargetOptions(kafka_standin.bootstrap, system="redpanda"))
+    try:
+        assert target.observe([A0])["orders/0"].check is Check.READY
+        with pytest.raises(TargetError, match="--redpanda-admin"):
+            target.set_throttle(10_000_000, [A0])
+    finally:
+        target.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("admin", "user:password"), ("", "is empty")],
+    ids=["no colon", "empty"],
+)
+def test_a_bad_auth_file_is_refused(tmp_path: Path, text: str, expected: str) -> None:
+    """The auth file is one line user:password; anything else is refused before connecting."""
+    path = tmp_path / "auth"
+    path.write_text(text)
+    path.chmod(0o600)
+    options = KafkaTargetOptions(
+        "127.0.0.1:9092",
+        system="redpanda",
+        redpanda_admin="http://127.0.0.1:9644",
+        redpanda_auth_file=path,
+    )
+    with pytest.raises(TargetError, match=expected):
+        connect_kafka(options)
+
+
+def test_a_bad_admin_url_is_refused() -> None:
+    """--redpanda-admin must be an http(s) URL."""
+    options = KafkaTargetOptions(
+        "127.0.0.1:9092", system="redpanda", redpanda_admin="redpanda:9644"
+    )
+    with pytest.raises(TargetError, match="is not an http"):
+        connect_kafka(options)
