@@ -50,6 +50,7 @@ from trimtab.readers.inventory import read_inventory
 from trimtab.readers.metrics import read_bundle_metrics, read_node_metrics
 from trimtab.readers.table_files import Parsed
 from trimtab.shedding import LoadModel, Plan, advise, breakdown
+from trimtab.shedding.plain import plain_reasons
 from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built, NodeRow, build_snapshot, left_out_sentence
 from trimtab.systems.pulsar.admin import unload_command, unload_rest
@@ -498,9 +499,9 @@ def _print_transfers(result: Plan, title: str) -> None:
         out.print("no transfers", highlight=False)
         return
     moves = Table(title=title)
-    for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
+    for column in ("cycle", "bundle", "from", "to", "throughput", "reason", "why"):
         moves.add_column(column, justify="right" if column in ("cycle", "throughput") else "left")
-    for k, m, reason in result.transfers:
+    for (k, m, reason), why in zip(result.transfers, plain_reasons(result), strict=True):
         moves.add_row(
             str(k),
             m.bundle,
@@ -508,6 +509,7 @@ def _print_transfers(result: Plan, title: str) -> None:
             m.destination or "(next lookup)",
             _mbps(m.throughput),
             str(reason),
+            why,
         )
     out.print(moves)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from trimtab.cluster import ClusterState
 from trimtab.shedding import Plan, breakdown
+from trimtab.shedding.plain import plain_reasons
 from trimtab.shedding.telemetry import Built
 
 __all__ = ["broker_rows", "iso_time", "plan_json"]
@@ -40,8 +41,9 @@ def plan_json(result: Plan, state: ClusterState, built: Built, now: float) -> di
             "destination": m.destination,
             "throughput": m.throughput,
             "reason": str(reason),
+            "why": why,
         }
-        for k, m, reason in result.transfers
+        for (k, m, reason), why in zip(result.transfers, plain_reasons(result), strict=True)
     ]
     net = [
         {"cycle": k, "bundle": m.bundle, "source": m.source, "destination": m.destination}

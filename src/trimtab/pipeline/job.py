@@ -345,8 +345,13 @@ def _plans(
         for cluster, chain in chains.items()
     }
     for cluster, entry in summary.clusters.items():
+        entry["transfers"] = len(chains.get(cluster, []))  # the plan's, cycle by cycle
         lines = moves.get(cluster, [])
-        entry["transfers"] = len(lines)
+        if lines and entry.get("recommended", "") is None:  # offered, not recommended
+            lines = []
+        entry["unloads"] = len(lines)  # the net moves exported, when recommended
+        if not lines and entry.get("recommendation"):
+            lines = [f"# nothing to run: {entry['recommendation']}"]
         if "warning" in entry:  # as a comment, so the script still runs
             lines = [f"# warning: {entry['warning']}", *lines]
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))
