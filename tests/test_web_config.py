@@ -8,6 +8,7 @@ The serving side (TLS, Basic auth, reload) is tests/online/test_metrics_security
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import bcrypt
@@ -212,3 +213,21 @@ def test_agent_refuses_web_config_without_metrics_port(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         "error: --web-config secures the metrics endpoint: give --metrics-port too"
     )
+
+
+def _documented_web_configs() -> list[str]:
+    page = Path(__file__).parents[1] / "docs" / "security.md"
+    fences = re.findall(r"^```yaml\n(.*?)^```", page.read_text(), re.S | re.M)
+    return [
+        body for body in fences if re.search(r"^(tls_server_config|basic_auth_users):", body, re.M)
+    ]
+
+
+def test_the_documented_web_config_is_accepted(tmp_path: Path) -> None:
+    """The example of docs/security.md parses as written (its files are the reader's own)."""
+    examples = _documented_web_configs()
+    assert examples, "docs/security.md shows no web config"
+    for body in examples:
+        config = load_web_config(write(tmp_path, body))
+        assert config.tls is not None and config.tls.client_auth_type.startswith("Require")
+        assert config.users
