@@ -171,6 +171,15 @@ def test_a_password_in_clear_is_refused_without_being_shown(tmp_path: Path) -> N
     assert PASSWORD not in str(e.value)
 
 
+def test_a_yaml_error_quotes_no_piece_of_the_file(tmp_path: Path) -> None:
+    """YAML quotes what it stumbled on (an alias in a password written without quotes); the
+    error gives the position only."""
+    path = write(tmp_path, "basic_auth_users:\n  alice: *pa55word\n")
+    with pytest.raises(WebConfigError, match=r"line 2, column 10: found undefined alias") as e:
+        load_web_config(path)
+    assert "pa55word" not in str(e.value)
+
+
 def _watch(tmp_path: Path, web_config: Path, *more: str) -> list[str]:
     return [
         "watch",

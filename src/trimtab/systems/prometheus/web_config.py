@@ -373,7 +373,10 @@ def _document(check: _Checker) -> Any:
         # problem and position only: the snippet yaml would quote may hold a password
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        # and no quoted text: yaml quotes what it stumbled on ("undefined alias 'word'"),
+        # which may be a piece of a password written without quotes
+        problem = re.sub(r"(['\"]).*?\1", "…", getattr(exc, "problem", None) or "")
+        problem = problem or "cannot be parsed"
         raise check.fail(f"not valid YAML: {where}{problem}") from None
 
 
