@@ -104,7 +104,7 @@ BAD = [
     ),
     pytest.param(
         "basic_auth_users: {}\nbasic_auth_users: {}\n",
-        "key 'basic_auth_users' given twice",
+        "line 2: key 'basic_auth_users' given twice",
         id="a key given twice",
     ),
     pytest.param(

@@ -148,6 +148,10 @@ class WebConfig:
         return (self.source, *(self.tls.files if self.tls is not None else ()))
 
 
+class _DuplicateKey(yaml.YAMLError):
+    """A key given twice in one mapping (names the key: keys are no secrets)."""
+
+
 class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader refusing a key given twice (upstream's strict decoding does)."""
 
@@ -157,9 +161,7 @@ def _unique_keys(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any
     for key_node, _ in node.value:
         key = loader.construct_object(key_node)
         if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} given twice", key_node.start_mark
-            )
+            raise _DuplicateKey(f"line {key_node.start_mark.line + 1}: key {key!r} given twice")
         seen.add(key)
     return loader.construct_mapping(node)
 
@@ -369,6 +371,8 @@ def _document(check: _Checker) -> Any:
         raise check.fail(f"cannot read it: {reason}") from None
     try:
         return yaml.load(text, Loader=_StrictLoader)  # a safe loader
+    except _DuplicateKey as exc:
+        raise check.fail(str(exc)) from None
     except yaml.YAMLError as exc:
         # problem and position only: the snippet yaml would quote may hold a password
         mark = getattr(exc, "problem_mark", None)
