@@ -180,17 +180,12 @@ def test_a_yaml_error_quotes_no_piece_of_the_file(tmp_path: Path) -> None:
     assert "pa55word" not in str(e.value)
 
 
-def _watch(tmp_path: Path, web_config: Path, *more: str) -> list[str]:
-    return [
-        "watch",
-        "--registry",
-        str(registry(tmp_path)),
-        "--metrics-port",
-        "0",
-        "--web-config",
-        str(web_config),
-        *more,
-    ]
+def _command(command: str, tmp_path: Path, web_config: Path) -> list[str]:
+    if command == "watch":
+        args = ["watch", "--registry", str(registry(tmp_path))]
+    else:
+        args = ["agent", "--id", "bk1:3181", "--ledger-dirs", str(tmp_path)]
+    return [*args, "--metrics-port", "0", "--web-config", str(web_config)]
 
 
 @pytest.mark.parametrize(
@@ -202,12 +197,13 @@ def _watch(tmp_path: Path, web_config: Path, *more: str) -> list[str]:
         pytest.param("basic_auth_user: {}\n", "did you mean 'basic_auth_users'", id="typo"),
     ],
 )
-def test_watch_refuses_a_bad_web_config_before_starting(
-    tmp_path: Path, text: str, expected: str
+@pytest.mark.parametrize("command", ["watch", "agent"])
+def test_a_bad_web_config_stops_the_command_before_it_starts(
+    tmp_path: Path, text: str, expected: str, command: str
 ) -> None:
-    """`trimtab watch --web-config BAD`: one `error:` line on stderr, exit 2, no password shown
-    (the test's guard would fail it if it bound the metrics port)."""
-    result = CliRunner().invoke(app, _watch(tmp_path, write(tmp_path, text)))
+    """`trimtab watch|agent --web-config BAD`: one `error:` line on stderr, exit 2, no password
+    shown (the test's guard would fail it if it bound a port or started a server)."""
+    result = CliRunner().invoke(app, _command(command, tmp_path, write(tmp_path, text)))
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: web config ") and expected in lines[0]
