@@ -117,12 +117,15 @@ class ServerTls:
 class ClientTls:
     """TLS as the readers dial nodes: the CA to check them with (``None``: the system's), and a
     client certificate for nodes that require one. ``everywhere``: TLS to every node, not only to
-    those whose registration asks for it."""
+    those whose registration asks for it. ``check_hostname`` False (upstream's
+    ``tlsHostnameVerificationEnabled=false``): a bookie port's certificate needs the CA's
+    signature only; gRPC, which has no such switch, always checks the name."""
 
     ca: Path | None = None
     cert: Path | None = None
     key: Path | None = None
     everywhere: bool = True
+    check_hostname: bool = True
 
     def __post_init__(self) -> None:
         if (self.cert is None) != (self.key is None):
@@ -142,6 +145,7 @@ class ClientTls:
     def build(self) -> ssl.SSLContext:
         """A client context (host names checked) from the files as they are now."""
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # checks host names and chains
+        context.check_hostname = self.check_hostname  # the chain is checked either way
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         if self.ca is not None:
             _load_ca(context, self.ca)
