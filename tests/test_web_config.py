@@ -29,20 +29,27 @@ def write(tmp_path: Path, text: str, name: str = "web.yml") -> Path:
     return path
 
 
-def good_text(files: TlsFiles) -> str:
-    hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
+def web_config_text(files: TlsFiles, *, password: str = PASSWORD, extra: str = "") -> str:
+    """Mutual TLS with ``files`` and one user, ``prometheus``, with ``password`` (hashed at
+    bcrypt's lowest cost: tests need no slow hash); ``extra`` lines go in tls_server_config."""
+    hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()
     return (
         "tls_server_config:\n"
         f"  cert_file: {files.server_cert}\n"
         f"  key_file: {files.server_key}\n"
         "  client_auth_type: RequireAndVerifyClientCert\n"
         f"  client_ca_file: {files.ca}\n"
-        "  min_version: TLS12\n"
+        f"{extra}"
+        "basic_auth_users:\n"
+        f"  prometheus: '{hashed}'\n"
+    )
+
+
+def good_text(files: TlsFiles) -> str:
+    return web_config_text(files, extra="  min_version: TLS12\n") + (
         "http_server_config:\n"
         "  headers:\n"
         "    X-Frame-Options: deny\n"
-        "basic_auth_users:\n"
-        f"  prometheus: '{hashed}'\n"
         "rate_limit:\n"
         "  interval: 100ms\n"
         "  burst: 5\n"

@@ -18,7 +18,6 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import bcrypt
 import httpx
 import pytest
 import trustme
@@ -26,30 +25,13 @@ from prometheus_client import CollectorRegistry, Gauge
 
 from tests.online.conftest import trimtab_command
 from tests.test_cli import registry
+from tests.test_web_config import PASSWORD, web_config_text
 from tests.tls_certs import TlsFiles, issue_server
 from trimtab.systems.prometheus import MetricsServer, load_web_config
 
 pytestmark = pytest.mark.server
 
-PASSWORD = "good-scrape-pass"  # a test password
 GOOD_AUTH = ("prometheus", PASSWORD)
-
-
-def _hash(password: str) -> str:
-    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()
-
-
-def web_config_text(files: TlsFiles, *, password: str = PASSWORD, extra: str = "") -> str:
-    return (
-        "tls_server_config:\n"
-        f"  cert_file: {files.server_cert}\n"
-        f"  key_file: {files.server_key}\n"
-        "  client_auth_type: RequireAndVerifyClientCert\n"
-        f"  client_ca_file: {files.ca}\n"
-        f"{extra}"
-        "basic_auth_users:\n"
-        f"  prometheus: '{_hash(password)}'\n"
-    )
 
 
 def client_context(files: TlsFiles, *, cert: Path | None, key: Path | None) -> ssl.SSLContext:

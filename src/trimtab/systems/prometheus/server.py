@@ -34,6 +34,7 @@ from trimtab.errors import AgentError
 from trimtab.systems.prometheus.basic_auth import guarded_app
 from trimtab.systems.prometheus.web_config import WebConfig, WebConfigError, load_web_config
 from trimtab.systems.prometheus.web_tls import client_name_allowed, server_context
+from trimtab.systems.stamps import Stamp, file_stamps
 
 __all__ = ["MetricsServer", "registry_of"]
 
@@ -55,37 +56,24 @@ def registry_of(*collectors: Collector) -> CollectorRegistry:
     return registry
 
 
-def _stamp(config: WebConfig) -> tuple[tuple[int, int, int], ...]:
-    """What changes when one of the config's files is rewritten or renamed over."""
-    stamps = []
-    for path in config.files:
-        try:
-            st = path.stat()
-        except OSError:
-            stamps.append((-1, -1, -1))
-        else:
-            stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(stamps)
-
-
 class _LiveConfig:
     """The web config in force and its TLS context, re-read when one of its files changes."""
 
     def __init__(self, config: WebConfig) -> None:
         self._lock = threading.Lock()
-        self._stamp = _stamp(config)
+        self._stamp = file_stamps(config.files)
         self._config = config
         self._context = server_context(config.tls, config.source) if config.tls else None
         self.reloads = 0
 
     def current(self) -> tuple[WebConfig, ssl.SSLContext | None]:
         with self._lock:
-            stamp = _stamp(self._config)
+            stamp = file_stamps(self._config.files)
             if stamp != self._stamp:
                 self._reload(stamp)
             return self._config, self._context
 
-    def _reload(self, stamp: tuple[tuple[int, int, int], ...]) -> None:
+    def _reload(self, stamp: Stamp) -> None:
         self._stamp = stamp  # a bad change is reported once, not at every connection
         try:
             config = load_web_config(self._config.source)
@@ -94,7 +82,7 @@ class _LiveConfig:
             _log.warning("metrics endpoint keeps its previous web config: %s", exc)
             return
         self._config, self._context = config, context
-        self._stamp = _stamp(config)
+        self._stamp = file_stamps(config.files)
         self.reloads += 1
         _log.info("metrics endpoint reloaded %s", config.source)
 

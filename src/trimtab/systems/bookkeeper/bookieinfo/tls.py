@@ -31,6 +31,7 @@ from pathlib import Path
 import grpc
 
 from trimtab.errors import AgentError
+from trimtab.systems.stamps import file_stamps
 
 __all__ = [
     "SYSTEM_CAS",
@@ -47,19 +48,6 @@ _log = logging.getLogger(__name__)
 
 class TlsSettingsError(AgentError):
     """A TLS file that cannot be used, or settings that do not fit together."""
-
-
-def _stamp(paths: tuple[Path, ...]) -> tuple[tuple[int, int, int], ...]:
-    """What changes when a file is renewed (in place or by a rename over it)."""
-    stamps = []
-    for path in paths:
-        try:
-            st = path.stat()
-        except OSError:
-            stamps.append((-1, -1, -1))
-        else:
-            stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(stamps)
 
 
 def _read(path: Path, what: str, option: str) -> bytes:
@@ -205,12 +193,12 @@ class ReloadingContext:
         self._files = files
         self._build = build
         self._lock = threading.Lock()
-        self._stamp = _stamp(files)
+        self._stamp = file_stamps(files)
         self._context = build()
         self.reloads = 0
 
     def get(self) -> ssl.SSLContext:
-        stamp = _stamp(self._files)
+        stamp = file_stamps(self._files)
         with self._lock:
             if stamp == self._stamp:
                 return self._context
@@ -228,7 +216,7 @@ class ReloadingContext:
 def grpc_server_credentials(tls: ServerTls) -> grpc.ServerCredentials:
     """gRPC server credentials that pick up renewed files at the next handshake."""
     tls.build()  # the files' errors as clear lines, before gRPC's own less clear ones
-    state = {"stamp": _stamp(tls.files)}
+    state = {"stamp": file_stamps(tls.files)}
     lock = threading.Lock()
 
     def configuration() -> grpc.ServerCertificateConfiguration:
@@ -236,7 +224,7 @@ def grpc_server_credentials(tls: ServerTls) -> grpc.ServerCredentials:
         return grpc.ssl_server_certificate_configuration([(key, cert)], root_certificates=ca)
 
     def fetch() -> grpc.ServerCertificateConfiguration | None:
-        stamp = _stamp(tls.files)
+        stamp = file_stamps(tls.files)
         with lock:
             if stamp == state["stamp"]:
                 return None
