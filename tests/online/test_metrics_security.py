@@ -180,7 +180,11 @@ def test_headers_and_rate_limit_apply(tmp_path: Path, tls_files: TlsFiles) -> No
 
 
 def test_a_changed_password_and_certificate_are_taken_up_without_a_restart(
-    secured: MetricsServer, web_config_file: Path, tls_files: TlsFiles, tmp_path: Path
+    secured: MetricsServer,
+    web_config_file: Path,
+    tls_files: TlsFiles,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Rewriting the file changes the password at the next connection; a broken rewrite keeps
     the previous file in force; a renewed server certificate is served at the next handshake."""
@@ -194,6 +198,9 @@ def test_a_changed_password_and_certificate_are_taken_up_without_a_restart(
     web_config_file.write_text("tls_server_config: {cert_file: [\n")  # half-written
     assert scrape(secured.url, good_context(tls_files), good).status_code == 200
     assert secured.reloads == reloads
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "keeps its previous web config" in warnings[0]
+    assert "not valid YAML" in warnings[0] and new_password not in caplog.text
 
     other_ca = trustme.CA()
     cert, key = issue_server(other_ca, tmp_path, "renewed")
