@@ -255,3 +255,13 @@ def test_the_commands_serve_metrics_as_the_web_config_says(
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert PASSWORD not in out + err
+
+
+def test_without_a_web_config_the_endpoint_is_plain_http_on_loopback() -> None:
+    """The default bind stays loopback; no web config: plain HTTP, no login, as before."""
+    server = MetricsServer(CollectorRegistry(), port=0)
+    try:
+        assert server.url == f"http://127.0.0.1:{server.port}/metrics" and not server.tls
+        assert scrape(server.url, False, None).status_code == 200
+    finally:
+        server.close()
