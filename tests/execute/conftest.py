@@ -78,3 +78,16 @@ def make_run(
 
 def states(events: Sequence[dict[str, Any]], state: str) -> list[str]:
     return [e["id"] for e in events if e["record"] == "action" and e["state"] == state]
+
+
+def kill_after_first_submit(run: Run) -> None:
+    """Kill the run at its next step after the first batch was submitted and took effect."""
+    original = run.cluster.submit
+    armed = [True]
+
+    def submit(actions: Any) -> None:
+        original(actions)
+        if armed.pop() if armed else False:
+            run.cluster.kill_at = run.cluster.steps + 1
+
+    run.cluster.submit = submit  # type: ignore[method-assign]

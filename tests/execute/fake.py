@@ -3,9 +3,9 @@
 It implements :class:`trimtab.plans.target.Target` the way the real targets do (observe by
 comparing precondition and target with the live replicas, moves that copy ``bytes`` at the
 throttled rate, throttles that remember the value they replaced) and counts reads and writes.
-``kill_at`` simulates a SIGKILL at the n-th step (target call or journal append): that step
-and every later one raise :class:`Killed`, which no cleanup code can get past, as no cleanup
-runs in a killed process.
+``kill_at`` simulates a SIGKILL at the n-th step (the start of a target call or journal
+append, or the moment after a write took effect): that step and every later one raise
+:class:`Killed`, which no cleanup code can get past, as no cleanup runs in a killed process.
 """
 
 from __future__ import annotations
@@ -140,6 +140,7 @@ class FakeCluster:
             self.submitted[a.item] += 1
             self.moves[a.item] = _Move(dict(a.target), int(self.sizes.get(a.item, a.bytes)))
         self.in_flight_max = max(self.in_flight_max, len(self.moves))
+        self.step()  # a kill after the write took effect
 
     def poll(self, actions: Sequence[Action]) -> Mapping[str, Progress]:
         self.step()
@@ -162,6 +163,7 @@ class FakeCluster:
         self.writes += 1
         for a in actions:
             self.moves.pop(a.item, None)
+        self.step()
 
     def set_throttle(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
         self.step()
@@ -169,6 +171,7 @@ class FakeCluster:
         entry = {"resource": "broker", "key": "rate", "value": rate, "before": self.throttle}
         self.throttle = rate
         self.throttle_log.append(rate)
+        self.step()
         return ThrottleSet(rate, (entry,))
 
     def clear_throttle(self, throttle: ThrottleSet) -> None:
@@ -176,6 +179,7 @@ class FakeCluster:
         self.writes += 1
         self.throttle = throttle.entries[0]["before"] if throttle.entries else None
         self.throttle_log.append(self.throttle)
+        self.step()
 
     def guards(self, moving: Sequence[Action]) -> Guards:
         self.step()
@@ -199,6 +203,7 @@ class KillableJournal(Journal):
     def append(self, *records: Mapping[str, Any]) -> None:
         self.cluster.step()
         super().append(*records)
+        self.cluster.step()
 
 
 def reassign_plan(

@@ -168,3 +168,40 @@ def test_bad_options_are_one_error_line(
     assert result.exit_code == 2 and result.output.count("error:") == 1
     assert says in result.output
     _ = MB
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.server
+def test_metrics_are_scraped_while_the_run_moves(cluster: FakeCluster, plan_file: Path) -> None:
+    """--metrics-port serves the run's actions by state, bytes moved, throttle and ETA."""
+    import urllib.request
+
+    port = _free_port()
+    scraped: list[str] = []
+    original = cluster.poll
+
+    def poll_and_scrape(actions):  # type: ignore[no-untyped-def]
+        progress = original(actions)
+        if not scraped:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                scraped.append(r.read().decode())
+        return progress
+
+    cluster.poll = poll_and_scrape  # type: ignore[method-assign]
+    result = execute(
+        str(plan_file), "--approve", digest(plan_file), "--throttle", "5MB/s",
+        "--metrics-port", str(port), "--max-in-flight", "2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = scraped[0]
+    assert 'trimtab_execute_actions{reason="submitted",state="started"} 2.0' in text
+    assert 'trimtab_execute_actions{reason="",state="pending"} 4.0' in text
+    assert "trimtab_execute_throttle_bytes_per_second 5e+06" in text
+    assert "trimtab_execute_bytes_moved_total" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.execute.conftest import MB, make_run, sample, states
+from tests.execute.conftest import MB, kill_after_first_submit, make_run, sample, states
 from tests.execute.fake import FakeClock, Killed
 from trimtab.errors import TargetError
 from trimtab.execute.backoff import GuardLimits
@@ -215,7 +215,7 @@ def test_batches_wait_for_the_window(tmp_path: Path) -> None:
 def test_a_killed_run_resumes_without_repeating_an_action(tmp_path: Path) -> None:
     """SIGKILL after the first batch was submitted: --resume finishes, each action once."""
     run = make_run(tmp_path)
-    run.cluster.kill_at = 12
+    kill_after_first_submit(run)
     with pytest.raises(Killed):
         run.go()
     assert run.cluster.throttle is not None  # a killed process removes nothing

@@ -47,6 +47,9 @@ def abort_run(
         else:
             records.append(action_record(action, "cancelled", "aborted", "had not started"))
     recorder.record(*records)
-    warnings = Throttles(target, recorder, None).clear_all(state.throttles)
+    throttles = Throttles(target, recorder, None)
+    warnings = throttles.clear_all(state.throttles)
+    if state.setting is not None:
+        warnings.append(throttles.lost(state.setting))
     recorder.record({"record": "stop", "reason": "aborted by --abort", "exit": 0})
     return warnings

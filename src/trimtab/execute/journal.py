@@ -13,6 +13,7 @@ Records (``"record"`` key; every record has ``"at"``, UTC ISO-8601)::
     action    id, state, reason [, live]                planned|started|done|failed|cancelled
     batch     batch, edge (start|end), ids
     throttle  op (set|changed|cleared), throttle        ThrottleSet.as_json(): enough to undo
+    throttle  op (setting|lost), rate, ids              before a set / a set a kill lost
     control   path                                      the control file of this run
     backoff   reason, rate                              a guard worsened: the throttle halved
     stop      reason, exit                              done|changed|failed|aborted|...
@@ -69,6 +70,7 @@ class JournalState:
     causes: dict[str, str] = field(default_factory=dict)
     live: dict[str, dict[str, Any]] = field(default_factory=dict)
     throttles: list[ThrottleSet] = field(default_factory=list)
+    setting: dict[str, Any] | None = None  # a throttle being set when the run was killed
     control: str | None = None
     stop: str | None = None
     runs: int = 0
@@ -97,8 +99,13 @@ class JournalState:
             if rec.get("live") is not None:
                 self.live[aid] = dict(rec["live"])
         elif kind == "throttle":
+            op = rec.get("op")
+            if op in ("setting", "lost"):
+                self.setting = dict(rec) if op == "setting" else None
+                return
+            self.setting = None
             throttle = ThrottleSet.from_json(rec["throttle"])
-            if rec.get("op") == "cleared":
+            if op == "cleared":
                 if throttle in self.throttles:
                     self.throttles.remove(throttle)
             else:

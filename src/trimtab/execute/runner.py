@@ -105,6 +105,8 @@ class Runner:
         if self.control.control_file is not None:
             self.rec.record({"record": "control", "path": str(self.control.control_file)})
         self.warnings += self.throttles.clear_all(state.throttles)
+        if state.setting is not None:
+            self.warnings.append(self.throttles.lost(state.setting))
         try:
             outcome = self._run(state)
         except BaseException as exc:

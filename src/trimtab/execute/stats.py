@@ -40,8 +40,10 @@ class RunStats:
                 self.bytes_done += int(rec.get("bytes", 0))
         elif kind == "progress":
             self.bytes_moving = int(rec.get("bytes_moving", 0))
-        elif kind == "throttle":
-            self.throttle = None if rec.get("op") == "cleared" else int(rec["throttle"]["rate"])
+        elif kind == "throttle" and rec.get("op") in ("set", "changed"):
+            self.throttle = int(rec["throttle"]["rate"])
+        elif kind == "throttle" and rec.get("op") == "cleared":
+            self.throttle = None
         elif kind == "run":
             self.mark_start()
 

@@ -7,11 +7,17 @@ each set found are restored in turn and the cluster ends as it was before the ru
 and removal is journaled, so after a crash ``--resume`` and ``--abort`` remove what a killed
 run left (:meth:`Throttles.clear_all` on the journal's list). A removal that fails is a
 warning naming the command that retries it: never a reason to stop removing the others.
+
+One gap the contract leaves: a kill between the target setting a throttle and the journal
+recording what it replaced. The intent is journaled first (``op`` ``setting``); a resumed run
+that finds an intent without its set says so in a warning naming the rate and the actions,
+since the values replaced cannot be known afterwards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from trimtab.errors import TargetError
 from trimtab.execute.recorder import Recorder
@@ -34,6 +40,8 @@ class Throttles:
         """Throttle ``actions`` at :attr:`rate` (nothing without a rate)."""
         if self.rate is None or not actions:
             return
+        ids = [a.id for a in actions]
+        self.recorder.record({"record": "throttle", "op": "setting", "rate": self.rate, "ids": ids})
         throttle = self.target.set_throttle(self.rate, actions)
         self.active.append(throttle)
         self.recorder.record({"record": "throttle", "op": op, "throttle": throttle.as_json()})
@@ -50,6 +58,18 @@ class Throttles:
         warnings = self.clear_all(self.active)
         self.active = []
         return warnings
+
+    def lost(self, setting: Mapping[str, Any]) -> str:
+        """Journal that a killed run's throttle ``setting`` cannot be undone; the warning."""
+        self.recorder.record({"record": "throttle", "op": "lost"} | {
+            k: v for k, v in setting.items() if k in ("rate", "ids")
+        })
+        return (
+            f"a run was killed while setting a throttle of {setting.get('rate')} B/s for "
+            f"actions {', '.join(map(str, setting.get('ids', [])))}: the values it replaced "
+            "cannot be known, so check the throttle settings of their brokers and topics "
+            "(kafka-configs --describe; Redpanda raft_learner_recovery_rate) and remove it"
+        )
 
     def clear_all(self, throttles: Sequence[ThrottleSet]) -> list[str]:
         """Remove ``throttles`` (e.g. those a crashed run journaled), newest first."""
