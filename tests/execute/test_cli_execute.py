@@ -187,7 +187,7 @@ def test_metrics_are_scraped_while_the_run_moves(cluster: FakeCluster, plan_file
     scraped: list[str] = []
     original = cluster.poll
 
-    def poll_and_scrape(actions):  # type: ignore[no-untyped-def]
+    def poll_and_scrape(actions):
         progress = original(actions)
         if not scraped:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
