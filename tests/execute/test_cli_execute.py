@@ -205,3 +205,17 @@ def test_metrics_are_scraped_while_the_run_moves(cluster: FakeCluster, plan_file
     assert 'trimtab_execute_actions{reason="",state="pending"} 4.0' in text
     assert "trimtab_execute_throttle_bytes_per_second 5e+06" in text
     assert "trimtab_execute_bytes_moved_total" in text
+
+
+def test_abort_while_a_run_holds_the_journal_asks_it_through_its_control_file(
+    cluster: FakeCluster, plan_file: Path
+) -> None:
+    from trimtab.execute.journal import Journal
+
+    assert execute(str(plan_file), "--approve", digest(plan_file)).exit_code == 0
+    journal = plan_file.parent / "plan.journal.jsonl"
+    with Journal(journal):  # a run in progress holds it
+        result = execute(str(plan_file), "--abort")
+    assert result.exit_code == 0, result.output
+    assert (plan_file.parent / "plan.control").read_text() == "abort\n"
+    assert "asked the running trimtab execute" in result.output

@@ -45,7 +45,13 @@ from trimtab.execute.batches import Limits
 from trimtab.execute.clock import Clock, SystemClock
 from trimtab.execute.control import Control
 from trimtab.execute.dryrun import dry_run, observe_all
-from trimtab.execute.journal import Journal, JournalState, default_journal, read_journal
+from trimtab.execute.journal import (
+    Journal,
+    JournalLockedError,
+    JournalState,
+    default_journal,
+    read_journal,
+)
 from trimtab.execute.metrics import ExecuteCollector
 from trimtab.execute.outcome import EXIT_CHANGED, EXIT_OK
 from trimtab.execute.rates import Window, parse_rate, parse_window
@@ -423,13 +429,36 @@ def _abort(
     if state.runs == 0:
         raise TrimtabError(f"no journal {journal}: no run of this plan to abort")
     listeners: list[Listener] = [JsonEvents(sys.stdout)] if o.as_json else []
-    with Journal(journal) as opened:
+    try:
+        opened = Journal(journal)
+    except JournalLockedError as exc:
+        return _ask_running_to_abort(state, exc, o)
+    with opened:
         header = {"plan": str(plan_path), "approved": state.approved, "mode": "abort"}
         warnings = abort_run(plan, target, state, Recorder(opened, listeners), header)
     print_warnings(warnings)
-    if not o.as_json:
+    if o.as_json:
+        return EXIT_OK
+    out.print(f"aborted: moves in flight cancelled, throttles removed ({printable(journal)})")
+    return EXIT_OK
+
+
+def _ask_running_to_abort(
+    state: JournalState, locked: JournalLockedError, o: ExecuteOptions
+) -> int:
+    """``--abort`` while a run holds the journal: ask it through its control file."""
+    if state.control is None:
+        raise locked
+    try:
+        Path(state.control).write_text("abort\n", encoding="utf-8")
+    except OSError as exc:
+        raise TrimtabError(f"{locked}; its control file {state.control}: {exc.strerror}") from None
+    if o.as_json:
+        print_json({"asked": "abort", "pid": locked.pid, "control": state.control})
+    else:
         out.print(
-            f"aborted: moves in flight cancelled, throttles removed (journal {printable(journal)})"
+            f"asked the running trimtab execute (pid {printable(locked.pid)}) to abort through "
+            f"its control file {printable(state.control)}: it cancels its moves at its next poll"
         )
     return EXIT_OK
 

@@ -41,12 +41,21 @@ from trimtab.plans.target import ThrottleSet
 __all__ = [
     "ACTION_STATES",
     "Journal",
+    "JournalLockedError",
     "JournalState",
     "default_journal",
     "read_journal",
 ]
 
 ACTION_STATES = ("planned", "started", "done", "failed", "cancelled")
+
+
+class JournalLockedError(TrimtabError):
+    """Another executor holds the journal; ``pid`` is its process id as it wrote it."""
+
+    def __init__(self, message: str, pid: str) -> None:
+        super().__init__(message)
+        self.pid = pid
 
 
 def default_journal(plan: Path) -> Path:
@@ -210,9 +219,10 @@ def _take_lock(path: Path) -> int:
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
         os.close(fd)
-        raise TrimtabError(
+        raise JournalLockedError(
             f"another trimtab execute (pid {holder}) is running journal {path}: wait for it to "
-            "end, or stop it (kill -TERM, or write 'abort' into its control file)"
+            "end, or stop it (kill -TERM, or write 'abort' into its control file)",
+            holder,
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

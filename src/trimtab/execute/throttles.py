@@ -61,9 +61,10 @@ class Throttles:
 
     def lost(self, setting: Mapping[str, Any]) -> str:
         """Journal that a killed run's throttle ``setting`` cannot be undone; the warning."""
-        self.recorder.record({"record": "throttle", "op": "lost"} | {
-            k: v for k, v in setting.items() if k in ("rate", "ids")
-        })
+        self.recorder.record(
+            {"record": "throttle", "op": "lost"}
+            | {k: v for k, v in setting.items() if k in ("rate", "ids")}
+        )
         return (
             f"a run was killed while setting a throttle of {setting.get('rate')} B/s for "
             f"actions {', '.join(map(str, setting.get('ids', [])))}: the values it replaced "
