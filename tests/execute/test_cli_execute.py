@@ -167,7 +167,6 @@ def test_bad_options_are_one_error_line(
     result = execute(str(plan_file), option, value)
     assert result.exit_code == 2 and result.output.count("error:") == 1
     assert says in result.output
-    _ = MB
 
 
 def _free_port() -> int:
@@ -219,3 +218,46 @@ def test_abort_while_a_run_holds_the_journal_asks_it_through_its_control_file(
     assert result.exit_code == 0, result.output
     assert (plan_file.parent / "plan.control").read_text() == "abort\n"
     assert "asked the running trimtab execute" in result.output
+
+
+def test_sigterm_stops_the_run_removes_throttles_and_exits_130(
+    cluster: FakeCluster, plan_file: Path
+) -> None:
+    """A real SIGTERM mid-run: the handler asks the run to stop after its poll."""
+    import os
+    import signal
+
+    original = cluster.submit
+
+    def submit_then_term(actions):
+        original(actions)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    cluster.submit = submit_then_term  # type: ignore[method-assign]
+    result = execute(str(plan_file), "--approve", digest(plan_file), "--throttle", "1MB/s")
+    assert result.exit_code == 130
+    assert cluster.throttle is None and cluster.moves
+    resumed = execute(str(plan_file), "--resume")
+    assert resumed.exit_code == 0
+    assert all(n == 1 for n in cluster.submitted.values()) and len(cluster.submitted) == 6
+
+
+def test_sighup_rereads_the_throttle_file_mid_run(cluster: FakeCluster, plan_file: Path) -> None:
+    import os
+    import signal
+
+    rate_file = plan_file.parent / "rate.txt"
+    rate_file.write_text("3MB/s\n")
+    original = cluster.submit
+
+    def submit_then_hup(actions):
+        original(actions)
+        os.kill(os.getpid(), signal.SIGHUP)
+
+    cluster.submit = submit_then_hup  # type: ignore[method-assign]
+    result = execute(
+        str(plan_file), "--approve", digest(plan_file), "--throttle", "1MB/s",
+        "--throttle-file", str(rate_file),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert 3 * MB in cluster.throttle_log and cluster.throttle is None
