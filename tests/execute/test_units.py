@@ -74,7 +74,7 @@ def test_batches_keep_order_and_limits(
         assert batch and (len(batch) == 1 or len(batch) <= cap)
         if per is not None and len(batch) > 1:
             nodes = [n for a in batch for n in a.nodes]
-            assert max(nodes.count(n) for n in nodes) <= per
+            assert max((nodes.count(n) for n in nodes), default=0) <= per
     assert next_batch(plan.actions, Limits(cap, per)) == cut[0]
 
 
