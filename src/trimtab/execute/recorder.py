@@ -34,7 +34,8 @@ class Recorder:
 
     def record(self, *records: Mapping[str, Any]) -> None:
         """Journal ``records`` (durably), then tell the listeners."""
-        stamped = [{"record": r["record"], "at": _now()} | dict(r) for r in records]
+        at = _now()
+        stamped = [{"record": r["record"], "at": at} | dict(r) for r in records]
         if self.journal is not None and stamped:
             self.journal.append(*stamped)
         self.tell(*stamped)

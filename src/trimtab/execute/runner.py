@@ -200,17 +200,19 @@ class Runner:
             if stop is not None:
                 return stop
             progress = self.target.poll(list(left.values()))
+            ended = []  # one journal write (one fsync) per poll, however many ended
             for aid, p in progress.items():
                 action = left.get(aid)
                 if action is None:
                     continue
                 if p.done:
                     del left[aid]
-                    self.rec.record(action_record(action, "done", "completed", bytes=action.bytes))
+                    ended.append(action_record(action, "done", "completed", bytes=action.bytes))
                 elif p.failed is not None:
                     del left[aid]
                     failed.append(aid)
-                    self.rec.record(action_record(action, "failed", "cluster", p.failed))
+                    ended.append(action_record(action, "failed", "cluster", p.failed))
+            self.rec.record(*ended)
             moving = sum(p.bytes_done for aid, p in progress.items() if aid in left)
             self.rec.tell({"record": "progress", "bytes_moving": moving, "in_flight": len(left)})
             stop = self._guard(
