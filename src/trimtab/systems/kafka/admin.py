@@ -138,14 +138,22 @@ class AdminConnection:
                 raise self.error(api, exc) from None
         raise AssertionError("unreachable")
 
-    def metadata(self, topics: list[str] | None) -> dict[str, Any]:
-        """One Metadata call: brokers (with racks), controller and the topics' partitions."""
-        client = self.client
-        # kafka-python's describe_topics drops the brokers of the same response; one call
-        # instead of Metadata + DescribeCluster halves the reads per batch.
-        fetch = client._get_cluster_metadata
-        result: dict[str, Any] = self.call("Metadata", client._manager.run, fetch, topics)
-        return result
+    def metadata(self, topics: list[str] | None) -> Any:
+        """One Metadata call (brokers, racks, the topics' partitions): kafka-python's response
+        object as it decoded it. Its ``describe_topics`` would drop the brokers of the same
+        response and turn 10,000 partitions into dicts; a guard reading reads them all."""
+        from kafka.protocol.metadata import MetadataRequest
+
+        wanted = None
+        if topics is not None:
+            wanted = [MetadataRequest.MetadataRequestTopic(name=t) for t in topics]
+        request = MetadataRequest(topics=wanted, allow_auto_topic_creation=False)
+        manager = self.client._manager
+
+        async def fetch() -> Any:
+            return await manager.send(request)
+
+        return self.call("Metadata", manager.run, fetch)
 
     def close(self) -> None:
         # closing a half-broken client must not hide the real error

@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from trimtab.errors import TargetError
 from trimtab.plans.document import Action
@@ -70,6 +70,14 @@ def _tp(topic: str, index: int) -> Any:
     return TopicPartition(topic, index)
 
 
+class _Part(NamedTuple):
+    """One partition as Metadata shows it."""
+
+    replicas: list[int]
+    isr: list[int]
+    offline: list[int]
+
+
 def _replicas(doc: Mapping[str, Any]) -> list[int]:
     return [int(b) for b in doc.get("replicas", [])]
 
@@ -92,14 +100,18 @@ class KafkaTarget:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _state(self, topics: Sequence[str] | None) -> tuple[dict[tuple[str, int], Any], set[int]]:
+    def _state(self, topics: Sequence[str] | None) -> tuple[dict[tuple[str, int], _Part], set[int]]:
         """Partitions (by (topic, index)) and live broker ids, from one Metadata call."""
         meta = self.conn.metadata(None if topics is None else sorted(set(topics)))
-        parts: dict[tuple[str, int], Any] = {}
-        for topic in meta["topics"]:
-            for p in topic.get("partitions", []):
-                parts[(topic["name"], int(p["partition_index"]))] = p
-        return parts, {int(b["node_id"]) for b in meta["brokers"]}
+        parts: dict[tuple[str, int], _Part] = {}
+        for topic in meta.topics:
+            if topic.error_code:
+                continue  # UNKNOWN_TOPIC_OR_PARTITION: the topic's partitions are absent
+            for p in topic.partitions:
+                parts[(topic.name, p.partition_index)] = _Part(
+                    list(p.replica_nodes), list(p.isr_nodes), list(p.offline_replicas or ())
+                )
+        return parts, {b.node_id for b in meta.brokers}
 
     def _ongoing(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
         """Partitions moving now, each with the replicas it is moving to."""
@@ -130,17 +142,17 @@ class KafkaTarget:
         self,
         action: Action,
         key: tuple[str, int],
-        part: Any,
+        part: _Part | None,
         moving_to: list[int] | None,
         live: set[int],
     ) -> Observation:
         before, after = _replicas(action.precondition), _replicas(action.target)
-        if part is None or part.get("error_code", 0) == 3:
+        if part is None:
             return Observation(
                 action.id, Check.CHANGED, {"replicas": []}, f"{action.item} does not exist"
             )
-        replicas = [int(b) for b in part["replica_nodes"]]
-        shown: dict[str, Any] = {"replicas": replicas, "isr": [int(b) for b in part["isr_nodes"]]}
+        replicas = part.replicas
+        shown: dict[str, Any] = {"replicas": replicas, "isr": part.isr}
         gone = sorted(b for b in after if b not in live)
         if moving_to is not None:
             shown["moving_to"] = moving_to
@@ -206,7 +218,8 @@ class KafkaTarget:
         if ended:
             parts, _live = self._state([k[0] for _, k in ended])
             for a, k in ended:
-                replicas = [int(b) for b in (parts.get(k) or {}).get("replica_nodes", [])]
+                part = parts.get(k)
+                replicas = part.replicas if part is not None else []
                 if replicas == _replicas(a.target):
                     out[a.id] = Progress(a.id, done=True, bytes_done=a.bytes)
                 else:
@@ -261,10 +274,10 @@ class KafkaTarget:
         short = sorted(
             f"{t}/{i}"
             for (t, i), p in parts.items()
-            if (t, i) not in mine and len(p["isr_nodes"]) < len(p["replica_nodes"])
+            if (t, i) not in mine and len(p.isr) < len(p.replicas)
         )
         needed = {int(b) for a in moving for b in _replicas(a.target) + _replicas(a.precondition)}
-        offline = {int(b) for p in parts.values() for b in p.get("offline_replicas") or []}
+        offline = {b for p in parts.values() for b in p.offline}
         missing = sorted((needed | offline) - live)
         return Guards(under_replicated=tuple(short), missing_nodes=tuple(str(b) for b in missing))
 
@@ -280,8 +293,8 @@ def live_assignment(target: KafkaTarget, topics: Sequence[str] | None = None) ->
         {
             "topic": t,
             "partition": i,
-            "replicas": [int(b) for b in p["replica_nodes"]],
-            "log_dirs": ["any"] * len(p["replica_nodes"]),
+            "replicas": p.replicas,
+            "log_dirs": ["any"] * len(p.replicas),
         }
         for (t, i), p in sorted(parts.items())
     ]
