@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trimtab.cli._common import print_warnings
 from trimtab.errors import TrimtabError
 from trimtab.plans.document import PlanDocument
 from trimtab.plans.target import Target
@@ -73,6 +74,7 @@ def connect(plan: PlanDocument, flags: TargetFlags, *, where: str) -> Target:
             redpanda_auth_file=flags.redpanda_auth_file,
             timeout_s=flags.timeout_s,
         )
+        print_warnings(kafka.option_warnings(options))  # e.g. a secret file others can read
         target: Target = kafka.connect_kafka(options)
         return target
     if not flags.pulsar_admin:

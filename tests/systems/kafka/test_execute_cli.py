@@ -321,3 +321,45 @@ def test_abort_after_sigkill_cancels_moves_and_clears_throttles(killed_run: Setu
     assert all(cluster.cancels[k] == 1 for k in moving)
     assert all(cluster.partitions[k].replicas == [1, 2, 3] for k in moving)
     assert _no_throttle_left(cluster)
+
+
+@pytest.mark.server
+def test_a_wrong_password_is_one_error_line_and_never_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SASL refused: exit 2, one error line naming the brokers; the password is in no output;
+    the readable --command-config gets its warning."""
+    cluster = _cluster(scale=0.0)
+    monkeypatch.setattr("trimtab.cli.execute.make_clock", lambda: StandinClock(cluster))
+    password = "Wr0ng-Passw0rd-x"
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config="
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="admin" password="{password}";\n'
+    )
+    config.chmod(0o644)
+    with KafkaStandin(cluster, users={"admin": "the-right-one"}) as standin:
+        path = tmp_path / "plan.json"
+        plan = _plan(cluster, path)
+        result = runner.invoke(
+            app,
+            [
+                "execute",
+                str(path),
+                "--approve",
+                plan.digest,
+                "--bootstrap-servers",
+                standin.bootstrap,
+                "--command-config",
+                str(config),
+                "--timeout",
+                "5",
+            ],
+            env={"COLUMNS": "200"},
+        )
+    assert result.exit_code == 2, result.output
+    assert result.output.count("error:") == 1 and "authentication failed" in result.output
+    assert "chmod 600" in result.output
+    assert password not in result.output
+    assert cluster.writes == 0

@@ -41,6 +41,7 @@ __all__ = [
     "Throttle",
     "connect_kafka",
     "live_assignment",
+    "option_warnings",
 ]
 
 
@@ -84,6 +85,9 @@ def _replicas(doc: Mapping[str, Any]) -> list[int]:
 
 class KafkaTarget:
     """A Kafka or Redpanda cluster reached through :class:`AdminConnection`."""
+
+    #: ``warning:`` lines for the user (a secret file others can read, an unknown key)
+    warnings: tuple[str, ...]
 
     def __init__(self, conn: AdminConnection, system: str, throttle: Throttle | None) -> None:
         self.conn = conn
@@ -301,6 +305,17 @@ def live_assignment(target: KafkaTarget, topics: Sequence[str] | None = None) ->
     return {"version": 1, "partitions": rows}
 
 
+def option_warnings(options: KafkaTargetOptions) -> list[str]:
+    """The ``warning:`` lines the options call for (a secret file others can read, an unknown
+    ``ssl.*`` key), read before connecting so they show even when the connection fails."""
+    warnings = list(read_command_config(options.command_config).warnings)
+    if options.system == "redpanda" and options.redpanda_admin is not None:
+        from trimtab.systems.redpanda.admin_api import read_basic_auth
+
+        warnings += read_basic_auth(options.redpanda_auth_file)[1]
+    return warnings
+
+
 def connect_kafka(options: KafkaTargetOptions) -> Target:
     """Connect to the cluster of ``options`` (a Kafka or Redpanda target); the addresses and the
     ``--command-config`` are checked first, and any failure is one TargetError line."""
@@ -309,11 +324,13 @@ def connect_kafka(options: KafkaTargetOptions) -> Target:
     parse_bootstrap(options.bootstrap_servers)
     security = read_command_config(options.command_config)
     throttle_api = None
+    warnings = list(security.warnings)
     if options.system == "redpanda":
         from trimtab.systems.redpanda.throttle import RecoveryRateThrottle
 
         throttle_api = RecoveryRateThrottle.from_options(options)
+        warnings += throttle_api.warnings
     conn = AdminConnection(options.bootstrap_servers, security, options.timeout_s)
     target = KafkaTarget(conn, options.system, throttle_api)
-    target.warnings = security.warnings
+    target.warnings = tuple(warnings)
     return target
