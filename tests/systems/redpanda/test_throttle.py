@@ -159,3 +159,17 @@ def test_a_bad_admin_url_is_refused() -> None:
     )
     with pytest.raises(TargetError, match="is not an http"):
         connect_kafka(options)
+
+
+def test_a_repeated_submit_is_not_a_refusal(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster
+) -> None:
+    """Redpanda refuses an identical repeat (unknown_server_error); a repeat of a move already
+    in progress to the same target (a call retried after a dropped connection) is no error."""
+    kafka_cluster.refuse_identical = True
+    kafka_cluster.stall("orders", 0)
+    kafka_target.submit([A0])
+    kafka_target.submit([A0])
+    assert kafka_target.observe([A0])["orders/0"].check is Check.MOVING
+    with pytest.raises(TargetError, match="orders/2: InvalidReplicationAssignment"):
+        kafka_target.submit([A0, move(2, [1, 2, 3], [1, 2, 9])])  # a real refusal still is

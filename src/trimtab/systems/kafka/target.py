@@ -186,33 +186,47 @@ class KafkaTarget:
     # -- acting ------------------------------------------------------------------------------
 
     def _alter(
-        self, changes: Mapping[tuple[str, int], list[int] | None], ignore: tuple[str, ...]
-    ) -> None:
+        self, changes: Mapping[tuple[str, int], list[int] | None]
+    ) -> dict[tuple[str, int], str]:
+        """One AlterPartitionReassignments; the partitions it refused, with upstream's error."""
         client = self.conn.client
         request = {_tp(t, i): r for (t, i), r in changes.items()}
         result = self.conn.call(
             "AlterPartitionReassignments", client.alter_partition_reassignments, request
         )
-        failed = [
-            f"{tp.topic}/{tp.partition}: {err.__name__.removesuffix('Error')}"
+        return {
+            (tp.topic, tp.partition): err.__name__.removesuffix("Error")
             for tp, err in result.items()
-            if err is not None and err.__name__ not in ignore
-        ]
-        if failed:
+            if err is not None
+        }
+
+    def _refused(self, refused: Mapping[tuple[str, int], str]) -> None:
+        if refused:
+            shown = "; ".join(f"{t}/{i}: {err}" for (t, i), err in list(refused.items())[:10])
             raise TargetError(
-                f"{self.conn.endpoint} refused {len(failed)} reassignment(s): "
-                + "; ".join(failed[:10])
+                f"{self.conn.endpoint} refused {len(refused)} reassignment(s): {shown}"
             )
 
     def submit(self, actions: Sequence[Action]) -> None:
-        if actions:
-            self._alter({partition_of(a): _replicas(a.target) for a in actions}, ())
+        """Start ``actions``. A refusal of a partition already moving to its target is none:
+        a call repeated after a dropped connection meets its own first attempt, which Redpanda
+        answers with ``unknown_server_error``."""
+        if not actions:
+            return
+        refused = self._alter({partition_of(a): _replicas(a.target) for a in actions})
+        if refused:
+            mine = [a for a in actions if partition_of(a) in refused]
+            seen = self.observe(mine)
+            for a in mine:
+                if seen[a.id].check in (Check.MOVING, Check.DONE):
+                    del refused[partition_of(a)]
+        self._refused(refused)
 
     def cancel(self, actions: Sequence[Action]) -> None:
+        """Cancel ``actions`` (NO_REASSIGNMENT_IN_PROGRESS: it had ended, nothing to do)."""
         if actions:
-            self._alter(
-                {partition_of(a): None for a in actions}, ("NoReassignmentInProgressError",)
-            )
+            refused = self._alter({partition_of(a): None for a in actions})
+            self._refused({k: e for k, e in refused.items() if e != "NoReassignmentInProgress"})
 
     def poll(self, actions: Sequence[Action]) -> Mapping[str, Progress]:
         keys = [partition_of(a) for a in actions]
