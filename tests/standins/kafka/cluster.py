@@ -267,11 +267,12 @@ class Cluster:
         assert p.target is not None
         p.replicas = list(p.target)
         p.isr = [r for r in p.target if r in p.isr]
-        if p.leader not in p.isr:
-            p.leader = p.isr[0] if p.isr else -1
         self._finish(p)
 
     def _finish(self, p: Partition) -> None:
+        """The reassignment is over: a leader outside the ISR gives way to its first member."""
+        if p.leader not in p.isr:
+            p.leader = p.isr[0] if p.isr else -1
         p.original = p.target = None
         p.copied = {}
         p.epoch += 1
@@ -294,8 +295,6 @@ class Cluster:
                 assert p.original is not None
                 p.replicas = list(p.original)
                 p.isr = [r for r in p.isr if r in p.original]
-                if p.leader not in p.isr:
-                    p.leader = p.isr[0] if p.isr else -1
                 self._finish(p)
                 return
             self._validate(topic, index, replicas)

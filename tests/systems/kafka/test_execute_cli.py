@@ -211,6 +211,14 @@ def _trimtab() -> list[str]:
     return [sys.executable, "-c", "from trimtab.cli import main; main()"]
 
 
+def _command(path: Path, bootstrap: str, *args: str) -> list[str]:
+    """``trimtab execute PATH ARGS`` against ``bootstrap``, polling fast."""
+    return [
+        *_trimtab(), "execute", str(path), *args, "--bootstrap-servers", bootstrap,
+        "--poll-interval", "0.05", "--timeout", "5",
+    ]  # fmt: skip
+
+
 def _journal_states(journal: Path) -> list[str]:
     if not journal.exists():
         return []
@@ -234,23 +242,16 @@ def killed_run(tmp_path: Path) -> Iterator[Setup]:
         plan = _plan(cluster, path)
         setup = Setup(cluster, standin, plan, path, StandinClock(cluster))
         proc = subprocess.Popen(
-            [
-                *_trimtab(),
-                "execute",
-                str(path),
+            _command(
+                path,
+                standin.bootstrap,
                 "--approve",
                 plan.digest,
-                "--bootstrap-servers",
-                standin.bootstrap,
                 "--throttle",
                 "2MB/s",
                 "--max-in-flight",
                 "2",
-                "--poll-interval",
-                "0.05",
-                "--timeout",
-                "5",
-            ],
+            ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -273,18 +274,7 @@ def killed_run(tmp_path: Path) -> Iterator[Setup]:
 
 def _run(setup: Setup, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            *_trimtab(),
-            "execute",
-            str(setup.path),
-            *args,
-            "--bootstrap-servers",
-            setup.standin.bootstrap,
-            "--poll-interval",
-            "0.05",
-            "--timeout",
-            "5",
-        ],
+        _command(setup.path, setup.standin.bootstrap, *args),
         capture_output=True,
         text=True,
         timeout=120,

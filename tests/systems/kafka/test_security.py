@@ -37,6 +37,14 @@ SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
 @pytest.fixture
+def tls_server(tls_files: TlsFiles) -> ssl.SSLContext:
+    """A broker's TLS context: the test CA's server certificate for localhost."""
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(str(tls_files.server_cert), str(tls_files.server_key))
+    return server
+
+
+@pytest.fixture
 def sasl_standin(kafka_cluster: Cluster) -> Iterator[KafkaStandin]:
     with KafkaStandin(kafka_cluster, users={"admin": PASSWORD}) as standin:
         yield standin
@@ -84,16 +92,14 @@ def test_wrong_password_is_one_line_without_the_password(
 
 @pytest.mark.server
 def test_tls_with_a_pem_truststore(
-    kafka_cluster: Cluster, tls_files: TlsFiles, tmp_path: Path
+    kafka_cluster: Cluster, tls_files: TlsFiles, tls_server: ssl.SSLContext, tmp_path: Path
 ) -> None:
     """An SSL listener whose certificate the PEM truststore verifies is reached."""
-    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server.load_cert_chain(str(tls_files.server_cert), str(tls_files.server_key))
     config = _props(
         tmp_path / "tls.properties",
         f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={tls_files.ca}\n",
     )
-    with KafkaStandin(kafka_cluster, tls=server) as standin:
+    with KafkaStandin(kafka_cluster, tls=tls_server) as standin:
         target = connect_kafka(KafkaTargetOptions(standin.bootstrap, command_config=config))
         try:
             assert target.observe([move(1, [1, 2, 3], [4, 2, 3])])["orders/1"].check is Check.READY
@@ -103,17 +109,15 @@ def test_tls_with_a_pem_truststore(
 
 @pytest.mark.server
 def test_tls_with_the_wrong_ca_is_refused(
-    kafka_cluster: Cluster, tls_files: TlsFiles, tmp_path: Path
+    kafka_cluster: Cluster, tls_files: TlsFiles, tls_server: ssl.SSLContext, tmp_path: Path
 ) -> None:
     """A certificate the truststore does not verify: one line saying to check the truststore."""
-    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server.load_cert_chain(str(tls_files.server_cert), str(tls_files.server_key))
     config = _props(
         tmp_path / "tls.properties",
         "security.protocol=SSL\nssl.truststore.type=PEM\n"
         f"ssl.truststore.location={tls_files.other_ca}\n",
     )
-    with KafkaStandin(kafka_cluster, tls=server) as standin, pytest.raises(TargetError) as err:
+    with KafkaStandin(kafka_cluster, tls=tls_server) as standin, pytest.raises(TargetError) as err:
         connect_kafka(KafkaTargetOptions(standin.bootstrap, command_config=config, timeout_s=5))
     assert "does not verify" in str(err.value) and "ssl.truststore.location" in str(err.value)
 
