@@ -232,3 +232,14 @@ def test_a_dry_run_reads_only(kafka_target: KafkaTarget, kafka_cluster: Cluster)
     kafka_target.poll([A0])
     kafka_target.guards([])
     assert kafka_cluster.writes == 0 and kafka_cluster.reads > 0
+
+
+def test_metadata_lagging_the_controller_is_still_moving(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster
+) -> None:
+    """A broker whose metadata still shows target + leaving replicas after the controller
+    ended the move: the action is moving (not changed, not failed) until it catches up."""
+    kafka_cluster.set_replicas("orders", 0, [1, 2, 4, 3])  # the union, no reassignment listed
+    assert kafka_target.observe([A0])["orders/0"].check is Check.MOVING
+    progress = kafka_target.poll([A0])["orders/0"]
+    assert not progress.done and progress.failed is None

@@ -79,6 +79,13 @@ class _Part(NamedTuple):
     offline: list[int]
 
 
+def _finishing(replicas: list[int], target: list[int]) -> bool:
+    """Replicas shown as the target followed by the leaving ones while no reassignment is
+    listed: the controller has ended the move and this broker's metadata has not caught up
+    (metadata propagates to the brokers after the controller decides)."""
+    return len(replicas) > len(target) and replicas[: len(target)] == target
+
+
 def _replicas(doc: Mapping[str, Any]) -> list[int]:
     return [int(b) for b in doc.get("replicas", [])]
 
@@ -177,6 +184,8 @@ class KafkaTarget:
             )
         if replicas == after:
             return Observation(action.id, Check.DONE, shown)
+        if _finishing(replicas, after):
+            return Observation(action.id, Check.MOVING, shown)
         if replicas == before:
             return Observation(action.id, Check.READY, shown)
         return Observation(
@@ -240,6 +249,8 @@ class KafkaTarget:
                 replicas = part.replicas if part is not None else []
                 if replicas == _replicas(a.target):
                     out[a.id] = Progress(a.id, done=True, bytes_done=a.bytes)
+                elif _finishing(replicas, _replicas(a.target)):
+                    out[a.id] = Progress(a.id, bytes_done=a.bytes)
                 else:
                     why = (
                         f"ended with replicas {replicas}, not {_replicas(a.target)} "
