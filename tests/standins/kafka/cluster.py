@@ -10,7 +10,8 @@ What a controller keeps, reduced to what ``trimtab execute`` touches (KIP-455 re
 - copying runs at the broker's ``follower.replication.throttled.rate`` (shared by the throttled
   replicas it is fetching) when ``follower.replication.throttled.replicas`` of the topic lists
   ``partition:broker`` (or ``*``), and likewise the leader side; otherwise at
-  :attr:`Cluster.fast_rate`.
+  :attr:`Cluster.fast_rate`; as Redpanda, at :attr:`Cluster.node_rate` shared by a node's
+  copies (``raft_learner_recovery_rate``, from the Admin API stand-in).
 
 Partitions live in dicts keyed by (topic, partition), and only moving ones are visited when time
 advances, so a 10,000-partition cluster costs O(1) per partition named in a call. Every method
@@ -22,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,6 +135,8 @@ class Cluster:
         self.cancels: Counter[tuple[str, int]] = Counter()
         self.write_log: list[tuple[str, Any]] = []
         self.refuse_identical = False  # Redpanda: an identical repeat is unknown_server_error
+        #: Redpanda: the recovery bandwidth of a node (bytes/s), read at each step of time
+        self.node_rate: Callable[[], float] | None = None
         self._moving: set[tuple[str, int]] = set()
         self._last = self.clock.now()
 
@@ -235,6 +238,7 @@ class Cluster:
         """Bytes/s of each copying replica: a broker's throttle shared by its throttled copies."""
         follower_users: Counter[int] = Counter()
         leader_users: Counter[int] = Counter()
+        receiving: Counter[int] = Counter()
         copies = []
         for key in self._moving:
             p = self.partitions[key]
@@ -247,6 +251,7 @@ class Cluster:
                 ld = self._throttled(p, "leader.replication.throttled.replicas", p.leader)
                 follower_users[r] += f
                 leader_users[p.leader] += ld
+                receiving[r] += 1
                 copies.append((key, p, r, f, ld))
         rates: dict[tuple[tuple[str, int], int], float] = defaultdict(float)
         for key, p, r, f, ld in copies:
@@ -257,6 +262,8 @@ class Cluster:
             if ld:
                 cap = self._rate(p.leader, "leader.replication.throttled.rate")
                 rate = min(rate, cap / leader_users[p.leader])
+            if self.node_rate is not None:  # Redpanda: raft_learner_recovery_rate per node
+                rate = min(rate, self.node_rate() / receiving[r])
             rates[(key, r)] = rate
         return rates
 

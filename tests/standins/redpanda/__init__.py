@@ -117,6 +117,15 @@ class RedpandaAdminStandin:
             target=self._server.serve_forever, args=(0.05,), daemon=True
         )
 
+    def recovery_rate(self) -> float:
+        """``raft_learner_recovery_rate`` now (for the Kafka stand-in's ``node_rate``)."""
+        with self.lock:
+            return float(
+                self.config.get(
+                    "raft_learner_recovery_rate", DEFAULTS["raft_learner_recovery_rate"]
+                )
+            )
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from tests.standins.kafka import Cluster
 from trimtab.plans.document import Action
 
-__all__ = ["GB", "move"]
+__all__ = ["GB", "StandinClock", "move"]
 
 GB = 10**9
 
@@ -22,3 +26,30 @@ def move(index: int, before: list[int], after: list[int], topic: str = "orders")
         target={"replicas": after},
         effect={"bytes": GB * len(added), "moves": moves},
     )
+
+
+class StandinClock:
+    """The run's clock in the stand-in's simulated time: a sleep advances both; ``on_sleep``
+    lets a test change the cluster mid-run."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.t = 0.0
+        self.on_sleep: Callable[[int], None] | None = None
+        self.sleeps = 0
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def now(self) -> datetime:
+        return datetime(2026, 11, 28, 12, 0) + timedelta(seconds=self.t)
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps += 1
+        if self.on_sleep is not None:
+            self.on_sleep(self.sleeps)
+        self.t += max(seconds, 0.0)
+        self.cluster.clock.advance(max(seconds, 0.0))
+
+    def wake(self) -> None:
+        pass

@@ -10,9 +10,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.standins.kafka import Cluster, KafkaStandin
+from tests.systems.kafka.helpers import StandinClock
 from trimtab.cli import app
 from trimtab.execute.journal import read_journal
 from trimtab.plans.document import Action, PlanDocument
@@ -77,33 +77,6 @@ def _replicas(cluster: Cluster) -> dict[tuple[str, int], list[int]]:
 
 def _no_throttle_left(cluster: Cluster) -> bool:
     return not any(cluster.configs.values())
-
-
-class StandinClock:
-    """The run's clock in the stand-in's simulated time: a sleep advances both; ``on_sleep``
-    lets a test change the cluster mid-run."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-        self.t = 0.0
-        self.on_sleep: Callable[[int], None] | None = None
-        self.sleeps = 0
-
-    def monotonic(self) -> float:
-        return self.t
-
-    def now(self) -> datetime:
-        return datetime(2026, 11, 28, 12, 0) + timedelta(seconds=self.t)
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps += 1
-        if self.on_sleep is not None:
-            self.on_sleep(self.sleeps)
-        self.t += max(seconds, 0.0)
-        self.cluster.clock.advance(max(seconds, 0.0))
-
-    def wake(self) -> None:
-        pass
 
 
 @dataclass

@@ -9,7 +9,7 @@ import pytest
 
 from tests.standins.kafka import Cluster, KafkaStandin
 from tests.standins.redpanda import RedpandaAdminStandin
-from tests.systems.kafka.helpers import move
+from tests.systems.kafka.helpers import StandinClock, move
 from tests.systems.redpanda.conftest import USERS
 from trimtab.errors import TargetError
 from trimtab.plans.target import Check, ThrottleSet
@@ -173,3 +173,54 @@ def test_a_repeated_submit_is_not_a_refusal(
     assert kafka_target.observe([A0])["orders/0"].check is Check.MOVING
     with pytest.raises(TargetError, match="orders/2: InvalidReplicationAssignment"):
         kafka_target.submit([A0, move(2, [1, 2, 3], [1, 2, 9])])  # a real refusal still is
+
+
+def test_execute_runs_a_redpanda_plan_under_its_recovery_rate(
+    kafka_standin: KafkaStandin,
+    kafka_cluster: Cluster,
+    redpanda_admin: RedpandaAdminStandin,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """trimtab execute on a redpanda plan: moves through the Kafka API, the throttle through
+    the Admin API while they copy, and the default rate back at the end."""
+    from typer.testing import CliRunner
+
+    from trimtab.cli import app
+    from trimtab.plans.document import PlanDocument
+
+    kafka_cluster.node_rate = redpanda_admin.recovery_rate
+    seen_rates: list[float] = []
+    clock = StandinClock(kafka_cluster)
+    clock.on_sleep = lambda _n: seen_rates.append(redpanda_admin.recovery_rate())
+    monkeypatch.setattr("trimtab.cli.execute.make_clock", lambda: clock)
+    plan = PlanDocument(
+        system="redpanda", cluster="rp", created="2026-11-28T12:00:00Z",
+        actions=(A0, move(1, [1, 2, 3], [4, 2, 3])), settings={"concurrent_moves": 2},
+    )  # fmt: skip
+    path = tmp_path / "plan.json"
+    path.write_text(plan.dumps())
+    result = CliRunner().invoke(
+        app,
+        [
+            "execute",
+            str(path),
+            "--approve",
+            plan.digest,
+            "--throttle",
+            "20MB/s",
+            "--bootstrap-servers",
+            kafka_standin.bootstrap,
+            "--redpanda-admin",
+            redpanda_admin.url,
+            "--redpanda-auth-file",
+            str(_auth_file(tmp_path)),
+            "--poll-interval",
+            "5",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert kafka_cluster.partitions[("orders", 0)].replicas == [1, 2, 4]
+    assert kafka_cluster.partitions[("orders", 1)].replicas == [4, 2, 3]
+    assert 20_000_000 in seen_rates  # the moves copied under the throttle
+    assert redpanda_admin.config == {} and kafka_cluster.calls["IncrementalAlterConfigs"] == 0
