@@ -226,3 +226,59 @@ class TestCommandConfig:
     def test_no_file_is_plaintext(self) -> None:
         """Without --command-config the client speaks PLAINTEXT, as Kafka's tools do."""
         assert read_command_config(None).protocol == "PLAINTEXT"
+
+
+@pytest.mark.server
+def test_mutual_tls_with_a_pem_keystore(
+    kafka_cluster: Cluster, tls_files: TlsFiles, tmp_path: Path
+) -> None:
+    """A listener that requires client certificates takes the PEM keystore (key + chain)."""
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(tls_files.ca))
+    server.load_cert_chain(str(tls_files.server_cert), str(tls_files.server_key))
+    server.verify_mode = ssl.CERT_REQUIRED
+    keystore = tmp_path / "client-keystore.pem"
+    keystore.write_bytes(tls_files.client_key.read_bytes() + tls_files.client_cert.read_bytes())
+    keystore.chmod(0o600)
+    base = (
+        f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={tls_files.ca}\n"
+    )
+    with_key = _props(
+        tmp_path / "mtls.properties",
+        base + f"ssl.keystore.type=PEM\nssl.keystore.location={keystore}\n",
+    )
+    without = _props(tmp_path / "tls.properties", base)
+    with KafkaStandin(kafka_cluster, tls=server) as standin:
+        target = connect_kafka(KafkaTargetOptions(standin.bootstrap, command_config=with_key))
+        try:
+            assert target.observe([move(2, [1, 2, 3], [1, 4, 3])])["orders/2"].check is Check.READY
+        finally:
+            target.close()
+        with pytest.raises(TargetError) as err:
+            connect_kafka(
+                KafkaTargetOptions(standin.bootstrap, command_config=without, timeout_s=3)
+            )
+        assert "requires a client certificate" in str(err.value)
+
+
+@pytest.mark.server
+def test_a_certificate_for_another_host_is_named(
+    kafka_cluster: Cluster, tls_files: TlsFiles, tmp_path: Path
+) -> None:
+    """Host-name checking (ssl.endpoint.identification.algorithm=https, the default) refuses a
+    certificate for another name, and says so; turning it off accepts it."""
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(str(tls_files.wrong_host_cert), str(tls_files.wrong_host_key))
+    base = (
+        f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={tls_files.ca}\n"
+    )
+    checked = _props(tmp_path / "checked.properties", base)
+    unchecked = _props(
+        tmp_path / "unchecked.properties", base + "ssl.endpoint.identification.algorithm=\n"
+    )
+    with KafkaStandin(kafka_cluster, tls=server) as standin:
+        with pytest.raises(TargetError, match="does not name this host"):
+            connect_kafka(
+                KafkaTargetOptions(standin.bootstrap, command_config=checked, timeout_s=3)
+            )
+        target = connect_kafka(KafkaTargetOptions(standin.bootstrap, command_config=unchecked))
+        target.close()

@@ -2,9 +2,10 @@
 
 kafka-python retries a bootstrap that fails (refused, a TLS handshake, a plaintext peer, a
 wrong password) until its timeout and then says only "Unable to bootstrap". The probe dials
-once: TCP, the TLS handshake with the client's own context, and the SASL exchange (SaslHandshake
-then SaslAuthenticate, encoded and decoded by kafka-python's protocol classes and driven by its
-own SASL mechanisms), and raises :class:`ProbeError` with a sentence a user can act on.
+once: TCP, the TLS handshake with the client's own context, one ApiVersions, and the SASL
+exchange (SaslHandshake then SaslAuthenticate), every message encoded and decoded by
+kafka-python's protocol classes and the login driven by its own SASL mechanisms; a failure is a
+:class:`ProbeError` with a sentence a user can act on.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ def _tls_reason(exc: ssl.SSLError) -> str:
         if "mismatch" in detail or "doesn't match" in detail:
             return f"the broker's certificate does not name this host ({detail})"
         return f"the broker's certificate does not verify ({detail}): check ssl.truststore.location"
+    if exc.reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED":
+        return "the broker requires a client certificate: set ssl.keystore.location (PEM)"
+    if exc.reason in ("SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA"):
+        return "the broker refused the client certificate (ssl.keystore.location): check its CA"
     if exc.reason in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE") or isinstance(
         exc, ssl.SSLEOFError
     ):
@@ -53,6 +58,15 @@ def _exchange(sock: Any, request: Any) -> Any:
         responses = parser.receive_bytes(data)
         if responses:
             return responses[0][1]
+
+
+def _versions(sock: Any) -> None:
+    """One ApiVersions (v0, which every broker answers): the peer speaks Kafka to us."""
+    from kafka.protocol.metadata import ApiVersionsRequest
+
+    answer = _exchange(sock, ApiVersionsRequest(version=0))
+    if answer.error_code:
+        raise ProbeError(f"the broker answered ApiVersions with error {answer.error_code}")
 
 
 def _login(sock: Any, host: str, security: ClientSecurity) -> None:
@@ -97,8 +111,11 @@ def probe(
         try:
             if context is not None:
                 sock = _handshake(raw, host, context, timeout_s)
+            _versions(sock)
             if security.sasl:
                 _login(sock, host, security)
+        except ssl.SSLError as exc:  # TLS 1.3: a refused client certificate shows here
+            raise ProbeError(_tls_reason(exc)) from None
         except TimeoutError:
             raise ProbeError(f"no answer within {timeout_s:g} s") from None
         except OSError as exc:
