@@ -224,3 +224,13 @@ def test_execute_runs_a_redpanda_plan_under_its_recovery_rate(
     assert kafka_cluster.partitions[("orders", 1)].replicas == [4, 2, 3]
     assert 20_000_000 in seen_rates  # the moves copied under the throttle
     assert redpanda_admin.config == {} and kafka_cluster.calls["IncrementalAlterConfigs"] == 0
+
+
+def test_credentials_in_the_admin_url_are_refused_unshown() -> None:
+    """user:password@ in --redpanda-admin is refused without echoing the password."""
+    options = KafkaTargetOptions(
+        "127.0.0.1:9092", system="redpanda", redpanda_admin="http://admin:Hunter2-pw@rp:9644"
+    )
+    with pytest.raises(TargetError, match="--redpanda-auth-file") as err:
+        connect_kafka(options)
+    assert "Hunter2-pw" not in str(err.value)

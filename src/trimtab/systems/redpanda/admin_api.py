@@ -48,6 +48,11 @@ class RedpandaAdmin:
 
     def __init__(self, url: str, auth: tuple[str, str] | None, timeout_s: float) -> None:
         parts = urlsplit(url)
+        if parts.username or parts.password:
+            raise TargetError(
+                "--redpanda-admin must not carry credentials (user:password@ in the URL would "
+                "show in ps, the shell history and the journal): put them in --redpanda-auth-file"
+            )
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise TargetError(
                 f"--redpanda-admin {url!r} is not an http(s) URL (for example http://redpanda-0:9644)"
