@@ -197,6 +197,7 @@ def test_dropped_connections_are_survived(
 def test_live_assignment_is_a_reassignment_document(kafka_target: KafkaTarget) -> None:
     """The live assignment reads as kafka-reassign-partitions' "current assignment" JSON."""
     doc = live_assignment(kafka_target)
+    assert kafka_target.current_assignment() == doc  # what execute --replan plans from
     assert doc["version"] == 1
     assert doc["partitions"][0] == {
         "topic": "orders",

@@ -310,6 +310,10 @@ class KafkaTarget:
         missing = sorted((needed | offline) - live)
         return Guards(under_replicated=tuple(short), missing_nodes=tuple(str(b) for b in missing))
 
+    def current_assignment(self) -> dict[str, Any]:
+        """The live assignment of every topic (what ``execute --replan`` plans from)."""
+        return live_assignment(self)
+
     def close(self) -> None:
         self.conn.close()
 
