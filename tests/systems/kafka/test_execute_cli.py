@@ -326,3 +326,46 @@ def test_a_wrong_password_is_one_error_line_and_never_shown(
     assert "chmod 600" in result.output
     assert password not in result.output
     assert cluster.writes == 0
+
+
+@pytest.mark.server
+def test_a_rebalance_plan_drains_a_broker_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rebalance --drain 3 --plan` on the example assignment, then `execute` on a cluster
+    holding that assignment: the dry run, the approval, and broker 3 left empty."""
+    examples = Path(__file__).resolve().parents[3] / "examples" / "rebalance"
+    assignment = json.loads((examples / "assignment.json").read_text())
+    cluster = Cluster(scale=0.0)
+    for line in (examples / "inventory.csv").read_text().splitlines()[1:]:
+        fields = line.split(",")
+        cluster.add_broker(int(fields[1]), fields[3])
+    cluster.load_assignment(assignment, size=10 * MB)
+    monkeypatch.setattr("trimtab.cli.execute.make_clock", lambda: StandinClock(cluster))
+    path = tmp_path / "drain.json"
+    planned = runner.invoke(
+        app,
+        [
+            "rebalance", "-i", str(examples / "inventory.csv"), "-a",
+            str(examples / "assignment.json"), "--drain", "3", "--plan", str(path),
+        ],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert planned.exit_code == 0, planned.output
+    plan = json.loads(path.read_text())
+    with KafkaStandin(cluster) as standin:
+        common = ["--bootstrap-servers", standin.bootstrap, "--poll-interval", "1"]
+        dry = runner.invoke(app, ["execute", str(path), *common], env={"COLUMNS": "200"})
+        assert dry.exit_code == 0, dry.output
+        assert plan["digest"] in dry.output and cluster.writes == 0
+        run = runner.invoke(
+            app,
+            ["execute", str(path), "--approve", plan["digest"], "--throttle", "50MB/s", *common],
+            env={"COLUMNS": "200"},
+        )
+    assert run.exit_code == 0, run.output
+    for action in plan["actions"]:
+        topic, index = action["item"].rsplit("/", 1)
+        assert cluster.partitions[(topic, int(index))].replicas == action["target"]["replicas"]
+    assert not any(3 in p.replicas for p in cluster.partitions.values())
+    assert _no_throttle_left(cluster)
