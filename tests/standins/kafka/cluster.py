@@ -138,6 +138,7 @@ class Cluster:
         #: Redpanda: the recovery bandwidth of a node (bytes/s), read at each step of time
         self.node_rate: Callable[[], float] | None = None
         self._moving: set[tuple[str, int]] = set()
+        self._parsed: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}
         self._last = self.clock.now()
 
     # -- building ------------------------------------------------------------------------
@@ -231,7 +232,11 @@ class Cluster:
         listed = self.configs[(2, p.topic)].get(key, "")
         if not listed:
             return False
-        items = {s.strip() for s in listed.split(",")}
+        cached = self._parsed.get((p.topic, key))
+        if cached is None or cached[0] != listed:  # parse a list once per value, not per copy
+            cached = (listed, frozenset(s.strip() for s in listed.split(",")))
+            self._parsed[(p.topic, key)] = cached
+        items = cached[1]
         return "*" in items or f"{p.index}:{broker}" in items
 
     def _rates(self) -> dict[tuple[tuple[str, int], int], float]:

@@ -175,6 +175,10 @@ class KafkaTarget:
                 shown,
                 f"a reassignment to {moving_to} is in progress (not this plan's {after})",
             )
+        if replicas == after:  # done, even if a broker of it left since (the guards say so)
+            return Observation(action.id, Check.DONE, shown)
+        if _finishing(replicas, after):
+            return Observation(action.id, Check.MOVING, shown)
         if gone:
             return Observation(
                 action.id,
@@ -182,10 +186,6 @@ class KafkaTarget:
                 shown,
                 f"broker {', '.join(map(str, gone))} of the target is not in the cluster",
             )
-        if replicas == after:
-            return Observation(action.id, Check.DONE, shown)
-        if _finishing(replicas, after):
-            return Observation(action.id, Check.MOVING, shown)
         if replicas == before:
             return Observation(action.id, Check.READY, shown)
         return Observation(
