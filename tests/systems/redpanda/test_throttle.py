@@ -234,3 +234,10 @@ def test_credentials_in_the_admin_url_are_refused_unshown() -> None:
     with pytest.raises(TargetError, match="--redpanda-auth-file") as err:
         connect_kafka(options)
     assert "Hunter2-pw" not in str(err.value)
+
+
+def test_redpanda_options_on_a_kafka_plan_are_refused() -> None:
+    """A Kafka plan is throttled through configs: the Admin API options are a mistake."""
+    options = KafkaTargetOptions("127.0.0.1:9092", redpanda_admin="http://127.0.0.1:9644")
+    with pytest.raises(TargetError, match="are for Redpanda plans"):
+        connect_kafka(options)

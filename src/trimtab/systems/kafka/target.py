@@ -351,13 +351,20 @@ def connect_kafka(options: KafkaTargetOptions) -> Target:
     if options.system not in ("kafka", "redpanda"):
         raise TargetError(f"connect_kafka serves kafka and redpanda, not {options.system!r}")
     parse_bootstrap(options.bootstrap_servers)
+    if options.system == "kafka" and (options.redpanda_admin or options.redpanda_auth_file):
+        raise TargetError(
+            "--redpanda-admin and --redpanda-auth-file are for Redpanda plans: a Kafka plan is "
+            "throttled through broker and topic configs"
+        )
     security = read_command_config(options.command_config)
     throttle_api = None
     warnings = list(security.warnings)
     if options.system == "redpanda":
         from trimtab.systems.redpanda.throttle import RecoveryRateThrottle
 
-        throttle_api = RecoveryRateThrottle.from_options(options)
+        throttle_api = RecoveryRateThrottle.from_options(
+            options.redpanda_admin, options.redpanda_auth_file, options.timeout_s
+        )
         warnings += throttle_api.warnings
     conn = AdminConnection(options.bootstrap_servers, security, options.timeout_s)
     target = KafkaTarget(conn, options.system, throttle_api)

@@ -7,15 +7,12 @@ that value back, or removes the property so it returns to its default. One PUT e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from trimtab.errors import TargetError
 from trimtab.plans.document import Action
 from trimtab.plans.target import ThrottleSet
 from trimtab.systems.redpanda.admin_api import RedpandaAdmin, read_basic_auth
-
-if TYPE_CHECKING:
-    from trimtab.systems.kafka.target import KafkaTargetOptions
 
 __all__ = ["RATE_KEY", "RecoveryRateThrottle"]
 
@@ -30,15 +27,16 @@ class RecoveryRateThrottle:
         self.warnings: list[str] = []
 
     @staticmethod
-    def from_options(options: KafkaTargetOptions) -> RecoveryRateThrottle:
-        if options.redpanda_admin is None:
-            if options.redpanda_auth_file is not None:
+    def from_options(
+        admin_url: str | None, auth_file: Path | None, timeout_s: float
+    ) -> RecoveryRateThrottle:
+        """From ``--redpanda-admin`` and ``--redpanda-auth-file`` (no URL: no throttle)."""
+        if admin_url is None:
+            if auth_file is not None:
                 raise TargetError("--redpanda-auth-file needs --redpanda-admin URL")
             return RecoveryRateThrottle(None)
-        auth, warnings = read_basic_auth(options.redpanda_auth_file)
-        throttle = RecoveryRateThrottle(
-            RedpandaAdmin(options.redpanda_admin, auth, options.timeout_s)
-        )
+        auth, warnings = read_basic_auth(auth_file)
+        throttle = RecoveryRateThrottle(RedpandaAdmin(admin_url, auth, timeout_s))
         throttle.warnings = warnings
         return throttle
 
