@@ -50,7 +50,7 @@ class _Connection(socketserver.BaseRequestHandler):
                 sock = standin.tls.wrap_socket(sock, server_side=True)
             except (ssl.SSLError, OSError):
                 return
-        standin._track(sock, True)
+        standin._track(sock, True, self.server.broker_id)
         sasl: SaslServer | None = None
         authenticated = standin.users is None
         try:
@@ -118,7 +118,7 @@ class KafkaStandin:
         self.mechanisms = mechanisms
         self._servers: dict[int, _BrokerServer] = {}
         self._threads: list[threading.Thread] = []
-        self._conns: set[Any] = set()
+        self._owners: dict[Any, int] = {}  # open connection -> the broker it reached
         self._conns_lock = threading.Lock()
         for broker_id, broker in sorted(cluster.brokers.items()):
             server = _BrokerServer(self, broker_id, (ports or {}).get(broker_id, 0))
@@ -161,15 +161,30 @@ class KafkaStandin:
     def drop_connections(self) -> int:
         """Close every open client connection now; how many were open."""
         with self._conns_lock:
-            conns = list(self._conns)
+            conns = list(self._owners)
         for sock in conns:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
         return len(conns)
 
-    def _track(self, sock: Any, add: bool) -> None:
+    def stop_broker(self, broker_id: int) -> None:
+        """A broker goes away for good: it leaves the cluster and its port stops answering."""
+        self.cluster.remove_broker(broker_id)
+        server = self._servers.pop(broker_id)
+        server.shutdown()
+        server.server_close()
         with self._conns_lock:
-            (self._conns.add if add else self._conns.discard)(sock)
+            conns = [sock for sock, b in self._owners.items() if b == broker_id]
+        for sock in conns:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _track(self, sock: Any, add: bool, broker_id: int = -1) -> None:
+        with self._conns_lock:
+            if add:
+                self._owners[sock] = broker_id
+            else:
+                self._owners.pop(sock, None)
 
     # -- SASL ------------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from tests.standins.kafka import Cluster, KafkaStandin
@@ -244,3 +246,25 @@ def test_metadata_lagging_the_controller_is_still_moving(
     assert kafka_target.observe([A0])["orders/0"].check is Check.MOVING
     progress = kafka_target.poll([A0])["orders/0"]
     assert not progress.done and progress.failed is None
+
+
+# kafka-python 3.0.12 leaves the socket of a refused connection open (its inet.py); the
+# garbage collector closes it, in this test (collected below) rather than in a later one.
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_destination_broker_gone_stalls_its_move(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster, kafka_standin: KafkaStandin
+) -> None:
+    """The broker receiving a copy stops answering: poll keeps its last bytes (a stall for the
+    executor to judge), the guards name it, and nothing raises."""
+    kafka_target.set_throttle(1_000_000, [A0])
+    kafka_target.submit([A0])
+    kafka_cluster.clock.advance(10)
+    assert kafka_target.poll([A0])["orders/0"].bytes_done == 10_000_000
+    kafka_standin.stop_broker(4)
+    kafka_cluster.clock.advance(10)
+    progress = kafka_target.poll([A0])["orders/0"]
+    assert progress.bytes_done == 10_000_000 and not progress.done and progress.failed is None
+    assert kafka_target.guards([A0]).missing_nodes == ("4",)
+    kafka_target.close()
+    gc.collect()

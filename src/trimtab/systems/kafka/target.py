@@ -101,6 +101,7 @@ class KafkaTarget:
         self.system = system
         self.throttle = throttle if throttle is not None else ConfigThrottle(conn)
         self.warnings: tuple[str, ...] = ()
+        self._seen: dict[tuple[tuple[str, int], int], int] = {}  # (partition, broker) -> bytes
 
     @property
     def calls(self) -> Counter[str]:
@@ -265,31 +266,41 @@ class KafkaTarget:
         return out
 
     def _copied(self, copying: Sequence[tuple[Action, tuple[str, int]]]) -> dict[str, int]:
-        """Bytes each moving action has copied to its new brokers (DescribeLogDirs per broker)."""
+        """Bytes each moving action has copied to its new brokers (DescribeLogDirs per broker).
+        A broker that does not answer keeps the bytes last read from it: its copies look
+        stalled (the executor's stall time-out and guards judge that), not lost."""
         wanted: dict[int, list[tuple[Action, tuple[str, int]]]] = defaultdict(list)
         for a, k in copying:
             for b in _replicas(a.target):
                 if b not in _replicas(a.precondition):
                     wanted[b].append((a, k))
         copied: Counter[str] = Counter()
-        client = self.conn.client
         for broker, items in sorted(wanted.items()):
-            topics: dict[str, list[int]] = defaultdict(list)
-            for _a, (t, i) in items:
-                topics[t].append(i)
-            found = self.conn.call(
-                "DescribeLogDirs", client.describe_log_dirs, dict(topics), [broker]
-            )
-            sizes = {
-                (t["name"], p["partition_index"]): int(p["partition_size"])
-                for entry in found
-                for d in entry["log_dirs"]
-                for t in d["topics"]
-                for p in t["partitions"]
-            }
+            try:
+                sizes = self._log_sizes(broker, [k for _a, k in items])
+            except TargetError:
+                sizes = {k: self._seen.get((k, broker), 0) for _a, k in items}
             for a, k in items:
+                self._seen[(k, broker)] = sizes.get(k, 0)
                 copied[a.id] += sizes.get(k, 0)
         return dict(copied)
+
+    def _log_sizes(
+        self, broker: int, keys: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], int]:
+        """The size of each partition's log on ``broker`` (one DescribeLogDirs)."""
+        topics: dict[str, list[int]] = defaultdict(list)
+        for t, i in keys:
+            topics[t].append(i)
+        client = self.conn.client
+        found = self.conn.call("DescribeLogDirs", client.describe_log_dirs, dict(topics), [broker])
+        return {
+            (t["name"], p["partition_index"]): int(p["partition_size"])
+            for entry in found
+            for d in entry["log_dirs"]
+            for t in d["topics"]
+            for p in t["partitions"]
+        }
 
     def set_throttle(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
         return self.throttle.set(rate, actions)
