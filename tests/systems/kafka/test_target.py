@@ -268,3 +268,20 @@ def test_a_destination_broker_gone_stalls_its_move(
     assert kafka_target.guards([A0]).missing_nodes == ("4",)
     kafka_target.close()
     gc.collect()
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")  # kafka-python's refused socket (above)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_clearing_a_throttle_skips_no_broker_for_a_gone_one(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster, kafka_standin: KafkaStandin
+) -> None:
+    """A broker gone before the throttle is removed: every other broker and the topic are
+    cleared, the error names what is left, and clearing again later is harmless."""
+    throttle = kafka_target.set_throttle(1_000_000, [A0])
+    kafka_standin.stop_broker(4)
+    with pytest.raises(TargetError):
+        kafka_target.clear_throttle(throttle)
+    assert kafka_cluster.configs[(2, "orders")] == {}
+    assert all(kafka_cluster.configs[(4, b)] == {} for b in ("1", "2", "3"))
+    kafka_target.close()
+    gc.collect()

@@ -27,6 +27,12 @@ class ProbeError(Exception):
         self.auth = auth
 
 
+_CLOSED_AFTER_TLS = (
+    "the broker closed the connection after the TLS handshake: does its listener require a "
+    "client certificate (ssl.client.auth=required)? set ssl.keystore.location (PEM)"
+)
+
+
 def _tls_reason(exc: ssl.SSLError) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         detail = str(exc.verify_message or exc.reason or "verify failed")
@@ -115,7 +121,15 @@ def probe(
             if security.sasl:
                 _login(sock, host, security)
         except ssl.SSLError as exc:  # TLS 1.3: a refused client certificate shows here
-            raise ProbeError(_tls_reason(exc)) from None
+            closed = (
+                isinstance(exc, ssl.SSLEOFError) or exc.reason == "UNEXPECTED_EOF_WHILE_READING"
+            )
+            shaken = sock is not raw  # the handshake went through: the peer speaks TLS
+            raise ProbeError(_CLOSED_AFTER_TLS if closed and shaken else _tls_reason(exc)) from None
+        except (ConnectionResetError, BrokenPipeError) as exc:
+            if sock is not raw:
+                raise ProbeError(_CLOSED_AFTER_TLS) from None
+            raise ProbeError(str(exc.strerror or exc)) from None
         except TimeoutError:
             raise ProbeError(f"no answer within {timeout_s:g} s") from None
         except OSError as exc:

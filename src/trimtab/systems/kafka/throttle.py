@@ -178,6 +178,7 @@ class ConfigThrottle:
         return ThrottleSet(rate, tuple(entries))
 
     def clear(self, throttle: ThrottleSet) -> None:
+        """Give back what ``throttle`` found; repeating it is harmless (after a crash)."""
         topics = {("topic", e["name"]) for e in throttle.entries if e["resource"] == "topic"}
         now = self._read(dict.fromkeys(sorted(topics), (LEADER_REPLICAS, FOLLOWER_REPLICAS)))
         changes: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
@@ -193,4 +194,15 @@ class ConfigThrottle:
                 )
             elif e["resource"] == "broker":
                 changes[where][e["key"]] = e.get("before")
-        self._write(changes)
+        # the topics in one call, then each broker on its own: a broker that does not answer
+        # must not keep the others throttled (a later --abort or --resume retries it)
+        groups = [{w: c for w, c in changes.items() if w[0] == "topic"}]
+        groups += [{w: c} for w, c in changes.items() if w[0] == "broker"]
+        failed = []
+        for group in groups:
+            try:
+                self._write(group)
+            except TargetError as exc:
+                failed.append(str(exc))
+        if failed:
+            raise TargetError("; ".join(failed))
