@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 
 import pytest
 
@@ -248,12 +249,22 @@ def test_metadata_lagging_the_controller_is_still_moving(
     assert not progress.done and progress.failed is None
 
 
-# kafka-python 3.0.12 leaves the socket of a refused connection open (its inet.py); the
-# garbage collector closes it, in this test (collected below) rather than in a later one.
+@pytest.fixture
+def refused_sockets() -> Iterator[None]:
+    """kafka-python 3.0.12 leaves the socket of a refused connection open (``sock_connect`` in
+    its ``net/inet.py`` raises without closing it); the test closes its client, and the socket
+    is collected here (its warnings ignored) rather than in a later test."""
+    yield
+    gc.collect()
+
+
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_destination_broker_gone_stalls_its_move(
-    kafka_target: KafkaTarget, kafka_cluster: Cluster, kafka_standin: KafkaStandin
+    refused_sockets: None,
+    kafka_target: KafkaTarget,
+    kafka_cluster: Cluster,
+    kafka_standin: KafkaStandin,
 ) -> None:
     """The broker receiving a copy stops answering: poll keeps its last bytes (a stall for the
     executor to judge), the guards name it, and nothing raises."""
@@ -267,13 +278,15 @@ def test_a_destination_broker_gone_stalls_its_move(
     assert progress.bytes_done == 10_000_000 and not progress.done and progress.failed is None
     assert kafka_target.guards([A0]).missing_nodes == ("4",)
     kafka_target.close()
-    gc.collect()
 
 
-@pytest.mark.filterwarnings("ignore::ResourceWarning")  # kafka-python's refused socket (above)
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_clearing_a_throttle_skips_no_broker_for_a_gone_one(
-    kafka_target: KafkaTarget, kafka_cluster: Cluster, kafka_standin: KafkaStandin
+    refused_sockets: None,
+    kafka_target: KafkaTarget,
+    kafka_cluster: Cluster,
+    kafka_standin: KafkaStandin,
 ) -> None:
     """A broker gone before the throttle is removed: every other broker and the topic are
     cleared, the error names what is left, and clearing again later is harmless."""
@@ -284,4 +297,3 @@ def test_clearing_a_throttle_skips_no_broker_for_a_gone_one(
     assert kafka_cluster.configs[(2, "orders")] == {}
     assert all(kafka_cluster.configs[(4, b)] == {} for b in ("1", "2", "3"))
     kafka_target.close()
-    gc.collect()

@@ -7,8 +7,9 @@ TLS, a wrong password. (kafka-python retries those until its timeout and then sa
 "Unable to bootstrap".)
 
 kafka-python logs at WARNING and ERROR (and its DEBUG lines carry the client's configuration,
-password included): its logger gets a null handler and does not propagate, so nothing reaches
-the terminal or an application log; the errors reach the user as :class:`TargetError` lines.
+password included): its logger is silenced (no record is made, nothing propagates), so nothing
+reaches the terminal or an application log; the errors reach the user as :class:`TargetError`
+lines. (To debug the client, set the ``kafka`` logger's level and handler explicitly.)
 Every call is counted by API in :attr:`AdminConnection.calls` (the bench reports calls/move).
 """
 
@@ -34,6 +35,7 @@ _RETRY_PAUSE_S = 0.2  # before repeating a call whose connection was closed
 _LOG = logging.getLogger("kafka")
 _LOG.addHandler(logging.NullHandler())
 _LOG.propagate = False
+_LOG.setLevel(logging.CRITICAL + 1)  # no record is made: none can carry a secret anywhere
 
 
 def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
@@ -68,7 +70,7 @@ class AdminConnection:
 
         timeout_ms = int(timeout_s * 1000)
         try:
-            self.client = KafkaAdminClient(
+            self.client: Any = KafkaAdminClient(
                 bootstrap_servers=[f"{h}:{p}" for h, p in servers],
                 client_id="trimtab",
                 request_timeout_ms=timeout_ms,
@@ -156,6 +158,9 @@ class AdminConnection:
         return self.call("Metadata", manager.run, fetch)
 
     def close(self) -> None:
-        # closing a half-broken client must not hide the real error
-        with contextlib.suppress(Exception):
-            self.client.close()
+        """Close the client (twice is harmless) and let go of it and its sockets."""
+        client, self.client = self.client, None
+        if client is not None:
+            # closing a half-broken client must not hide the real error
+            with contextlib.suppress(Exception):
+                client.close()
