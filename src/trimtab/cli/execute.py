@@ -37,6 +37,7 @@ from trimtab.cli._common import (
 )
 from trimtab.cli._execute_target import TargetFlags, connect
 from trimtab.cli._execute_view import ProgressView, print_dry_run, print_outcome
+from trimtab.cli._metrics import WebConfigOption, web_config_of
 from trimtab.cli.allocate import write_atomically
 from trimtab.errors import TrimtabError
 from trimtab.execute.abort import abort_run
@@ -62,6 +63,7 @@ from trimtab.execute.runner import Runner, RunSettings
 from trimtab.execute.stats import RunStats
 from trimtab.plans.document import PlanDocument, load_plan, match_digest
 from trimtab.plans.target import Target
+from trimtab.systems.prometheus import WebConfig
 
 __all__ = ["ExecuteOptions", "execute", "make_clock"]
 
@@ -95,6 +97,7 @@ class ExecuteOptions:
     as_json: bool = False
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
+    web_config: WebConfig | None = None
 
 
 _Approve = Annotated[
@@ -275,6 +278,7 @@ def execute(
     as_json: JsonFlag = False,
     metrics_port: _MetricsPort = None,
     metrics_host: _MetricsHost = "127.0.0.1",
+    web_config: WebConfigOption = None,
     bootstrap_servers: _Bootstrap = None,
     command_config: _CommandConfig = None,
     redpanda_admin: _RedpandaAdmin = None,
@@ -319,6 +323,7 @@ def execute(
             as_json=as_json,
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            web_config=web_config_of(web_config, metrics_port=metrics_port),
         )
         flags = TargetFlags(
             bootstrap_servers,
@@ -537,14 +542,17 @@ def _stats(plan: PlanDocument, state: JournalState, clock: Clock) -> RunStats:
 
 
 def _serve_metrics(stack: ExitStack, stats: RunStats, o: ExecuteOptions) -> None:
-    from trimtab.systems.bookkeeper.bookieinfo.metrics import MetricsServer, registry_of
+    from trimtab.systems.prometheus import MetricsServer, registry_of
 
     assert o.metrics_port is not None
     server = MetricsServer(
-        registry_of(ExecuteCollector(stats)), port=o.metrics_port, host=o.metrics_host
+        registry_of(ExecuteCollector(stats)),
+        port=o.metrics_port,
+        host=o.metrics_host,
+        web_config=o.web_config,
     )
     stack.callback(server.close)
-    err.print(f"metrics on http://{o.metrics_host}:{server.port}/metrics", highlight=False)
+    err.print(f"metrics on {server.url}", highlight=False)
 
 
 @contextmanager
