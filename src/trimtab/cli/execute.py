@@ -37,7 +37,12 @@ from trimtab.cli._common import (
 )
 from trimtab.cli._execute_target import TargetFlags, connect
 from trimtab.cli._execute_view import ProgressView, print_dry_run, print_outcome
-from trimtab.cli._metrics import WebConfigOption, web_config_of
+from trimtab.cli._metrics import (
+    MetricsHostOption,
+    MetricsPortOption,
+    WebConfigOption,
+    web_config_of,
+)
 from trimtab.cli.allocate import write_atomically
 from trimtab.errors import TrimtabError
 from trimtab.execute.abort import abort_run
@@ -198,15 +203,6 @@ _AbortOn = Annotated[
 _Poll = Annotated[
     float, typer.Option("--poll-interval", help="Seconds between progress and guard readings.")
 ]
-_MetricsPort = Annotated[
-    int | None,
-    typer.Option(
-        "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
-    ),
-]
-_MetricsHost = Annotated[
-    str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
-]
 _Bootstrap = Annotated[
     str | None, typer.Option("--bootstrap-servers", help="Kafka/Redpanda brokers HOST:PORT[,...].")
 ]
@@ -276,8 +272,8 @@ def execute(
     poll_interval: _Poll = 5.0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
-    metrics_port: _MetricsPort = None,
-    metrics_host: _MetricsHost = "127.0.0.1",
+    metrics_port: MetricsPortOption = None,
+    metrics_host: MetricsHostOption = "127.0.0.1",
     web_config: WebConfigOption = None,
     bootstrap_servers: _Bootstrap = None,
     command_config: _CommandConfig = None,
