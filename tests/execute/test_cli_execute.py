@@ -261,3 +261,21 @@ def test_sighup_rereads_the_throttle_file_mid_run(cluster: FakeCluster, plan_fil
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert 3 * MB in cluster.throttle_log and cluster.throttle is None
+
+
+def test_rollback_of_a_run_with_moves_in_flight_is_refused(
+    cluster: FakeCluster, plan_file: Path
+) -> None:
+    import os
+    import signal
+
+    original = cluster.submit
+
+    def submit_then_term(actions):
+        original(actions)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    cluster.submit = submit_then_term  # type: ignore[method-assign]
+    assert execute(str(plan_file), "--approve", digest(plan_file)).exit_code == 130
+    result = execute(str(plan_file), "--rollback")
+    assert result.exit_code == 2 and "still started" in result.output

@@ -406,6 +406,12 @@ def _rollback_plan(
     journal's, else built now and written to ``PLAN.rollback.json``."""
     state = read_journal(journal, digest=plan.digest)
     print_warnings(state.warnings)
+    in_flight = state.with_state("started")
+    if in_flight:
+        raise TrimtabError(
+            f"journal {journal} shows {len(in_flight)} action(s) still started: finish them "
+            "with --resume or cancel them with --abort, then roll back"
+        )
     path = plan_path.with_name(f"{plan_path.stem}.rollback.json")
     if path.exists():
         old = load_plan(path)
