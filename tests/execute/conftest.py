@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.execute.fake import FakeClock, FakeCluster, KillableJournal, reassign_plan
+from tests.execute.fake import (
+    FakeClock,
+    FakeCluster,
+    KillableJournal,
+    PreviewCluster,
+    reassign_plan,
+)
 from trimtab.execute.batches import Limits
 from trimtab.execute.control import Control
 from trimtab.execute.journal import read_journal
@@ -67,11 +73,12 @@ def make_run(
     replicas: dict[str, list[int]] | None = None,
     *,
     control_file: bool = False,
+    preview: bool = False,
 ) -> Run:
     if plan is None:
         plan, replicas = sample()
     clock = FakeClock()
-    cluster = FakeCluster(clock, dict(replicas or {}))
+    cluster = (PreviewCluster if preview else FakeCluster)(clock, dict(replicas or {}))
     control = Control(control_file=tmp_path / "p.control" if control_file else None)
     return Run(plan, cluster, clock, tmp_path / "p.journal.jsonl", [], control)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from tests.execute.fake import FakeClock, FakeCluster, _Move
 from trimtab.plans.document import Action
+from trimtab.plans.target import ThrottleSet
 
 __all__ = ["FileTarget", "WallClock", "write_state"]
 
@@ -90,6 +91,11 @@ class FileTarget:
 
     def set_throttle(self, rate: int, actions: Sequence[Action]) -> Any:
         return self._call("set_throttle", rate, actions)
+
+    def preview_throttle(self, rate: int, actions: Sequence[Action]) -> Any:
+        cluster = self._load()
+        entry = {"resource": "broker", "key": "rate", "value": rate, "before": cluster.throttle}
+        return ThrottleSet(rate, (entry,))
 
     def clear_throttle(self, throttle: Any) -> None:
         self._call("clear_throttle", throttle)

@@ -50,6 +50,6 @@ def abort_run(
     throttles = Throttles(target, recorder, None)
     warnings = throttles.clear_all(state.throttles)
     if state.setting is not None:
-        warnings.append(throttles.lost(state.setting))
+        warnings += throttles.recover(state.setting)
     recorder.record({"record": "stop", "reason": "aborted by --abort", "exit": 0})
     return warnings

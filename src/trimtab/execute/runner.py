@@ -106,7 +106,7 @@ class Runner:
             self.rec.record({"record": "control", "path": str(self.control.control_file)})
         self.warnings += self.throttles.clear_all(state.throttles)
         if state.setting is not None:
-            self.warnings.append(self.throttles.lost(state.setting))
+            self.warnings += self.throttles.recover(state.setting)
         try:
             outcome = self._run(state)
         except BaseException as exc:
