@@ -230,3 +230,23 @@ def test_estimate_sample_is_consistent() -> None:
     """The sample plan has six actions of 10 MB."""
     plan, _ = sample()
     assert sum(a.bytes for a in plan.actions) == 60 * MB
+
+
+def test_an_action_the_target_does_not_report_is_not_assumed_fine(tmp_path: Path) -> None:
+    """Left out of observe: CHANGED, exit 3; left out of every poll: stalled, then stopped."""
+    run = make_run(tmp_path)
+    original = run.cluster.observe
+    run.cluster.observe = lambda actions: {  # type: ignore[method-assign]
+        k: v for k, v in original(actions).items() if k != "a1"
+    }
+    outcome = run.go()
+    assert outcome.exit == EXIT_CHANGED and "did not report t/1" in outcome.diffs[0].why
+
+    (tmp_path / "b").mkdir()
+    run = make_run(tmp_path / "b")
+    polled = run.cluster.poll
+    run.cluster.poll = lambda actions: {  # type: ignore[method-assign]
+        k: v for k, v in polled(actions).items() if k != "a0"
+    }
+    settings = RunSettings(Limits(2), rate=MB, poll_s=10.0, guards=GuardLimits(None, 60.0, 0))
+    assert run.go(settings).exit == EXIT_ABORTED

@@ -80,7 +80,7 @@ from trimtab.execute.backoff import GuardLimits
 from trimtab.execute.batches import Limits
 from trimtab.execute.clock import Clock, SystemClock
 from trimtab.execute.control import Control
-from trimtab.execute.dryrun import dry_run, observe_all
+from trimtab.execute.dryrun import dry_run
 from trimtab.execute.journal import (
     Journal,
     JournalLockedError,
@@ -89,6 +89,7 @@ from trimtab.execute.journal import (
     read_journal,
 )
 from trimtab.execute.metrics import ExecuteCollector
+from trimtab.execute.observe import observe_all
 from trimtab.execute.outcome import EXIT_CHANGED, EXIT_OK
 from trimtab.execute.rates import Window, parse_rate, parse_window
 from trimtab.execute.recorder import JsonEvents, Listener, Recorder

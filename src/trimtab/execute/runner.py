@@ -30,6 +30,7 @@ from trimtab.execute.batches import Limits, next_batch
 from trimtab.execute.clock import Clock
 from trimtab.execute.control import Control
 from trimtab.execute.journal import JournalState
+from trimtab.execute.observe import observe_all, poll_all
 from trimtab.execute.outcome import (
     EXIT_ABORTED,
     EXIT_CHANGED,
@@ -141,7 +142,7 @@ class Runner:
         return Outcome(EXIT_OK, "done")
 
     def _batch(self, number: int, batch: Sequence[Action]) -> Outcome | None:
-        seen = self.target.observe(batch)
+        seen = observe_all(self.target, batch)
         diffs = tuple(_diff(a, seen[a.id]) for a in batch if seen[a.id].check is Check.CHANGED)
         if diffs:
             self.rec.record(
@@ -199,7 +200,7 @@ class Runner:
             stop = self._requests(list(left.values()))
             if stop is not None:
                 return stop
-            progress = self.target.poll(list(left.values()))
+            progress = poll_all(self.target, list(left.values()))
             ended = []  # one journal write (one fsync) per poll, however many ended
             for aid, p in progress.items():
                 action = left.get(aid)
