@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trimtab.config.secrets import scrub
+from trimtab.errors import TrimtabError
 from trimtab.execute.backoff import BackOff, GuardLimits
 from trimtab.execute.batches import Limits, next_batch
 from trimtab.execute.clock import Clock
@@ -112,7 +114,8 @@ class Runner:
             outcome = self._run(state)
         except BaseException as exc:
             self.warnings += self.throttles.clear()
-            self.rec.record({"record": "stop", "reason": f"error: {type(exc).__name__}", "exit": 1})
+            code = 2 if isinstance(exc, TrimtabError) else 1  # the command's exit status
+            self.rec.record({"record": "stop", "reason": f"error: {scrub(str(exc))}", "exit": code})
             raise
         self.warnings += self.throttles.clear()
         stop = {"record": "stop", "reason": outcome.reason, "exit": outcome.exit}
