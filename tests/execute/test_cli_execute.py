@@ -300,3 +300,14 @@ def test_a_config_file_gives_the_default_concurrency(cluster: FakeCluster, tmp_p
     config.write_text("partition_autobalancing_concurrent_moves = 3\n")
     result = execute(str(path), "--json", "--config", str(config))
     assert json.loads(result.stdout)["max_in_flight"] == 3
+
+
+def test_the_progress_bar_shows_actions_bytes_and_the_observed_eta(
+    cluster: FakeCluster, plan_file: Path, terminal_stderr: Any
+) -> None:
+    """On a terminal: actions done of the total, bytes, and an ETA; none with --json."""
+    result = execute(str(plan_file), "--approve", digest(plan_file), "--throttle", "10MB/s",
+                     "--max-in-flight", "2")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    drawn = terminal_stderr.getvalue()
+    assert "/6" in drawn and "/60,000,000 B" in drawn and "ETA" in drawn
