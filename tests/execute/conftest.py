@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,5 +96,16 @@ def kill_after_first_submit(run: Run) -> None:
         original(actions)
         if armed.pop() if armed else False:
             run.cluster.kill_at = run.cluster.steps + 1
+
+    run.cluster.submit = submit  # type: ignore[method-assign]
+
+
+def after_submit(run: Run, then: Callable[[], object]) -> None:
+    """Call ``then`` each time the cluster has taken a submit (an operator acting mid-run)."""
+    original = run.cluster.submit
+
+    def submit(actions: Any) -> None:
+        original(actions)
+        then()
 
     run.cluster.submit = submit  # type: ignore[method-assign]
