@@ -16,7 +16,7 @@ EXAMPLES = Path(__file__).parent.parent / "examples" / "shedding"
 
 
 def _spark_exception(module: str, text: str) -> Exception:
-    kind = type("AnalysisException", (Exception,), {"__module__": module})
+    kind: type[Exception] = type("AnalysisException", (Exception,), {"__module__": module})
     return kind(text)
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.execute.fake import FakeClock, FakeCluster, KillableJournal, reassign_plan
+from tests.execute.fake import (
+    FakeClock,
+    FakeCluster,
+    KillableJournal,
+    PreviewCluster,
+    reassign_plan,
+)
 from trimtab.execute.batches import Limits
 from trimtab.execute.control import Control
 from trimtab.execute.journal import read_journal
@@ -67,11 +73,12 @@ def make_run(
     replicas: dict[str, list[int]] | None = None,
     *,
     control_file: bool = False,
+    preview: bool = False,
 ) -> Run:
     if plan is None:
         plan, replicas = sample()
     clock = FakeClock()
-    cluster = FakeCluster(clock, dict(replicas or {}))
+    cluster = (PreviewCluster if preview else FakeCluster)(clock, dict(replicas or {}))
     control = Control(control_file=tmp_path / "p.control" if control_file else None)
     return Run(plan, cluster, clock, tmp_path / "p.journal.jsonl", [], control)
 
@@ -89,5 +96,16 @@ def kill_after_first_submit(run: Run) -> None:
         original(actions)
         if armed.pop() if armed else False:
             run.cluster.kill_at = run.cluster.steps + 1
+
+    run.cluster.submit = submit  # type: ignore[method-assign]
+
+
+def after_submit(run: Run, then: Callable[[], object]) -> None:
+    """Call ``then`` each time the cluster has taken a submit (an operator acting mid-run)."""
+    original = run.cluster.submit
+
+    def submit(actions: Any) -> None:
+        original(actions)
+        then()
 
     run.cluster.submit = submit  # type: ignore[method-assign]

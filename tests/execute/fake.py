@@ -21,7 +21,14 @@ from trimtab.execute.journal import Journal
 from trimtab.plans.document import Action, PlanDocument
 from trimtab.plans.target import Check, Guards, Observation, Progress, ThrottleSet
 
-__all__ = ["FakeClock", "FakeCluster", "KillableJournal", "Killed", "reassign_plan"]
+__all__ = [
+    "FakeClock",
+    "FakeCluster",
+    "KillableJournal",
+    "Killed",
+    "PreviewCluster",
+    "reassign_plan",
+]
 
 UNTHROTTLED = 10**9  # bytes/s a move copies without a throttle
 
@@ -191,6 +198,16 @@ class FakeCluster:
 
     def close(self) -> None:
         self.closed = True
+
+
+class PreviewCluster(FakeCluster):
+    """The fake cluster that also previews its throttles (:class:`ThrottlePreview`)."""
+
+    def preview_throttle(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        self.step()
+        self.reads += 1
+        entry = {"resource": "broker", "key": "rate", "value": rate, "before": self.throttle}
+        return ThrottleSet(rate, (entry,))
 
 
 class KillableJournal(Journal):

@@ -261,3 +261,53 @@ def test_sighup_rereads_the_throttle_file_mid_run(cluster: FakeCluster, plan_fil
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert 3 * MB in cluster.throttle_log and cluster.throttle is None
+
+
+def test_rollback_of_a_run_with_moves_in_flight_is_refused(
+    cluster: FakeCluster, plan_file: Path
+) -> None:
+    import os
+    import signal
+
+    original = cluster.submit
+
+    def submit_then_term(actions):
+        original(actions)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    cluster.submit = submit_then_term  # type: ignore[method-assign]
+    assert execute(str(plan_file), "--approve", digest(plan_file)).exit_code == 130
+    result = execute(str(plan_file), "--rollback")
+    assert result.exit_code == 2 and "still started" in result.output
+
+
+def test_the_concurrency_options_reach_the_run(cluster: FakeCluster, plan_file: Path) -> None:
+    """--max-in-flight 1: one move at a time; the batches in the journal say so."""
+    result = execute(str(plan_file), "--approve", digest(plan_file), "--max-in-flight", "1")
+    assert result.exit_code == 0, result.output
+    assert cluster.in_flight_max == 1
+    journal = (plan_file.parent / "plan.journal.jsonl").read_text().splitlines()
+    batches = [json.loads(line) for line in journal if '"record":"batch"' in line]
+    assert len(batches) == 12  # six batches, each a start and an end
+
+
+def test_a_config_file_gives_the_default_concurrency(cluster: FakeCluster, tmp_path: Path) -> None:
+    """A plan without concurrent_moves: the config's partition_autobalancing_concurrent_moves."""
+    plan, _ = sample()
+    path = tmp_path / "plan.json"
+    path.write_text(plan.dumps())
+    config = tmp_path / "trimtab.toml"
+    config.write_text("partition_autobalancing_concurrent_moves = 3\n")
+    result = execute(str(path), "--json", "--config", str(config))
+    assert json.loads(result.stdout)["max_in_flight"] == 3
+
+
+def test_the_progress_bar_shows_actions_bytes_and_the_observed_eta(
+    cluster: FakeCluster, plan_file: Path, terminal_stderr: Any
+) -> None:
+    """On a terminal: actions done of the total, bytes, and an ETA; none with --json."""
+    result = execute(str(plan_file), "--approve", digest(plan_file), "--throttle", "10MB/s",
+                     "--max-in-flight", "2")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    drawn = terminal_stderr.getvalue()
+    assert "/6" in drawn and "/60,000,000 B" in drawn and "ETA" in drawn

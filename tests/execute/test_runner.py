@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.execute.conftest import MB, kill_after_first_submit, make_run, sample, states
+from tests.execute.conftest import (
+    MB,
+    Run,
+    after_submit,
+    kill_after_first_submit,
+    make_run,
+    sample,
+    states,
+)
 from tests.execute.fake import FakeClock, Killed
 from trimtab.errors import TargetError
 from trimtab.execute.backoff import GuardLimits
@@ -94,13 +102,7 @@ def test_an_exception_from_the_target_still_removes_the_throttles(tmp_path: Path
 def test_sigint_stops_after_the_poll_removes_throttles_and_leaves_moves(tmp_path: Path) -> None:
     """An interrupt: exit 130, no throttle left, the moves in flight go on."""
     run = make_run(tmp_path)
-    original = run.cluster.submit
-
-    def submit_then_interrupt(actions):
-        original(actions)
-        run.control.interrupt("SIGINT")
-
-    run.cluster.submit = submit_then_interrupt  # type: ignore[method-assign]
+    after_submit(run, lambda: run.control.interrupt("SIGINT"))
     outcome = run.go()
     assert outcome.exit == EXIT_INTERRUPTED
     assert run.cluster.throttle is None
@@ -111,13 +113,7 @@ def test_abort_in_the_control_file_cancels_moves_and_removes_throttles(tmp_path:
     """'abort' written into the control file: in-flight moves cancelled, exit 5."""
     run = make_run(tmp_path, control_file=True)
     run.control.start(MB)
-    original = run.cluster.submit
-
-    def submit_then_abort(actions):
-        original(actions)
-        (tmp_path / "p.control").write_text("abort\n")
-
-    run.cluster.submit = submit_then_abort  # type: ignore[method-assign]
+    after_submit(run, lambda: (tmp_path / "p.control").write_text("abort\n"))
     outcome = run.go()
     assert outcome.exit == EXIT_ABORTED
     assert not run.cluster.moves
@@ -129,27 +125,15 @@ def test_a_new_rate_in_the_control_file_changes_the_throttle(tmp_path: Path) -> 
     """A rate written mid-run is set on the moves in flight and journaled 'changed'."""
     run = make_run(tmp_path, control_file=True)
     run.control.start(MB)
-    original = run.cluster.submit
-
-    def submit_then_change(actions):
-        original(actions)
-        (tmp_path / "p.control").write_text("4MB/s\n")
-
-    run.cluster.submit = submit_then_change  # type: ignore[method-assign]
+    after_submit(run, lambda: (tmp_path / "p.control").write_text("4MB/s\n"))
     assert run.go().exit == 0
     changed = [e for e in run.kinds("throttle") if e["op"] == "changed"]
     assert changed and changed[0]["throttle"]["rate"] == 4 * MB
     assert run.cluster.throttle is None
 
 
-def _harm_after_submit(run) -> None:
-    original = run.cluster.submit
-
-    def submit_then_harm(actions):
-        original(actions)
-        run.cluster.under_replicated = ("other/0",)
-
-    run.cluster.submit = submit_then_harm
+def _harm_after_submit(run: Run) -> None:
+    after_submit(run, lambda: setattr(run.cluster, "under_replicated", ("other/0",)))
 
 
 def test_an_under_replicated_partition_halves_the_throttle(tmp_path: Path) -> None:
@@ -230,3 +214,23 @@ def test_estimate_sample_is_consistent() -> None:
     """The sample plan has six actions of 10 MB."""
     plan, _ = sample()
     assert sum(a.bytes for a in plan.actions) == 60 * MB
+
+
+def test_an_action_the_target_does_not_report_is_not_assumed_fine(tmp_path: Path) -> None:
+    """Left out of observe: CHANGED, exit 3; left out of every poll: stalled, then stopped."""
+    run = make_run(tmp_path)
+    original = run.cluster.observe
+    run.cluster.observe = lambda actions: {  # type: ignore[method-assign]
+        k: v for k, v in original(actions).items() if k != "a1"
+    }
+    outcome = run.go()
+    assert outcome.exit == EXIT_CHANGED and "did not report t/1" in outcome.diffs[0].why
+
+    (tmp_path / "b").mkdir()
+    run = make_run(tmp_path / "b")
+    polled = run.cluster.poll
+    run.cluster.poll = lambda actions: {  # type: ignore[method-assign]
+        k: v for k, v in polled(actions).items() if k != "a0"
+    }
+    settings = RunSettings(Limits(2), rate=MB, poll_s=10.0, guards=GuardLimits(None, 60.0, 0))
+    assert run.go(settings).exit == EXIT_ABORTED

@@ -9,6 +9,7 @@ The plan says which system it is for; the options for that system must be given 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,47 +47,61 @@ def _module(name: str, system: str) -> Any:
         raise TrimtabError(f"this trimtab has no {system} executor ({name} is missing)") from None
 
 
+def _refuse(given: Mapping[str, object], why: str) -> None:
+    """One error for the first option of another system that was given."""
+    for name, value in given.items():
+        if value is not None:
+            raise TrimtabError(f"{name} {why}")
+
+
 def connect(plan: PlanDocument, flags: TargetFlags, *, where: str) -> Target:
     """The target of ``plan`` (``where``: the plan file, for messages)."""
     if plan.system in ("kafka", "redpanda"):
-        if not flags.bootstrap_servers:
-            raise TrimtabError(
-                f"{where} is a {plan.system} plan: give --bootstrap-servers HOST:PORT[,...]"
-            )
-        for name, value in (
-            ("--pulsar-admin", flags.pulsar_admin),
-            ("--pulsar-token-file", flags.pulsar_token_file),
-            ("--tls-ca", flags.tls_ca),
-            ("--tls-cert", flags.tls_cert),
-            ("--tls-key", flags.tls_key),
-        ):
-            if value is not None:
-                raise TrimtabError(
-                    f"{name} is for Pulsar plans; {where} is a {plan.system} plan (Kafka TLS "
-                    "and SASL settings go in --command-config, as Kafka's tools take them)"
-                )
-        kafka = _module("trimtab.systems.kafka.target", "Kafka")
-        options = kafka.KafkaTargetOptions(
-            bootstrap_servers=flags.bootstrap_servers,
-            command_config=flags.command_config,
-            system=plan.system,
-            redpanda_admin=flags.redpanda_admin,
-            redpanda_auth_file=flags.redpanda_auth_file,
-            timeout_s=flags.timeout_s,
+        return _connect_kafka(plan, flags, where)
+    return _connect_pulsar(plan, flags, where)
+
+
+def _connect_kafka(plan: PlanDocument, flags: TargetFlags, where: str) -> Target:
+    if not flags.bootstrap_servers:
+        raise TrimtabError(
+            f"{where} is a {plan.system} plan: give --bootstrap-servers HOST:PORT[,...]"
         )
-        print_warnings(kafka.option_warnings(options))  # e.g. a secret file others can read
-        target: Target = kafka.connect_kafka(options)
-        return target
+    pulsar_only = {
+        "--pulsar-admin": flags.pulsar_admin,
+        "--pulsar-token-file": flags.pulsar_token_file,
+        "--tls-ca": flags.tls_ca,
+        "--tls-cert": flags.tls_cert,
+        "--tls-key": flags.tls_key,
+    }
+    _refuse(
+        pulsar_only,
+        f"is for Pulsar plans; {where} is a {plan.system} plan (Kafka TLS and "
+        "SASL settings go in --command-config, as Kafka's tools take them)",
+    )
+    kafka = _module("trimtab.systems.kafka.target", "Kafka")
+    options = kafka.KafkaTargetOptions(
+        bootstrap_servers=flags.bootstrap_servers,
+        command_config=flags.command_config,
+        system=plan.system,
+        redpanda_admin=flags.redpanda_admin,
+        redpanda_auth_file=flags.redpanda_auth_file,
+        timeout_s=flags.timeout_s,
+    )
+    print_warnings(kafka.option_warnings(options))  # e.g. a secret file others can read
+    target: Target = kafka.connect_kafka(options)
+    return target
+
+
+def _connect_pulsar(plan: PlanDocument, flags: TargetFlags, where: str) -> Target:
     if not flags.pulsar_admin:
         raise TrimtabError(f"{where} is a pulsar plan: give --pulsar-admin URL")
-    for name, value in (
-        ("--bootstrap-servers", flags.bootstrap_servers),
-        ("--command-config", flags.command_config),
-        ("--redpanda-admin", flags.redpanda_admin),
-        ("--redpanda-auth-file", flags.redpanda_auth_file),
-    ):
-        if value is not None:
-            raise TrimtabError(f"{name} is for Kafka and Redpanda plans; {where} is a pulsar plan")
+    kafka_only = {
+        "--bootstrap-servers": flags.bootstrap_servers,
+        "--command-config": flags.command_config,
+        "--redpanda-admin": flags.redpanda_admin,
+        "--redpanda-auth-file": flags.redpanda_auth_file,
+    }
+    _refuse(kafka_only, f"is for Kafka and Redpanda plans; {where} is a pulsar plan")
     pulsar = _module("trimtab.systems.pulsar.target", "Pulsar")
     options = pulsar.PulsarTargetOptions(
         admin_url=flags.pulsar_admin,
@@ -100,5 +115,5 @@ def connect(plan: PlanDocument, flags: TargetFlags, *, where: str) -> Target:
         max_load=flags.max_load,
         timeout_s=flags.timeout_s,
     )
-    pulsar_target: Target = pulsar.connect_pulsar(options)
-    return pulsar_target
+    target: Target = pulsar.connect_pulsar(options)
+    return target

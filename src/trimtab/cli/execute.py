@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any
@@ -35,8 +35,44 @@ from trimtab.cli._common import (
     user_errors,
     writable_output,
 )
+from trimtab.cli._execute_options import (
+    AbortOnOption,
+    AbortOption,
+    ApproveOption,
+    BootstrapOption,
+    CommandConfigOption,
+    ControlFileOption,
+    InsecureOption,
+    JournalOption,
+    MaxInFlightOption,
+    MaxLoadOption,
+    MaxPerBrokerOption,
+    MaxThrottleOption,
+    PollOption,
+    PulsarAdminOption,
+    PulsarCaOption,
+    PulsarCertOption,
+    PulsarKeyOption,
+    PulsarTokenOption,
+    RedpandaAdminOption,
+    RedpandaAuthOption,
+    ReplanOption,
+    ResumeOption,
+    RollbackOption,
+    StallTimeoutOption,
+    ThrottleFileOption,
+    ThrottleOption,
+    TimeoutOption,
+    WindowOption,
+)
 from trimtab.cli._execute_target import TargetFlags, connect
 from trimtab.cli._execute_view import ProgressView, print_dry_run, print_outcome
+from trimtab.cli._metrics import (
+    MetricsHostOption,
+    MetricsPortOption,
+    WebConfigOption,
+    web_config_of,
+)
 from trimtab.cli.allocate import write_atomically
 from trimtab.errors import TrimtabError
 from trimtab.execute.abort import abort_run
@@ -44,7 +80,7 @@ from trimtab.execute.backoff import GuardLimits
 from trimtab.execute.batches import Limits
 from trimtab.execute.clock import Clock, SystemClock
 from trimtab.execute.control import Control
-from trimtab.execute.dryrun import dry_run, observe_all
+from trimtab.execute.dryrun import dry_run
 from trimtab.execute.journal import (
     Journal,
     JournalLockedError,
@@ -53,6 +89,7 @@ from trimtab.execute.journal import (
     read_journal,
 )
 from trimtab.execute.metrics import ExecuteCollector
+from trimtab.execute.observe import observe_all
 from trimtab.execute.outcome import EXIT_CHANGED, EXIT_OK
 from trimtab.execute.rates import Window, parse_rate, parse_window
 from trimtab.execute.recorder import JsonEvents, Listener, Recorder
@@ -62,6 +99,7 @@ from trimtab.execute.runner import Runner, RunSettings
 from trimtab.execute.stats import RunStats
 from trimtab.plans.document import PlanDocument, load_plan, match_digest
 from trimtab.plans.target import Target
+from trimtab.systems.prometheus import WebConfig
 
 __all__ = ["ExecuteOptions", "execute", "make_clock"]
 
@@ -95,158 +133,7 @@ class ExecuteOptions:
     as_json: bool = False
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
-
-
-_Approve = Annotated[
-    str | None,
-    typer.Option(
-        "--approve", help="The plan's digest (or a unique prefix of 12+ hex digits): run it."
-    ),
-]
-_Journal = Annotated[
-    Path | None,
-    typer.Option(
-        "--journal",
-        help="Journal file (default PLAN.journal.jsonl beside the plan).",
-        dir_okay=False,
-    ),
-]
-_Resume = Annotated[
-    bool, typer.Option("--resume", help="Continue the journal's run (after a crash or a stop).")
-]
-_Abort = Annotated[
-    bool,
-    typer.Option("--abort", help="Cancel the moves a run left in flight and remove its throttles."),
-]
-_Rollback = Annotated[
-    bool,
-    typer.Option(
-        "--rollback",
-        help="Reverse the actions the journal shows done (its own plan: dry run, then --approve).",
-    ),
-]
-_Replan = Annotated[
-    bool,
-    typer.Option(
-        "--replan",
-        help="Plan again with the plan's own command, on the live cluster; prints the new digest.",
-    ),
-]
-_Throttle = Annotated[
-    str | None, typer.Option("--throttle", help="Replication throttle: bytes/s or 50MB/s, 64MiB/s.")
-]
-_MaxThrottle = Annotated[
-    str | None, typer.Option("--max-throttle", help="Highest throttle the control file may set.")
-]
-_ThrottleFile = Annotated[
-    Path | None,
-    typer.Option("--throttle-file", help="File holding a rate, re-read on SIGHUP.", dir_okay=False),
-]
-_ControlFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--control-file",
-        help="Control file (default PLAN.control): write a rate or 'abort' into it.",
-        dir_okay=False,
-    ),
-]
-_Window = Annotated[
-    str | None, typer.Option("--window", help="Start batches only between HH:MM-HH:MM local time.")
-]
-_MaxInFlight = Annotated[
-    int | None,
-    typer.Option(
-        "--max-in-flight",
-        help="Moves in flight in the cluster (default: concurrent_moves of the plan or config).",
-        min=1,
-        max=100_000,
-    ),
-]
-_MaxPerBroker = Annotated[
-    int | None,
-    typer.Option(
-        "--max-in-flight-per-broker",
-        help="Moves in flight touching one broker (default: no limit but --max-in-flight).",
-        min=1,
-        max=100_000,
-    ),
-]
-_MaxLoad = Annotated[
-    float | None,
-    typer.Option(
-        "--max-load", help="A broker load above this in its load report is harm (back-off)."
-    ),
-]
-_StallTimeout = Annotated[
-    float,
-    typer.Option(
-        "--stall-timeout", help="Seconds without progress after which a move is stalled (back-off)."
-    ),
-]
-_AbortOn = Annotated[
-    int,
-    typer.Option(
-        "--abort-on",
-        help="Back-offs allowed; the next one stops the run as --abort does.",
-        min=0,
-        max=1000,
-    ),
-]
-_Poll = Annotated[
-    float, typer.Option("--poll-interval", help="Seconds between progress and guard readings.")
-]
-_MetricsPort = Annotated[
-    int | None,
-    typer.Option(
-        "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
-    ),
-]
-_MetricsHost = Annotated[
-    str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
-]
-_Bootstrap = Annotated[
-    str | None, typer.Option("--bootstrap-servers", help="Kafka/Redpanda brokers HOST:PORT[,...].")
-]
-_CommandConfig = Annotated[
-    Path | None,
-    typer.Option(
-        "--command-config",
-        help="Kafka client properties (security.protocol, sasl.*, ssl.*).",
-        dir_okay=False,
-    ),
-]
-_RedpandaAdmin = Annotated[
-    str | None, typer.Option("--redpanda-admin", help="Redpanda admin API URL (its throttle).")
-]
-_RedpandaAuth = Annotated[
-    Path | None,
-    typer.Option(
-        "--redpanda-auth-file", help="File with the admin API's user:password.", dir_okay=False
-    ),
-]
-_PulsarAdmin = Annotated[str | None, typer.Option("--pulsar-admin", help="Pulsar admin REST URL.")]
-_PulsarToken = Annotated[
-    Path | None,
-    typer.Option("--pulsar-token-file", help="File with the Pulsar token.", dir_okay=False),
-]
-_TlsCa = Annotated[
-    Path | None,
-    typer.Option(
-        "--tls-ca", help="PEM CA certificates of the Pulsar admin endpoint.", dir_okay=False
-    ),
-]
-_TlsCert = Annotated[
-    Path | None, typer.Option("--tls-cert", help="PEM client certificate (Pulsar).", dir_okay=False)
-]
-_TlsKey = Annotated[
-    Path | None, typer.Option("--tls-key", help="PEM key of --tls-cert (Pulsar).", dir_okay=False)
-]
-_Insecure = Annotated[
-    bool, typer.Option("--allow-insecure", help="Allow a plain-HTTP admin URL or a token over it.")
-]
-_Timeout = Annotated[
-    float, typer.Option("--timeout", help="Seconds one call to the cluster may take.")
-]
+    web_config: WebConfig | None = None
 
 
 @app.command()
@@ -254,50 +141,44 @@ def execute(
     plan: Annotated[
         Path, typer.Argument(help="The plan document (rebalance/shed --plan).", dir_okay=False)
     ],
-    approve: _Approve = None,
-    journal: _Journal = None,
-    resume: _Resume = False,
-    abort: _Abort = False,
-    rollback: _Rollback = False,
-    replan_: _Replan = False,
-    throttle: _Throttle = None,
-    max_throttle: _MaxThrottle = None,
-    throttle_file: _ThrottleFile = None,
-    control_file: _ControlFile = None,
-    window: _Window = None,
-    max_in_flight: _MaxInFlight = None,
-    max_in_flight_per_broker: _MaxPerBroker = None,
-    max_load: _MaxLoad = None,
-    stall_timeout: _StallTimeout = 900.0,
-    abort_on: _AbortOn = 3,
-    poll_interval: _Poll = 5.0,
+    approve: ApproveOption = None,
+    journal: JournalOption = None,
+    resume: ResumeOption = False,
+    abort: AbortOption = False,
+    rollback: RollbackOption = False,
+    replan_: ReplanOption = False,
+    throttle: ThrottleOption = None,
+    max_throttle: MaxThrottleOption = None,
+    throttle_file: ThrottleFileOption = None,
+    control_file: ControlFileOption = None,
+    window: WindowOption = None,
+    max_in_flight: MaxInFlightOption = None,
+    max_in_flight_per_broker: MaxPerBrokerOption = None,
+    max_load: MaxLoadOption = None,
+    stall_timeout: StallTimeoutOption = 900.0,
+    abort_on: AbortOnOption = 3,
+    poll_interval: PollOption = 5.0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
-    metrics_port: _MetricsPort = None,
-    metrics_host: _MetricsHost = "127.0.0.1",
-    bootstrap_servers: _Bootstrap = None,
-    command_config: _CommandConfig = None,
-    redpanda_admin: _RedpandaAdmin = None,
-    redpanda_auth_file: _RedpandaAuth = None,
-    pulsar_admin: _PulsarAdmin = None,
-    pulsar_token_file: _PulsarToken = None,
-    tls_ca: _TlsCa = None,
-    tls_cert: _TlsCert = None,
-    tls_key: _TlsKey = None,
-    allow_insecure: _Insecure = False,
-    timeout: _Timeout = 10.0,
+    metrics_port: MetricsPortOption = None,
+    metrics_host: MetricsHostOption = "127.0.0.1",
+    web_config: WebConfigOption = None,
+    bootstrap_servers: BootstrapOption = None,
+    command_config: CommandConfigOption = None,
+    redpanda_admin: RedpandaAdminOption = None,
+    redpanda_auth_file: RedpandaAuthOption = None,
+    pulsar_admin: PulsarAdminOption = None,
+    pulsar_token_file: PulsarTokenOption = None,
+    tls_ca: PulsarCaOption = None,
+    tls_cert: PulsarCertOption = None,
+    tls_key: PulsarKeyOption = None,
+    allow_insecure: InsecureOption = False,
+    timeout: TimeoutOption = 10.0,
 ) -> None:
     """Run a plan: a dry run by default, --approve DIGEST to act (exit 3: the cluster changed)."""
     with user_errors():
-        bounded("--stall-timeout", stall_timeout, 1, 7 * 86400, "seconds")
-        bounded("--poll-interval", poll_interval, 0.001, 3600, "seconds")
-        bounded("--timeout", timeout, 0.1, 3600, "seconds")
-        if max_load is not None:
-            bounded("--max-load", max_load, 0, 1e9)
-        rate = parse_rate("--throttle", throttle) if throttle else None
-        max_rate = parse_rate("--max-throttle", max_throttle) if max_throttle else None
-        if rate and max_rate and rate > max_rate:
-            raise TrimtabError(f"--throttle {throttle} is above --max-throttle {max_throttle}")
+        _check_numbers(stall_timeout, poll_interval, timeout, max_load)
+        rate, max_rate = _rates(throttle, max_throttle)
         options = ExecuteOptions(
             plan=plan,
             approve=approve,
@@ -319,23 +200,38 @@ def execute(
             as_json=as_json,
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            web_config=web_config_of(web_config, metrics_port=metrics_port),
         )
-        flags = TargetFlags(
-            bootstrap_servers,
-            command_config,
-            redpanda_admin,
-            redpanda_auth_file,
-            pulsar_admin,
-            pulsar_token_file,
-            tls_ca,
-            tls_cert,
-            tls_key,
-            allow_insecure,
-            max_load,
-            timeout,
+        flags = TargetFlags(bootstrap_servers, command_config, redpanda_admin, redpanda_auth_file)
+        flags = replace(
+            flags,
+            pulsar_admin=pulsar_admin,
+            pulsar_token_file=pulsar_token_file,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            allow_insecure=allow_insecure,
+            max_load=max_load,
+            timeout_s=timeout,
         )
         code = run_execute(options, flags)
     raise typer.Exit(code)
+
+
+def _check_numbers(stall_s: float, poll_s: float, timeout_s: float, max_load: float | None) -> None:
+    bounded("--stall-timeout", stall_s, 1, 7 * 86400, "seconds")
+    bounded("--poll-interval", poll_s, 0.001, 3600, "seconds")
+    bounded("--timeout", timeout_s, 0.1, 3600, "seconds")
+    if max_load is not None:
+        bounded("--max-load", max_load, 0, 1e9)
+
+
+def _rates(throttle: str | None, max_throttle: str | None) -> tuple[int | None, int | None]:
+    rate = parse_rate("--throttle", throttle) if throttle else None
+    max_rate = parse_rate("--max-throttle", max_throttle) if max_throttle else None
+    if rate and max_rate and rate > max_rate:
+        raise TrimtabError(f"--throttle {throttle} is above --max-throttle {max_throttle}")
+    return rate, max_rate
 
 
 def _check_modes(o: ExecuteOptions) -> None:
@@ -405,6 +301,12 @@ def _rollback_plan(
     journal's, else built now and written to ``PLAN.rollback.json``."""
     state = read_journal(journal, digest=plan.digest)
     print_warnings(state.warnings)
+    in_flight = state.with_state("started")
+    if in_flight:
+        raise TrimtabError(
+            f"journal {journal} shows {len(in_flight)} action(s) still started: finish them "
+            "with --resume or cancel them with --abort, then roll back"
+        )
     path = plan_path.with_name(f"{plan_path.stem}.rollback.json")
     if path.exists():
         old = load_plan(path)
@@ -537,14 +439,17 @@ def _stats(plan: PlanDocument, state: JournalState, clock: Clock) -> RunStats:
 
 
 def _serve_metrics(stack: ExitStack, stats: RunStats, o: ExecuteOptions) -> None:
-    from trimtab.systems.bookkeeper.bookieinfo.metrics import MetricsServer, registry_of
+    from trimtab.systems.prometheus import MetricsServer, registry_of
 
     assert o.metrics_port is not None
     server = MetricsServer(
-        registry_of(ExecuteCollector(stats)), port=o.metrics_port, host=o.metrics_host
+        registry_of(ExecuteCollector(stats)),
+        port=o.metrics_port,
+        host=o.metrics_host,
+        web_config=o.web_config,
     )
     stack.callback(server.close)
-    err.print(f"metrics on http://{o.metrics_host}:{server.port}/metrics", highlight=False)
+    err.print(f"metrics on {server.url}", highlight=False)
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trimtab.execute.journal import JournalState
+from trimtab.execute.observe import observe_all
 from trimtab.execute.recorder import Recorder
 from trimtab.execute.runner import action_record
 from trimtab.execute.throttles import Throttles
@@ -33,7 +34,7 @@ def abort_run(
     """Cancel the journal's moves in flight and remove its throttles; returns warnings."""
     recorder.record({"record": "run", "digest": plan.digest, "pid": os.getpid()} | dict(header))
     started = [plan.action(i) for i in state.with_state("started", "planned")]
-    seen = target.observe(started) if started else {}
+    seen = observe_all(target, started)
     moving = [a for a in started if seen[a.id].check is Check.MOVING]
     if moving:
         target.cancel(moving)
@@ -50,6 +51,6 @@ def abort_run(
     throttles = Throttles(target, recorder, None)
     warnings = throttles.clear_all(state.throttles)
     if state.setting is not None:
-        warnings.append(throttles.lost(state.setting))
+        warnings += throttles.recover(state.setting)
     recorder.record({"record": "stop", "reason": "aborted by --abort", "exit": 0})
     return warnings

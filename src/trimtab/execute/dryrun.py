@@ -1,6 +1,6 @@
 """The dry run: every action checked against the live cluster, nothing written.
 
-It reads (``observe``, in chunks so a plan of ten thousand actions is a few calls) and
+It reads (``observe``, in chunks: :mod:`trimtab.execute.observe`) and
 reports, per action, what would run (READY), what already is done (DONE), what is moving to
 its target (MOVING, a run in progress or crashed) and what no longer holds (CHANGED, with the
 live state beside the planned one); then the digest to approve and the estimated duration of
@@ -10,18 +10,16 @@ what is left at the throttle.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from trimtab.execute.batches import Limits
 from trimtab.execute.estimate import Estimate, estimate
+from trimtab.execute.observe import observe_all
 from trimtab.plans.document import Action, PlanDocument
 from trimtab.plans.target import Check, Observation, Target
 
-__all__ = ["CHUNK", "DryRun", "dry_run", "observe_all"]
-
-CHUNK = 1000  # actions per observe call
+__all__ = ["DryRun", "dry_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +66,6 @@ class DryRun:
                 for a, o in self.seen
             ],
         }
-
-
-def observe_all(target: Target, actions: Sequence[Action]) -> dict[str, Observation]:
-    """Observe ``actions`` in chunks of :data:`CHUNK`."""
-    seen: dict[str, Observation] = {}
-    for start in range(0, len(actions), CHUNK):
-        seen.update(target.observe(actions[start : start + CHUNK]))
-    return seen
 
 
 def dry_run(plan: PlanDocument, target: Target, limits: Limits, rate: int | None) -> DryRun:

@@ -1,7 +1,8 @@
 """``--replan``: plan again with the command that made the plan, on the cluster as it is now.
 
-The plan records its planning command line (``source.argv``, secrets redacted). It is run
-again with ``--plan`` pointing at a new file; for Kafka and Redpanda, when the target can
+The plan records its planning command line (``source.argv``, secrets redacted) and where it
+ran (``source.cwd``, so relative input paths still resolve). It is run again with ``--plan``
+pointing at a new file; for Kafka and Redpanda, when the target can
 give the live assignment (a ``current_assignment()`` method returning the reassignment JSON
 ``kafka-reassign-partitions.sh --generate`` prints), that replaces the ``--assignment`` file.
 The new plan is never run here: it is printed with its own digest and needs its own approval.
@@ -72,10 +73,12 @@ def replan(
         assignment = out.with_name(f"{out.stem}.assignment.json")
         assignment.write_text(json.dumps(current()) + "\n", encoding="utf-8")
     argv = replan_argv(plan, out, assignment)
-    code = f"import sys; from trimtab.cli import main; main({argv!r})"
+    code = f"from trimtab.cli import main; main({argv!r})"
+    where = plan.source.get("cwd")
+    cwd = Path(where) if isinstance(where, str) and Path(where).is_dir() else None
     try:
         done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s, cwd=cwd
         )
     except subprocess.TimeoutExpired:
         raise TrimtabError(f"--replan: the planning command took over {timeout_s:g}s") from None

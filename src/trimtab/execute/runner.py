@@ -25,11 +25,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from trimtab.config.secrets import scrub
+from trimtab.errors import TrimtabError
 from trimtab.execute.backoff import BackOff, GuardLimits
 from trimtab.execute.batches import Limits, next_batch
 from trimtab.execute.clock import Clock
 from trimtab.execute.control import Control
 from trimtab.execute.journal import JournalState
+from trimtab.execute.observe import observe_all, poll_all
 from trimtab.execute.outcome import (
     EXIT_ABORTED,
     EXIT_CHANGED,
@@ -106,12 +109,13 @@ class Runner:
             self.rec.record({"record": "control", "path": str(self.control.control_file)})
         self.warnings += self.throttles.clear_all(state.throttles)
         if state.setting is not None:
-            self.warnings.append(self.throttles.lost(state.setting))
+            self.warnings += self.throttles.recover(state.setting)
         try:
             outcome = self._run(state)
         except BaseException as exc:
             self.warnings += self.throttles.clear()
-            self.rec.record({"record": "stop", "reason": f"error: {type(exc).__name__}", "exit": 1})
+            code = 2 if isinstance(exc, TrimtabError) else 1  # the command's exit status
+            self.rec.record({"record": "stop", "reason": f"error: {scrub(str(exc))}", "exit": code})
             raise
         self.warnings += self.throttles.clear()
         stop = {"record": "stop", "reason": outcome.reason, "exit": outcome.exit}
@@ -141,7 +145,7 @@ class Runner:
         return Outcome(EXIT_OK, "done")
 
     def _batch(self, number: int, batch: Sequence[Action]) -> Outcome | None:
-        seen = self.target.observe(batch)
+        seen = observe_all(self.target, batch)
         diffs = tuple(_diff(a, seen[a.id]) for a in batch if seen[a.id].check is Check.CHANGED)
         if diffs:
             self.rec.record(
@@ -199,7 +203,7 @@ class Runner:
             stop = self._requests(list(left.values()))
             if stop is not None:
                 return stop
-            progress = self.target.poll(list(left.values()))
+            progress = poll_all(self.target, list(left.values()))
             ended = []  # one journal write (one fsync) per poll, however many ended
             for aid, p in progress.items():
                 action = left.get(aid)

@@ -8,10 +8,11 @@ and removal is journaled, so after a crash ``--resume`` and ``--abort`` remove w
 run left (:meth:`Throttles.clear_all` on the journal's list). A removal that fails is a
 warning naming the command that retries it: never a reason to stop removing the others.
 
-One gap the contract leaves: a kill between the target setting a throttle and the journal
-recording what it replaced. The intent is journaled first (``op`` ``setting``); a resumed run
-that finds an intent without its set says so in a warning naming the rate and the actions,
-since the values replaced cannot be known afterwards.
+A kill between the target setting a throttle and the journal recording what it replaced is
+covered by journaling the intent first (``op`` ``setting``) with the target's preview of the
+set (:class:`~trimtab.plans.target.ThrottlePreview`): the next ``--resume``/``--abort`` clears
+the preview. A target without previews cannot be undone there: a warning names the rate and
+the actions.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from trimtab.errors import TargetError
 from trimtab.execute.recorder import Recorder
 from trimtab.plans.document import Action
-from trimtab.plans.target import Target, ThrottleSet
+from trimtab.plans.target import Target, ThrottlePreview, ThrottleSet
 
 __all__ = ["Throttles"]
 
@@ -40,8 +41,11 @@ class Throttles:
         """Throttle ``actions`` at :attr:`rate` (nothing without a rate)."""
         if self.rate is None or not actions:
             return
-        ids = [a.id for a in actions]
-        self.recorder.record({"record": "throttle", "op": "setting", "rate": self.rate, "ids": ids})
+        intent: dict[str, Any] = {"record": "throttle", "op": "setting", "rate": self.rate,
+                                  "ids": [a.id for a in actions]}  # fmt: skip
+        if isinstance(self.target, ThrottlePreview):
+            intent["throttle"] = self.target.preview_throttle(self.rate, actions).as_json()
+        self.recorder.record(intent)
         throttle = self.target.set_throttle(self.rate, actions)
         self.active.append(throttle)
         self.recorder.record({"record": "throttle", "op": op, "throttle": throttle.as_json()})
@@ -58,6 +62,13 @@ class Throttles:
         warnings = self.clear_all(self.active)
         self.active = []
         return warnings
+
+    def recover(self, setting: Mapping[str, Any]) -> list[str]:
+        """Undo the throttle a killed run was setting: through its journaled preview, or (a
+        target without previews) a warning that it cannot be undone."""
+        if "throttle" in setting:
+            return self.clear_all([ThrottleSet.from_json(setting["throttle"])])
+        return [self.lost(setting)]
 
     def lost(self, setting: Mapping[str, Any]) -> str:
         """Journal that a killed run's throttle ``setting`` cannot be undone; the warning."""
