@@ -297,3 +297,20 @@ def test_clearing_a_throttle_skips_no_broker_for_a_gone_one(
     assert kafka_cluster.configs[(2, "orders")] == {}
     assert all(kafka_cluster.configs[(4, b)] == {} for b in ("1", "2", "3"))
     kafka_target.close()
+
+
+def test_a_throttle_preview_writes_nothing_and_undoes_the_set(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster
+) -> None:
+    """preview_throttle reads only and says what set_throttle writes; clearing the preview
+    (as after a kill between the write and the journal) restores the configs found."""
+    kafka_cluster.configs[(4, "2")]["follower.replication.throttled.rate"] = "777"
+    before = {k: dict(v) for k, v in kafka_cluster.configs.items() if v}
+    kafka_cluster.reset_counts()
+    preview = kafka_target.preview_throttle(5_000_000, [A0, A1])
+    assert kafka_cluster.writes == 0
+    assert kafka_target.set_throttle(5_000_000, [A0, A1]) == preview
+    kafka_target.clear_throttle(preview)
+    assert {k: v for k, v in kafka_cluster.configs.items() if v} == before
+    kafka_target.clear_throttle(preview)  # again: harmless
+    assert {k: v for k, v in kafka_cluster.configs.items() if v} == before

@@ -241,3 +241,19 @@ def test_redpanda_options_on_a_kafka_plan_are_refused() -> None:
     options = KafkaTargetOptions("127.0.0.1:9092", redpanda_admin="http://127.0.0.1:9644")
     with pytest.raises(TargetError, match="are for Redpanda plans"):
         connect_kafka(options)
+
+
+def test_a_recovery_rate_preview_writes_nothing(
+    kafka_standin: KafkaStandin, redpanda_admin: RedpandaAdminStandin, tmp_path: Path
+) -> None:
+    """preview_throttle reads the rate it would replace (one GET) and writes nothing."""
+    redpanda_admin.config["raft_learner_recovery_rate"] = 52428800
+    target = _target(kafka_standin, redpanda_admin, _auth_file(tmp_path))
+    try:
+        preview = target.preview_throttle(10_000_000, [A0])
+        assert redpanda_admin.calls["write"] == 0
+        assert target.set_throttle(10_000_000, [A0]) == preview
+        target.clear_throttle(preview)
+        assert redpanda_admin.config == {"raft_learner_recovery_rate": 52428800}
+    finally:
+        target.close()

@@ -60,6 +60,8 @@ class KafkaTargetOptions:
 class Throttle(Protocol):
     """How a system throttles the copies of a reassignment (and undoes it)."""
 
+    def preview(self, rate: int, actions: Sequence[Action]) -> ThrottleSet: ...
+
     def set(self, rate: int, actions: Sequence[Action]) -> ThrottleSet: ...
 
     def clear(self, throttle: ThrottleSet) -> None: ...
@@ -301,6 +303,11 @@ class KafkaTarget:
             for t in d["topics"]
             for p in t["partitions"]
         }
+
+    def preview_throttle(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        """What :meth:`set_throttle` would write (ThrottlePreview): the executor journals it
+        first, so a kill right after the write still leaves enough to undo it."""
+        return self.throttle.preview(rate, actions)
 
     def set_throttle(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
         return self.throttle.set(rate, actions)

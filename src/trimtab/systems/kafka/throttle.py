@@ -126,7 +126,8 @@ class ConfigThrottle:
         if failed:
             raise TargetError(f"{self.conn.endpoint} refused a throttle: {'; '.join(failed)}")
 
-    def set(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+    def preview(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        """What :meth:`set` would write and the values it would replace (reads only)."""
         leader, follower, brokers = throttled_replicas(actions)
         if not brokers or rate <= 0:
             return ThrottleSet(rate)
@@ -137,7 +138,6 @@ class ConfigThrottle:
             wanted[("broker", str(broker))] = BROKER_RATES
         before = self._read(wanted)
         entries: list[dict[str, Any]] = []
-        changes: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
         for topic in sorted(set(leader) | set(follower)):
             found = before[("topic", topic)]
             for key, items in (
@@ -150,7 +150,6 @@ class ConfigThrottle:
                 if not added:
                     continue
                 value = ",".join(have + added)
-                changes[("topic", topic)][key] = value
                 entries.append(
                     {
                         "resource": "topic",
@@ -164,7 +163,6 @@ class ConfigThrottle:
         for broker in brokers:
             found = before[("broker", str(broker))]
             for key in BROKER_RATES:
-                changes[("broker", str(broker))][key] = str(rate)
                 entries.append(
                     {
                         "resource": "broker",
@@ -174,8 +172,16 @@ class ConfigThrottle:
                         "before": found.get(key),
                     }
                 )
-        self._write(changes)
         return ThrottleSet(rate, tuple(entries))
+
+    def set(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        """Throttle the moves of ``actions`` at ``rate`` bytes/s (see the module docstring)."""
+        throttle = self.preview(rate, actions)
+        changes: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
+        for e in throttle.entries:
+            changes[(str(e["resource"]), str(e["name"]))][str(e["key"])] = str(e["value"])
+        self._write(changes)
+        return throttle
 
     def clear(self, throttle: ThrottleSet) -> None:
         """Give back what ``throttle`` found; repeating it is harmless (after a crash)."""

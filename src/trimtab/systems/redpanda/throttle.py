@@ -48,12 +48,12 @@ class RecoveryRateThrottle:
             )
         return self.admin
 
-    def set(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+    def preview(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        """What :meth:`set` would write and the value it would replace (one GET)."""
         if rate <= 0 or not actions:
             return ThrottleSet(rate)
         admin = self._admin()
         before = admin.cluster_config().get(RATE_KEY)
-        admin.patch_cluster_config({RATE_KEY: rate}, [])
         entry = {
             "resource": "redpanda_cluster",
             "name": admin.url,
@@ -62,6 +62,13 @@ class RecoveryRateThrottle:
             "before": before,
         }
         return ThrottleSet(rate, (entry,))
+
+    def set(self, rate: int, actions: Sequence[Action]) -> ThrottleSet:
+        """Set ``raft_learner_recovery_rate`` to ``rate``, recording the value it replaces."""
+        throttle = self.preview(rate, actions)
+        if throttle.entries:
+            self._admin().patch_cluster_config({RATE_KEY: rate}, [])
+        return throttle
 
     def clear(self, throttle: ThrottleSet) -> None:
         entries = [e for e in throttle.entries if e.get("key") == RATE_KEY]
