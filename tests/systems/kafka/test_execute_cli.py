@@ -369,3 +369,76 @@ def test_a_rebalance_plan_drains_a_broker_end_to_end(
         assert cluster.partitions[(topic, int(index))].replicas == action["target"]["replicas"]
     assert not any(3 in p.replicas for p in cluster.partitions.values())
     assert _no_throttle_left(cluster)
+
+
+@pytest.mark.server
+def test_a_foreign_reassignment_mid_run_exits_3(setup: Setup) -> None:
+    """Someone starts their own (slow) reassignment of a later partition: the run stops,
+    on the changed precondition (3) or on the under-replication it causes (5), never
+    submitting or cancelling that partition."""
+
+    def meddle(sleeps: int) -> None:
+        if sleeps == 1:
+            setup.cluster.stall("t", 4)
+            setup.cluster.foreign_reassignment("t", 4, [6, 5, 4])
+
+    setup.clock.on_sleep = meddle
+    result = setup.execute("--approve", setup.plan.digest, "--max-in-flight", "2")
+    assert result.exit_code in (3, 5), result.output
+    assert "t/4" in result.output and setup.cluster.submissions[("t", 4)] == 0
+    assert setup.cluster.partitions[("t", 4)].target == [6, 5, 4]  # theirs left alone
+    assert setup.cluster.cancels[("t", 4)] == 0
+    assert _no_throttle_left(setup.cluster)
+
+
+@pytest.mark.server
+def test_dropped_connections_mid_run_are_survived(setup: Setup) -> None:
+    """The brokers drop every connection while moves run: the run carries on to the end."""
+    dropped: list[int] = []
+
+    def drop(sleeps: int) -> None:
+        if sleeps in (1, 3):
+            dropped.append(setup.standin.drop_connections())
+
+    setup.clock.on_sleep = drop
+    result = setup.execute("--approve", setup.plan.digest, "--throttle", "5MB/s")
+    assert result.exit_code == 0, result.output
+    assert dropped and all(n > 0 for n in dropped)
+    assert _replicas(setup.cluster) == _targets(setup.plan)
+    assert set(setup.cluster.submissions.values()) == {1}
+
+
+@pytest.mark.server
+def test_a_stalled_move_stops_the_run_as_abort(setup: Setup) -> None:
+    """A move that makes no progress past --stall-timeout, with --abort-on 0: the run stops as
+    --abort does: the moves in flight cancelled, the throttle removed."""
+    setup.cluster.stall("t", 0)
+    result = setup.execute(
+        "--approve", setup.plan.digest, "--throttle", "5MB/s", "--max-in-flight", "2",
+        "--stall-timeout", "10", "--abort-on", "0",
+    )  # fmt: skip
+    assert result.exit_code == 5, result.output
+    assert not any(p.moving for p in setup.cluster.partitions.values())
+    assert setup.cluster.partitions[("t", 0)].replicas == [1, 2, 3]
+    assert setup.cluster.cancels[("t", 0)] == 1
+    assert _no_throttle_left(setup.cluster)
+
+
+@pytest.mark.server
+def test_a_broker_going_away_mid_run_stops_it(setup: Setup) -> None:
+    """A destination broker leaves while the first moves run: the run stops (a node gone is
+    harm, and the actions that need it no longer hold), its throttle removed."""
+
+    def leave(sleeps: int) -> None:
+        if sleeps == 1:
+            setup.standin.stop_broker(6)
+
+    setup.clock.on_sleep = leave
+    result = setup.execute(
+        "--approve", setup.plan.digest, "--throttle", "5MB/s", "--max-in-flight", "2",
+        "--abort-on", "0",
+    )  # fmt: skip
+    assert result.exit_code in (3, 5), result.output
+    assert not any(p.target and 6 in p.target for p in setup.cluster.partitions.values())
+    assert setup.cluster.submissions[("t", 2)] == 0 and setup.cluster.submissions[("t", 5)] == 0
+    assert _no_throttle_left(setup.cluster)
