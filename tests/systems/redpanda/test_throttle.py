@@ -257,3 +257,13 @@ def test_a_recovery_rate_preview_writes_nothing(
         assert redpanda_admin.config == {"raft_learner_recovery_rate": 52428800}
     finally:
         target.close()
+
+
+def test_basic_auth_over_plain_http_warns() -> None:
+    """Credentials for an http:// Admin API get a warning naming the risk, never the password."""
+    from trimtab.systems.redpanda.admin_api import cleartext_warning
+
+    (warning,) = cleartext_warning("http://rp:9644", ("admin", "Pw-123456"))
+    assert "clear text" in warning and "Pw-123456" not in warning
+    assert cleartext_warning("https://rp:9644", ("admin", "Pw-123456")) == []
+    assert cleartext_warning("http://rp:9644", None) == []

@@ -357,9 +357,10 @@ def option_warnings(options: KafkaTargetOptions) -> list[str]:
     ``ssl.*`` key), read before connecting so they show even when the connection fails."""
     warnings = list(read_command_config(options.command_config).warnings)
     if options.system == "redpanda" and options.redpanda_admin is not None:
-        from trimtab.systems.redpanda.admin_api import read_basic_auth
+        from trimtab.systems.redpanda.admin_api import cleartext_warning, read_basic_auth
 
-        warnings += read_basic_auth(options.redpanda_auth_file)[1]
+        auth, more = read_basic_auth(options.redpanda_auth_file)
+        warnings += more + cleartext_warning(options.redpanda_admin, auth)
     return warnings
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from trimtab.config.secrets import read_secret_file, remember_secret, scrub
 from trimtab.errors import TargetError
 
-__all__ = ["RedpandaAdmin", "read_basic_auth"]
+__all__ = ["RedpandaAdmin", "cleartext_warning", "read_basic_auth"]
 
 
 def read_basic_auth(path: Path | None) -> tuple[tuple[str, str] | None, list[str]]:
@@ -41,6 +41,16 @@ def read_basic_auth(path: Path | None) -> tuple[tuple[str, str] | None, list[str
         remember_secret(env_password)
         return (env_user, env_password), []
     return None, []
+
+
+def cleartext_warning(url: str, auth: tuple[str, str] | None) -> list[str]:
+    """A warning when Basic credentials would cross the network unencrypted (http://)."""
+    if auth is None or urlsplit(url).scheme != "http":
+        return []
+    return [
+        f"--redpanda-admin {url} is plain HTTP: the Admin API password travels in clear text; "
+        "use https:// (admin_api_tls)"
+    ]
 
 
 class RedpandaAdmin:
