@@ -4,13 +4,15 @@ Built from Redpanda's Admin API reference: ``GET /v1/cluster_config`` (``include
 true by default) answers a JSON object of properties, ``PUT /v1/cluster_config`` takes
 ``{"upsert": {...}, "remove": [...]}`` and answers ``{"config_version": N}``, 400 with
 ``{property: message}`` for a value it refuses or an unknown property, 401 without valid
-credentials when ``admin_api_require_auth`` is on. Calls are counted (reads, writes).
+credentials when ``admin_api_require_auth`` is on; optionally over TLS (``admin_api_tls``).
+Calls are counted (reads, writes).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,22 +99,27 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, standin: RedpandaAdminStandin) -> None:
+    def __init__(self, standin: RedpandaAdminStandin, tls: ssl.SSLContext | None) -> None:
         self.standin = standin
         super().__init__(("127.0.0.1", 0), _Handler)
+        if tls is not None:
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
 
 
 class RedpandaAdminStandin:
     """The Admin API on a loopback port; :attr:`config` holds the properties set."""
 
-    def __init__(self, users: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, users: dict[str, str] | None = None, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.users = users
         self.config: dict[str, Any] = {}
         self.version = 0
         self.history: list[dict[str, Any]] = []
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
-        self._server = _Server(self)
+        self.scheme = "https" if tls is not None else "http"
+        self._server = _Server(self, tls)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True
         )
@@ -128,7 +135,7 @@ class RedpandaAdminStandin:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def count(self, kind: str) -> None:
         with self.lock:

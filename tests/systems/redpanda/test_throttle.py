@@ -3,6 +3,7 @@ config ``raft_learner_recovery_rate`` through the Admin API (HTTP Basic auth).""
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from tests.standins.kafka import Cluster, KafkaStandin
 from tests.standins.redpanda import RedpandaAdminStandin
 from tests.systems.kafka.helpers import StandinClock, move
 from tests.systems.redpanda.conftest import USERS
+from tests.tls_certs import TlsFiles
 from trimtab.errors import TargetError
 from trimtab.plans.target import Check, ThrottleSet
 from trimtab.systems.kafka.target import KafkaTarget, KafkaTargetOptions, connect_kafka
@@ -267,3 +269,34 @@ def test_basic_auth_over_plain_http_warns() -> None:
     assert "clear text" in warning and "Pw-123456" not in warning
     assert cleartext_warning("https://rp:9644", ("admin", "Pw-123456")) == []
     assert cleartext_warning("http://rp:9644", None) == []
+
+
+@pytest.mark.server
+def test_an_https_admin_api_is_verified_with_the_command_config_ca(
+    kafka_standin: KafkaStandin, tls_files: TlsFiles, tmp_path: Path
+) -> None:
+    """https:// is checked against ssl.truststore.location of --command-config; without it
+    (the system's CAs) the certificate does not verify: one error line."""
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(str(tls_files.server_cert), str(tls_files.server_key))
+    config = tmp_path / "client.properties"
+    config.write_text(f"ssl.truststore.type=PEM\nssl.truststore.location={tls_files.ca}\n")
+    with RedpandaAdminStandin(users=USERS, tls=server) as admin:
+        auth = _auth_file(tmp_path)
+        trusted = connect_kafka(
+            KafkaTargetOptions(
+                kafka_standin.bootstrap, command_config=config, system="redpanda",
+                redpanda_admin=admin.url, redpanda_auth_file=auth,
+            )
+        )  # fmt: skip
+        try:
+            trusted.clear_throttle(trusted.set_throttle(10_000_000, [A0]))
+            assert admin.calls["write"] == 2
+        finally:
+            trusted.close()
+        untrusted = _target(kafka_standin, admin, auth)
+        try:
+            with pytest.raises(TargetError, match=r"certificate verify failed.*ssl\.truststore"):
+                untrusted.set_throttle(10_000_000, [A0])
+        finally:
+            untrusted.close()

@@ -382,7 +382,10 @@ def connect_kafka(options: KafkaTargetOptions) -> Target:
         from trimtab.systems.redpanda.throttle import RecoveryRateThrottle
 
         throttle_api = RecoveryRateThrottle.from_options(
-            options.redpanda_admin, options.redpanda_auth_file, options.timeout_s
+            options.redpanda_admin,
+            options.redpanda_auth_file,
+            options.timeout_s,
+            security.truststore,
         )
         warnings += throttle_api.warnings
     conn = AdminConnection(options.bootstrap_servers, security, options.timeout_s)

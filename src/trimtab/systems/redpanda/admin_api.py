@@ -6,12 +6,14 @@ object); ``PUT /v1/cluster_config`` takes ``{"upsert": {key: value}, "remove": [
 ``admin_api_require_auth`` is on, every call carries HTTP Basic credentials (401 or 403
 without them): they come from ``--redpanda-auth-file`` (one line ``user:password``) or the
 ``RPK_USER``/``RPK_PASS`` environment variables rpk reads, never from an option value, and the
-password is scrubbed from every output.
+password is scrubbed from every output. An ``https://`` Admin API is verified against the CAs of
+``--command-config``'s ``ssl.truststore.location`` when it has one (one cluster, one CA).
 """
 
 from __future__ import annotations
 
 import os
+import ssl
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -56,7 +58,13 @@ def cleartext_warning(url: str, auth: tuple[str, str] | None) -> list[str]:
 class RedpandaAdmin:
     """The cluster-config calls of the Admin API, counted in :attr:`calls`."""
 
-    def __init__(self, url: str, auth: tuple[str, str] | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        url: str,
+        auth: tuple[str, str] | None,
+        timeout_s: float,
+        ca: Path | None = None,
+    ) -> None:
         parts = urlsplit(url)
         if parts.username or parts.password:
             raise TargetError(
@@ -72,16 +80,23 @@ class RedpandaAdmin:
         self.calls: Counter[str] = Counter()
         self._auth = auth
         self._timeout = timeout_s
+        self._ca = ca  # the PEM CAs of an https:// Admin API (else the system's)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         import httpx
 
         self.calls[f"{method} {path}"] += 1
         try:
-            with httpx.Client(auth=self._auth, timeout=self._timeout) as client:
+            verify: ssl.SSLContext | bool = True
+            if self._ca is not None:
+                verify = ssl.create_default_context(cafile=str(self._ca))
+            with httpx.Client(auth=self._auth, timeout=self._timeout, verify=verify) as client:
                 response = client.request(method, self.url + path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise TargetError(scrub(f"cannot reach {self.endpoint}: {exc}")) from None
+        except (httpx.HTTPError, ssl.SSLError, OSError) as exc:
+            hint = ""
+            if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+                hint = ": check ssl.truststore.location (PEM) in --command-config"
+            raise TargetError(scrub(f"cannot reach {self.endpoint}: {exc}{hint}")) from None
         if response.status_code in (401, 403):
             raise TargetError(
                 f"{self.endpoint}: authentication failed (HTTP {response.status_code}): check "

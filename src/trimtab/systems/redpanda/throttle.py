@@ -28,7 +28,7 @@ class RecoveryRateThrottle:
 
     @staticmethod
     def from_options(
-        admin_url: str | None, auth_file: Path | None, timeout_s: float
+        admin_url: str | None, auth_file: Path | None, timeout_s: float, ca: Path | None = None
     ) -> RecoveryRateThrottle:
         """From ``--redpanda-admin`` and ``--redpanda-auth-file`` (no URL: no throttle)."""
         if admin_url is None:
@@ -36,7 +36,7 @@ class RecoveryRateThrottle:
                 raise TargetError("--redpanda-auth-file needs --redpanda-admin URL")
             return RecoveryRateThrottle(None)
         auth, warnings = read_basic_auth(auth_file)
-        throttle = RecoveryRateThrottle(RedpandaAdmin(admin_url, auth, timeout_s))
+        throttle = RecoveryRateThrottle(RedpandaAdmin(admin_url, auth, timeout_s, ca))
         throttle.warnings = warnings
         return throttle
 
