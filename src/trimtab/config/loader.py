@@ -21,7 +21,7 @@ from typing import Any
 from trimtab.config.core import Config, LoadedConfig, apply_keys, lookup
 from trimtab.errors import ConfigError
 
-__all__ = ["read_config"]
+__all__ = ["read_config", "read_properties"]
 
 
 def read_config(path: str | Path, *, strict: bool = True) -> LoadedConfig:
@@ -71,3 +71,20 @@ def _read_properties(path: Path) -> dict[str, str]:
     except Exception as exc:  # jproperties raises its own parse errors
         raise ConfigError(f"config file {path} is not a valid properties file: {exc}") from None
     return {key: value for key, (value, _meta) in props.items()}
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """A Java properties file another tool owns (Kafka's ``--command-config``) as key ->
+    value. Unlike :func:`read_config` it names no setting; a file that does not parse is a
+    :class:`ConfigError` quoting no line, since a line may hold a password."""
+    from jproperties import Properties
+
+    props = Properties()
+    try:
+        with path.open("rb") as handle:
+            props.load(handle, "utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except Exception:  # jproperties' own parse errors quote the line
+        raise ConfigError(f"{path} is not a Java properties file (key=value lines)") from None
+    return {str(key): str(value) for key, (value, _meta) in props.items()}

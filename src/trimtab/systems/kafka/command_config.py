@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from trimtab.config.secrets import remember_secret
-from trimtab.errors import TargetError
+from trimtab.errors import ConfigError, TargetError
 
 __all__ = ["PROTOCOLS", "ClientSecurity", "read_command_config"]
 
@@ -118,19 +118,12 @@ def _reason(exc: BaseException) -> str:
 
 
 def _properties(path: Path) -> dict[str, str]:
-    from jproperties import Properties
+    from trimtab.config.loader import read_properties
 
-    props = Properties()
     try:
-        with path.open("rb") as handle:
-            props.load(handle, "utf-8")
-    except OSError as exc:
-        raise TargetError(f"cannot read --command-config {path}: {_reason(exc)}") from None
-    except Exception:  # jproperties' own parse errors quote the line: it may hold a password
-        raise TargetError(
-            f"--command-config {path} is not a Java properties file (key=value lines)"
-        ) from None
-    return {str(k): str(v) for k, (v, _meta) in props.items()}
+        return read_properties(path)
+    except ConfigError as exc:
+        raise TargetError(f"--command-config: {exc}") from None
 
 
 def _jaas_login(text: str, source: str) -> tuple[str, str]:
