@@ -323,7 +323,7 @@ class Cluster:
             p.replicas = list(replicas) + [r for r in original if r not in replicas]
             p.copied = {r: p.copied.get(r, 0.0) for r in p.adding}
             self._moving.add((topic, index))
-            if p.size == 0:
+            if p.size == 0 or not p.adding:  # nothing to copy: a reorder or an empty log
                 for r in p.adding:
                     if self._alive(r) and r not in p.isr:
                         p.isr.append(r)

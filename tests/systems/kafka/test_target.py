@@ -314,3 +314,11 @@ def test_a_throttle_preview_writes_nothing_and_undoes_the_set(
     assert {k: v for k, v in kafka_cluster.configs.items() if v} == before
     kafka_target.clear_throttle(preview)  # again: harmless
     assert {k: v for k, v in kafka_cluster.configs.items() if v} == before
+
+
+def test_a_reorder_completes_at_once(kafka_target: KafkaTarget, kafka_cluster: Cluster) -> None:
+    """A new leader order copies nothing: the move is done as soon as it is submitted."""
+    reorder = move(3, [1, 2, 3], [2, 1, 3])
+    kafka_target.submit([reorder])
+    assert kafka_target.observe([reorder])["orders/3"].check is Check.DONE
+    assert kafka_cluster.partitions[("orders", 3)].replicas == [2, 1, 3]
