@@ -196,7 +196,10 @@ def _tls_problem(exc: BaseException) -> str | None:
         if "expired" in message:
             return f"the broker's certificate has expired ({message}): renew it"
         if "mismatch" in message.lower() or "not valid for" in message:
-            return f"the broker's certificate is for another host ({message}): use the name it has"
+            return (
+                f"the broker's certificate is for another host ({message}): use a host name "
+                "the certificate names, or reissue it"
+            )
         return (
             f"the broker's certificate is not signed by a trusted CA ({message}): give the "
             "cluster's CA with --tls-ca (tlsTrustCertsFilePath)"

@@ -109,6 +109,8 @@ def connect_pulsar(options: PulsarTargetOptions) -> PulsarTarget:
                 f"{url}: use https:// (with --tls-ca), or give --allow-insecure"
             )
         warnings.append(f"sending the Pulsar admin token in cleartext to {url} (--allow-insecure)")
+    if url.startswith("http://") and (auth.tls_ca or auth.tls_cert):
+        warnings.append(f"the TLS files are not used with the cleartext {url}: use https://")
     rest = AdminRest(url, auth, timeout_s=options.timeout_s)
     target = PulsarTarget(PulsarAdmin(rest, options.cluster), options, warnings=warnings)
     try:
