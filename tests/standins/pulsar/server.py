@@ -114,6 +114,8 @@ class BrokerServer(ThreadingHTTPServer):
         finally:
             with self._open_lock:
                 self._open.discard(request)
+            if self.context is not None:
+                request.close()  # the wrapper took the socket over: socketserver closes neither
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A peer that hangs up is no error of the stand-in's (kept off stderr)."""
