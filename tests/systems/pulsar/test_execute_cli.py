@@ -5,7 +5,7 @@ no output."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +13,16 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.standins.pulsar.standin import PulsarStandin, ServerTls
+from tests.systems.pulsar.conftest import TOKEN
 from tests.tls_certs import TlsFiles
 from trimtab.cli import app
 from trimtab.plans.document import Action, PlanDocument
 
 Start = Callable[..., PulsarStandin]
-TOKEN = "eyJhbGciOiJIUzI1NiJ9.YWRtaW4.cli-test-signature"
 runner = CliRunner()
 
 
-def plan_of(standin: PulsarStandin, moves: list[tuple[str, str, str | None]]) -> PlanDocument:
+def plan_of(standin: PulsarStandin, moves: Sequence[tuple[str, str, str | None]]) -> PlanDocument:
     """A shed plan of ``moves`` (bundle, from, to), as ``shed --plan`` writes one."""
     actions = tuple(
         Action(
@@ -50,14 +50,6 @@ def plan_of(standin: PulsarStandin, moves: list[tuple[str, str, str | None]]) ->
 @pytest.fixture
 def standin(pulsar_standin: Start) -> PulsarStandin:
     return pulsar_standin(brokers=3, namespaces={"t/ns": 6}, tokens={TOKEN: "admin"})
-
-
-@pytest.fixture
-def token_file(tmp_path: Path) -> Path:
-    path = tmp_path / "admin.jwt"
-    path.write_text(TOKEN + "\n")
-    path.chmod(0o600)
-    return path
 
 
 @pytest.fixture

@@ -4,52 +4,27 @@ refusal of cleartext, each TLS failure as one line, and the token in no output."
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.standins.pulsar.standin import PulsarStandin, ServerTls
+from tests.systems.pulsar.conftest import TOKEN, secret_file
 from tests.tls_certs import TlsFiles
 from trimtab.errors import TargetError
 from trimtab.systems.pulsar.credentials import TOKEN_ENV, resolve_auth
-from trimtab.systems.pulsar.target import PulsarTarget, PulsarTargetOptions, connect_pulsar
+from trimtab.systems.pulsar.target import PulsarTarget, PulsarTargetOptions
 
 Start = Callable[..., PulsarStandin]
-TOKEN = "eyJhbGciOiJIUzI1NiJ9.c3VwZXJ1c2Vy.secret-signature"
 USER_TOKEN = "eyJhbGciOiJIUzI1NiJ9.dXNlcg.user-signature"
-_OPEN: list[PulsarTarget] = []
+Connect = Callable[..., PulsarTarget]
 
 
-@pytest.fixture(autouse=True)
-def _close_targets() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
-def connect(url: str, **options: object) -> PulsarTarget:
-    target = connect_pulsar(PulsarTargetOptions(url, "standalone", **options))  # type: ignore[arg-type]
-    _OPEN.append(target)
-    return target
-
-
-def secret_file(directory: Path, text: str, name: str = "admin.jwt") -> Path:
-    path = directory / name
-    path.write_text(text + "\n")
-    path.chmod(0o600)
-    return path
-
-
-def refusal(url: str, **options: object) -> str:
+def refusal(connect: Connect, url: str, **options: object) -> str:
     with pytest.raises(TargetError) as caught:
         connect(url, **options)
     return str(caught.value)
-
-
-@pytest.fixture
-def token_file(tmp_path: Path) -> Path:
-    return secret_file(tmp_path, TOKEN)
 
 
 @pytest.fixture
@@ -61,35 +36,39 @@ def secured(pulsar_standin: Start, tls_files: TlsFiles) -> PulsarStandin:
 # -- tokens ------------------------------------------------------------------------------------
 
 
-def test_a_missing_token_says_how_to_give_one(pulsar_standin: Start) -> None:
+def test_a_missing_token_says_how_to_give_one(connect: Connect, pulsar_standin: Start) -> None:
     standin = pulsar_standin(tokens={TOKEN: "admin"})
-    message = refusal(standin.admin_url)
+    message = refusal(connect, standin.admin_url)
     assert "401 Authentication required" in message
     assert "--pulsar-token-file" in message
     assert standin.admin_url in message
 
 
-def test_a_wrong_token_names_its_file_not_its_value(pulsar_standin: Start, tmp_path: Path) -> None:
+def test_a_wrong_token_names_its_file_not_its_value(
+    connect: Connect, pulsar_standin: Start, tmp_path: Path
+) -> None:
     standin = pulsar_standin(tokens={TOKEN: "admin"})
     wrong = secret_file(tmp_path, "not-the-token-at-all")
-    message = refusal(standin.admin_url, token_file=wrong, allow_insecure=True)
+    message = refusal(connect, standin.admin_url, token_file=wrong, allow_insecure=True)
     assert f"check the token in the token file {wrong}" in message
     assert "not-the-token-at-all" not in message
 
 
-def test_a_role_that_is_no_super_user_is_told_so(pulsar_standin: Start, tmp_path: Path) -> None:
+def test_a_role_that_is_no_super_user_is_told_so(
+    connect: Connect, pulsar_standin: Start, tmp_path: Path
+) -> None:
     standin = pulsar_standin(tokens={TOKEN: "admin", USER_TOKEN: "app"})
     user = secret_file(tmp_path, USER_TOKEN)
-    message = refusal(standin.admin_url, token_file=user, allow_insecure=True)
+    message = refusal(connect, standin.admin_url, token_file=user, allow_insecure=True)
     assert "is not a super-user" in message
 
 
 def test_cleartext_with_a_token_is_refused_before_any_call(
-    pulsar_standin: Start, token_file: Path
+    connect: Connect, pulsar_standin: Start, token_file: Path
 ) -> None:
     """http:// with a token: one line pointing at https:// or --allow-insecure; no call made."""
     standin = pulsar_standin(tokens={TOKEN: "admin"})
-    message = refusal(standin.admin_url, token_file=token_file)
+    message = refusal(connect, standin.admin_url, token_file=token_file)
     assert message.startswith("refusing to send the Pulsar admin token from the token file")
     assert "--allow-insecure" in message
     assert standin.cluster.counts() == {"reads": 0, "writes": 0}
@@ -97,7 +76,9 @@ def test_cleartext_with_a_token_is_refused_before_any_call(
     assert any("cleartext" in w for w in target.warnings)
 
 
-def test_a_token_file_others_can_read_gets_a_warning(pulsar_standin: Start, tmp_path: Path) -> None:
+def test_a_token_file_others_can_read_gets_a_warning(
+    connect: Connect, pulsar_standin: Start, tmp_path: Path
+) -> None:
     standin = pulsar_standin(tokens={TOKEN: "admin"})
     loose = secret_file(tmp_path, TOKEN, "loose.jwt")
     loose.chmod(0o644)
@@ -154,7 +135,7 @@ def test_the_token_file_option_wins_then_broker_conf_then_the_environment(
 
 
 def test_https_with_the_clusters_ca_unloads_through_redirects(
-    secured: PulsarStandin, tls_files: TlsFiles, token_file: Path
+    connect: Connect, secured: PulsarStandin, tls_files: TlsFiles, token_file: Path
 ) -> None:
     from trimtab.plans.document import Action
 
@@ -168,9 +149,9 @@ def test_https_with_the_clusters_ca_unloads_through_redirects(
 
 
 def test_a_wrong_ca_is_one_line(
-    secured: PulsarStandin, tls_files: TlsFiles, token_file: Path
+    connect: Connect, secured: PulsarStandin, tls_files: TlsFiles, token_file: Path
 ) -> None:
-    message = refusal(secured.admin_url, token_file=token_file, tls_ca=tls_files.other_ca)
+    message = refusal(connect, secured.admin_url, token_file=token_file, tls_ca=tls_files.other_ca)
     assert message.startswith(f"TLS to the Pulsar admin API at {secured.admin_url}")
     assert "not signed by a trusted CA" in message
     assert "--tls-ca" in message
@@ -181,29 +162,29 @@ def test_a_wrong_ca_is_one_line(
     [("wrong_host", "is for another host"), ("expired", "has expired")],
 )
 def test_a_certificate_for_another_host_or_out_of_date(
-    pulsar_standin: Start, tls_files: TlsFiles, cert: str, problem: str
+    connect: Connect, pulsar_standin: Start, tls_files: TlsFiles, cert: str, problem: str
 ) -> None:
     tls = ServerTls(getattr(tls_files, f"{cert}_cert"), getattr(tls_files, f"{cert}_key"))
     standin = pulsar_standin(brokers=1, tls=tls)
-    assert problem in refusal(standin.admin_url, tls_ca=tls_files.ca)
+    assert problem in refusal(connect, standin.admin_url, tls_ca=tls_files.ca)
 
 
 def test_plaintext_to_a_tls_port_and_tls_to_a_plaintext_port(
-    pulsar_standin: Start, secured: PulsarStandin, tls_files: TlsFiles
+    connect: Connect, pulsar_standin: Start, secured: PulsarStandin, tls_files: TlsFiles
 ) -> None:
     plain_to_tls = secured.admin_url.replace("https://", "http://")
-    assert "is it a TLS port? use https://" in refusal(plain_to_tls)
+    assert "is it a TLS port? use https://" in refusal(connect, plain_to_tls)
     plain = pulsar_standin(brokers=1)
     tls_to_plain = plain.admin_url.replace("http://", "https://")
-    assert "the peer does not speak TLS" in refusal(tls_to_plain, tls_ca=tls_files.ca)
+    assert "the peer does not speak TLS" in refusal(connect, tls_to_plain, tls_ca=tls_files.ca)
 
 
 def test_mutual_tls_wants_the_client_certificate(
-    pulsar_standin: Start, tls_files: TlsFiles
+    connect: Connect, pulsar_standin: Start, tls_files: TlsFiles
 ) -> None:
     tls = ServerTls(tls_files.server_cert, tls_files.server_key, client_ca=tls_files.ca)
     standin = pulsar_standin(brokers=2, tls=tls)
-    assert "client certificate" in refusal(standin.admin_url, tls_ca=tls_files.ca)
+    assert "client certificate" in refusal(connect, standin.admin_url, tls_ca=tls_files.ca)
     target = connect(
         standin.admin_url,
         tls_ca=tls_files.ca,
@@ -213,25 +194,28 @@ def test_mutual_tls_wants_the_client_certificate(
     assert target.observe([]) == {}
 
 
-def test_an_unreachable_broker_is_one_line() -> None:
+def test_an_unreachable_broker_is_one_line(connect: Connect) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    message = refusal(f"http://127.0.0.1:{port}")
+    message = refusal(connect, f"http://127.0.0.1:{port}")
     assert message.startswith(f"cannot reach the Pulsar admin API at http://127.0.0.1:{port}")
     assert "check --pulsar-admin" in message
 
 
 def test_the_token_is_in_no_message_after_failing_runs(
-    pulsar_standin: Start, tls_files: TlsFiles, token_file: Path, tmp_path: Path
+    connect: Connect, pulsar_standin: Start, tls_files: TlsFiles, token_file: Path, tmp_path: Path
 ) -> None:
     """Every refusal and representation a failing run can show, searched for the token."""
     standin = pulsar_standin(tokens={"another": "admin"}, brokers=2)
     shown = [
-        refusal(standin.admin_url, token_file=token_file),
-        refusal(standin.admin_url, token_file=token_file, allow_insecure=True),
+        refusal(connect, standin.admin_url, token_file=token_file),
+        refusal(connect, standin.admin_url, token_file=token_file, allow_insecure=True),
         refusal(
-            standin.admin_url.replace("http", "https"), token_file=token_file, tls_ca=tls_files.ca
+            connect,
+            standin.admin_url.replace("http", "https"),
+            token_file=token_file,
+            tls_ca=tls_files.ca,
         ),
         repr(PulsarTargetOptions(standin.admin_url, "standalone", token_file=token_file)),
     ]

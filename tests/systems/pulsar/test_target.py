@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.standins.pulsar.standin import PulsarStandin
+from tests.systems.pulsar.conftest import TOKEN
 from trimtab.errors import InputError
 from trimtab.plans.document import Action
 from trimtab.plans.target import Check
@@ -20,11 +21,9 @@ from trimtab.systems.pulsar.target import (
     PulsarTarget,
     PulsarTargetOptions,
     check_admin_url,
-    connect_pulsar,
 )
 
 Start = Callable[..., PulsarStandin]
-ADMIN_TOKEN = "s3cret-admin-token"
 
 
 def moves(standin: PulsarStandin, source: int, dest: int | None, count: int = 1) -> list[Action]:
@@ -38,55 +37,44 @@ def moves(standin: PulsarStandin, source: int, dest: int | None, count: int = 1)
     ]
 
 
-_OPEN: list[PulsarTarget] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_targets() -> Iterator[None]:
-    """Every target a test opens is closed after it (its httpx connections)."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
-def connect(standin: PulsarStandin, **options: object) -> PulsarTarget:
-    opts = PulsarTargetOptions(standin.admin_url, "standalone", **options)  # type: ignore[arg-type]
-    target = connect_pulsar(opts)
-    _OPEN.append(target)
-    return target
-
-
-def scripted(
-    standin: PulsarStandin, *, cooldown_s: float = 0.0, on_sleep: Callable[[], None] | None = None
-) -> tuple[PulsarTarget, list[float]]:
-    """A target whose clock moves only when it sleeps; returns it and its sleeps."""
-    now, sleeps = [0.0], []
-
-    def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        now[0] += seconds
-        if on_sleep is not None:
-            on_sleep()
-        time.sleep(0.01)  # let the stand-in's real clock move too
-
-    rest = AdminRest(standin.admin_url, AdminAuth(), timeout_s=5.0)
-    options = PulsarTargetOptions(standin.admin_url, "standalone", cooldown_s=cooldown_s)
-    target = PulsarTarget(
-        PulsarAdmin(rest, "standalone"), options, sleep=sleep, clock=lambda: now[0]
-    )
-    _OPEN.append(target)
-    return target, sleeps
+Connect = Callable[..., PulsarTarget]
+Scripted = Callable[..., tuple[PulsarTarget, list[float]]]
 
 
 @pytest.fixture
-def token_file(tmp_path: Path) -> Path:
-    path = tmp_path / "admin.jwt"
-    path.write_text(ADMIN_TOKEN + "\n")
-    path.chmod(0o600)
-    return path
+def scripted() -> Iterator[Scripted]:
+    """``scripted(standin, cooldown_s=, on_sleep=)``: a target whose clock moves only when it
+    sleeps, and the list of its sleeps."""
+    made: list[PulsarTarget] = []
+
+    def make(
+        standin: PulsarStandin,
+        *,
+        cooldown_s: float = 0.0,
+        on_sleep: Callable[[], None] | None = None,
+    ) -> tuple[PulsarTarget, list[float]]:
+        now, sleeps = [0.0], []
+
+        def sleep(seconds: float) -> None:
+            sleeps.append(seconds)
+            now[0] += seconds
+            if on_sleep is not None:
+                on_sleep()
+            time.sleep(0.01)  # let the stand-in's real clock move too
+
+        rest = AdminRest(standin.admin_url, AdminAuth(), timeout_s=5.0)
+        options = PulsarTargetOptions(standin.admin_url, "standalone", cooldown_s=cooldown_s)
+        admin = PulsarAdmin(rest, "standalone")
+        target = PulsarTarget(admin, options, sleep=sleep, clock=lambda: now[0])
+        made.append(target)
+        return target, sleeps
+
+    yield make
+    for target in made:
+        target.close()
 
 
-def test_observe_reads_every_check_state(pulsar_standin: Start) -> None:
+def test_observe_reads_every_check_state(connect: Connect, pulsar_standin: Start) -> None:
     """READY on the source, DONE on the target, CHANGED when elsewhere or unowned."""
     standin = pulsar_standin(brokers=3, namespaces={"t/ns": 12})
     ready, done, elsewhere, unowned = moves(standin, 1, 2, count=4)
@@ -94,7 +82,7 @@ def test_observe_reads_every_check_state(pulsar_standin: Start) -> None:
     standin.cluster.reown(done.item, b[2])
     standin.cluster.reown(elsewhere.item, b[0])
     standin.cluster.reown(unowned.item, None)
-    seen = connect(standin).observe([ready, done, elsewhere, unowned])
+    seen = connect(standin.admin_url).observe([ready, done, elsewhere, unowned])
     checks = [seen[a.id].check for a in (ready, done, elsewhere, unowned)]
     assert checks == [Check.READY, Check.DONE, Check.CHANGED, Check.CHANGED]
     assert seen[elsewhere.id].why == f"owned by {b[0]}, not {b[1]}"
@@ -102,10 +90,10 @@ def test_observe_reads_every_check_state(pulsar_standin: Start) -> None:
     assert "not owned by any broker" in seen[unowned.id].why
 
 
-def test_a_dry_run_makes_no_write(pulsar_standin: Start) -> None:
+def test_a_dry_run_makes_no_write(connect: Connect, pulsar_standin: Start) -> None:
     """Observing and reading the guards only reads: the stand-in counts no write call."""
     standin = pulsar_standin(brokers=3, namespaces={"t/ns": 6})
-    target = connect(standin)
+    target = connect(standin.admin_url)
     actions = moves(standin, 0, 1, count=2)
     target.observe(actions)
     target.guards(actions)
@@ -115,13 +103,13 @@ def test_a_dry_run_makes_no_write(pulsar_standin: Start) -> None:
 
 
 def test_unloads_follow_the_redirect_with_the_token(
-    pulsar_standin: Start, token_file: Path
+    connect: Connect, pulsar_standin: Start, token_file: Path
 ) -> None:
     """The admin broker answers 307 for a bundle another broker owns; the PUT follows it with
     its token (httpx alone would drop it), and each bundle lands before the next is sent."""
-    standin = pulsar_standin(brokers=3, namespaces={"t/ns": 6}, tokens={ADMIN_TOKEN: "admin"})
+    standin = pulsar_standin(brokers=3, namespaces={"t/ns": 6}, tokens={TOKEN: "admin"})
     actions = moves(standin, 1, 2, count=2)
-    target = connect(standin, token_file=token_file, allow_insecure=True)
+    target = connect(standin.admin_url, token_file=token_file, allow_insecure=True)
     target.submit(actions)
     b = standin.brokers
     assert [standin.cluster.owner(a.item) for a in actions] == [b[2], b[2]]
@@ -130,17 +118,21 @@ def test_unloads_follow_the_redirect_with_the_token(
     assert puts == [(b[0], 307), (b[1], 204)] * 2
 
 
-def test_a_null_destination_is_done_once_another_broker_owns_it(pulsar_standin: Start) -> None:
+def test_a_null_destination_is_done_once_another_broker_owns_it(
+    connect: Connect, pulsar_standin: Start
+) -> None:
     """Without a destination the next lookup places the bundle; any broker but the source."""
     standin = pulsar_standin(brokers=3, namespaces={"t/ns": 6})
     [action] = moves(standin, 0, None)
-    target = connect(standin)
+    target = connect(standin.admin_url)
     target.submit([action])
     assert standin.cluster.owner(action.item) not in (None, standin.brokers[0])
     assert target.poll([action])[action.id].done
 
 
-def test_the_cooldown_separates_unloads_of_one_broker(pulsar_standin: Start) -> None:
+def test_the_cooldown_separates_unloads_of_one_broker(
+    scripted: Scripted, pulsar_standin: Start
+) -> None:
     """Two unloads from one broker are cooldown_s apart; one from another broker waits not."""
     standin = pulsar_standin(brokers=3, namespaces={"t/ns": 9}, unload_seconds=0.0)
     first, second = moves(standin, 0, 1, count=2)
@@ -153,7 +145,9 @@ def test_the_cooldown_separates_unloads_of_one_broker(pulsar_standin: Start) -> 
     assert standin.cluster.owner(second.item) == standin.brokers[1]
 
 
-def test_a_bundle_reowned_mid_run_fails_and_stops_the_rest(pulsar_standin: Start) -> None:
+def test_a_bundle_reowned_mid_run_fails_and_stops_the_rest(
+    scripted: Scripted, pulsar_standin: Start
+) -> None:
     """Someone moves the bundle elsewhere while it lands: it fails with the owner it has, and
     the actions after it in the call are not sent."""
     standin = pulsar_standin(brokers=3, namespaces={"t/ns": 9}, unload_seconds=1000.0)
@@ -168,11 +162,13 @@ def test_a_bundle_reowned_mid_run_fails_and_stops_the_rest(pulsar_standin: Start
     assert len([c for c in standin.cluster.writes() if c.status == 204]) == 1
 
 
-def test_a_broker_going_away_shows_in_checks_and_guards(pulsar_standin: Start) -> None:
+def test_a_broker_going_away_shows_in_checks_and_guards(
+    connect: Connect, pulsar_standin: Start
+) -> None:
     """The destination leaves: its actions are CHANGED and the guards name it missing."""
     standin = pulsar_standin(brokers=3, namespaces={"t/ns": 6})
     actions = moves(standin, 0, 2)
-    target = connect(standin)
+    target = connect(standin.admin_url)
     gone = standin.brokers[2]
     standin.cluster.remove_broker(gone)
     seen = target.observe(actions)[actions[0].id]
@@ -183,12 +179,14 @@ def test_a_broker_going_away_shows_in_checks_and_guards(pulsar_standin: Start) -
     assert set(guards.loads) == {standin.brokers[0]}
 
 
-def test_a_dropped_connection_is_read_again_and_resent(pulsar_standin: Start) -> None:
+def test_a_dropped_connection_is_read_again_and_resent(
+    connect: Connect, pulsar_standin: Start
+) -> None:
     """The first unload PUT and one read lose their connection: the read is retried, the
     owner is read again (still the source) and the PUT sent once more."""
     standin = pulsar_standin(brokers=2, namespaces={"t/ns": 4})
     [action] = moves(standin, 0, 1)
-    target = connect(standin)
+    target = connect(standin.admin_url)
     standin.cluster.drop_next("/unload")
     standin.cluster.drop_next("/ownedNamespaces")
     target.submit([action])
@@ -197,17 +195,17 @@ def test_a_dropped_connection_is_read_again_and_resent(pulsar_standin: Start) ->
     assert statuses == [0, 204]
 
 
-def test_guards_read_each_brokers_load_report(pulsar_standin: Start) -> None:
+def test_guards_read_each_brokers_load_report(connect: Connect, pulsar_standin: Start) -> None:
     """A broker's load is its largest usage share, as LocalBrokerData.getMaxResourceUsage."""
     standin = pulsar_standin(brokers=3, namespaces={"t/ns": 6})
     b = standin.brokers
     standin.cluster.set_load(b[1], cpu=0.35, bandwidthOut=0.92)
-    guards = connect(standin).guards(moves(standin, 1, 2))
+    guards = connect(standin.admin_url).guards(moves(standin, 1, 2))
     assert guards.loads == {b[1]: pytest.approx(0.92), b[2]: pytest.approx(0.2)}
     assert guards.missing_nodes == ()
 
 
-def test_a_split_action_splits_the_bundle(pulsar_standin: Start) -> None:
+def test_a_split_action_splits_the_bundle(connect: Connect, pulsar_standin: Start) -> None:
     """PUT .../split: the range leaves the namespace's bundles and the action is DONE."""
     standin = pulsar_standin(brokers=2, namespaces={"t/ns": 2})
     owner = standin.brokers[0]
@@ -215,17 +213,17 @@ def test_a_split_action_splits_the_bundle(pulsar_standin: Start) -> None:
     split = Action(
         "s1", "split", bundle, {"owner": owner}, {"split_algorithm": "range_equally_divide"}
     )
-    target = connect(standin)
+    target = connect(standin.admin_url)
     assert target.observe([split])["s1"].check is Check.READY
     target.submit([split])
     assert target.observe([split])["s1"].check is Check.DONE
     assert len(standin.cluster.namespaces()["t/ns"]) == 3
 
 
-def test_nothing_to_cancel_and_no_throttle(pulsar_standin: Start) -> None:
+def test_nothing_to_cancel_and_no_throttle(connect: Connect, pulsar_standin: Start) -> None:
     """Pulsar has no throttle and an unload cannot be cancelled: no call is made."""
     standin = pulsar_standin(brokers=2, namespaces={"t/ns": 2})
-    target = connect(standin)
+    target = connect(standin.admin_url)
     before = standin.cluster.counts()
     throttle = target.set_throttle(1000, [])
     target.clear_throttle(throttle)
