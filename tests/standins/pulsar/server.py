@@ -124,6 +124,7 @@ class BrokerServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: BrokerServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in two writes: no delayed-ACK stall
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the cluster's ``calls`` is the log."""

@@ -3,6 +3,9 @@ unloads through 307 redirects, faults mid-run, the cooldown, guards, splits."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -246,3 +249,44 @@ def test_bad_admin_urls_are_refused_before_connecting(url: str, problem: str) ->
     """The address is checked first, with one line saying what is wrong."""
     with pytest.raises(InputError, match=problem):
         check_admin_url(url)
+
+
+def test_a_slow_unload_fails_at_the_landing_timeout(
+    scripted: Scripted, pulsar_standin: Start
+) -> None:
+    """A bundle that does not land within the landing timeout fails with that reason, and the
+    action after it is not sent."""
+    standin = pulsar_standin(brokers=2, namespaces={"t/ns": 4})
+    first, second = moves(standin, 0, 1, count=2)
+    standin.cluster.slow[first.item] = 1e9
+    target, sleeps = scripted(standin)
+    target.submit([first, second])
+    progress = target.poll([first, second])
+    assert (
+        progress[first.id].failed
+        == f"{first.item} did not land on {standin.brokers[1]} within 60 s"
+    )
+    assert (progress[second.id].failed or "").startswith("not sent:")
+    assert sum(sleeps) == pytest.approx(60.0)
+    assert standin.cluster.owner(second.item) == standin.brokers[0]
+
+
+@pytest.mark.server
+@pytest.mark.subprocess
+def test_the_standin_runs_as_a_process(connect: Connect, tmp_path: Path) -> None:
+    """``python -m tests.standins.pulsar`` prints its admin URL and serves until SIGTERM."""
+    token = tmp_path / "admin.jwt"
+    token.write_text(TOKEN)
+    command = [sys.executable, "-m", "tests.standins.pulsar", "--brokers", "2"]
+    command += ["--namespace", "t/ns=4", "--token-file", str(token)]
+    root = Path(__file__).parents[3]
+    with subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            started = json.loads(process.stdout.readline())
+            token.chmod(0o600)
+            target = connect(started["admin_url"], token_file=token, allow_insecure=True)
+            assert sorted(target.admin.brokers()) == sorted(started["brokers"])
+        finally:
+            process.terminate()
+        assert process.wait(timeout=10) == 0
