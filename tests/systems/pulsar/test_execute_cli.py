@@ -208,3 +208,21 @@ def test_the_token_is_in_no_output_after_failing_runs(
     texts += [p.read_text() for p in tmp_path.iterdir() if p.is_file() and p.suffix != ".jwt"]
     assert len(texts) > len(results) * 2
     assert not [t for t in texts if TOKEN in t]
+
+
+def test_the_token_can_come_from_a_broker_conf(
+    standin: PulsarStandin, token_file: Path, plan_file: Path, tmp_path: Path
+) -> None:
+    """--config broker.conf: brokerClientAuthenticationParameters=file:///... as upstream."""
+    conf = tmp_path / "broker.conf"
+    conf.write_text(
+        "brokerClientAuthenticationPlugin=org.apache.pulsar.client.impl.auth.AuthenticationToken\n"
+        f"brokerClientAuthenticationParameters=file://{token_file}\n"
+    )
+    argv = ["execute", str(plan_file), "--approve", digest(plan_file), "--config", str(conf)]
+    argv += ["--pulsar-admin", standin.admin_url, "--allow-insecure", "--poll-interval", "0.05"]
+    result = runner.invoke(app, argv, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert owners(standin, plan_file) == targets(plan_file)
+    assert "warning: sending the Pulsar admin token in cleartext" in result.output
+    assert TOKEN not in result.output
