@@ -38,6 +38,7 @@ class TargetFlags:
     allow_insecure: bool = False
     max_load: float | None = None
     timeout_s: float = 10.0
+    config: Path | None = None  # --config: a broker.conf may give the Pulsar token and CA
 
 
 def _module(name: str, system: str) -> Any:
@@ -114,6 +115,8 @@ def _connect_pulsar(plan: PlanDocument, flags: TargetFlags, where: str) -> Targe
         cooldown_s=float(plan.settings.get("broker_cooldown_s", 0) or 0),
         max_load=flags.max_load,
         timeout_s=flags.timeout_s,
+        broker_conf=flags.config if flags.config and flags.config.suffix != ".toml" else None,
     )
     target: Target = pulsar.connect_pulsar(options)
+    print_warnings(list(getattr(target, "warnings", ())))
     return target
