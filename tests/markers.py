@@ -69,7 +69,7 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "server": ("server",),  # test_bookkeeper_v3.py, test_protocol.py: a stand-in server
     "pulsar_standin": ("server",),  # tests/standins/pulsar: the admin REST stand-in's brokers
     "chromium": ("browser",),  # tests/pipeline/test_report.py
-    "kafka_standin": ("server",),  # tests/systems/kafka/conftest.py: the Kafka broker stand-in
+    "kafka_standin": ("server",),  # tests/systems/kafka/fixtures.py: the Kafka broker stand-in
     "redpanda_admin": ("server",),  # tests/systems/redpanda/conftest.py: its Admin API stand-in
 }
 
