@@ -33,6 +33,7 @@ from trimtab.allocation.base import Allocator, excluded_indices, is_internal_top
 from trimtab.allocation.model import AllocationRequest, PartitionAssignment, Replica
 from trimtab.allocation.rendezvous import RendezvousAllocator
 from trimtab.allocation.repair import even_out
+from trimtab.allocation.shares import target_balance
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.rfc import RfcAllocator
 from trimtab.allocation.state import AllocationState, Transaction
@@ -187,7 +188,7 @@ def plan_allocations(
         per_core=state.per_core(),
         capacity=capacity,
         active=frozenset(n for n, a in zip(state.ids, state.active, strict=True) if a),
-        balance=state.balance(),
+        balance=target_balance(state, rack_aware=racks),
         leaders=leaders,
         moves=moves,
     )
