@@ -26,10 +26,15 @@ The terms, and why each is a bound
     each move adds at most one rack: ``rₚ = min(RF, U) − kept`` moves, ``dₚ`` of which the
     emptied nodes already force.
     Counts (``partition_count_rebalancing``, when balancing is part of the plan): a balanced
-    plan leaves no active node above ``⌈tᵢ⌉``, its reachable share of the replicas the active
-    nodes hold once the emptied nodes' replicas have joined them
-    (:func:`~trimtab.allocation.shares.target_shares`). Replicas arriving only raise the
-    count, so at least ``cᵢ = countᵢ − ⌈tᵢ⌉`` replicas leave node i.
+    plan leaves every active node within ``⌊tᵢ⌋..⌈tᵢ⌉``, tᵢ its reachable share of the
+    replicas the active nodes hold once the emptied nodes' replicas have joined them
+    (:func:`~trimtab.allocation.shares.target_shares`; the counts step stops only there
+    when nothing blocks it: a node below ⌊t⌋ has an excess below −1, so some node is above
+    its share by more than the step's threshold, and likewise above ⌈t⌉). Replicas
+    arriving only raise a count, so at least ``cᵢ = countᵢ − ⌈tᵢ⌉`` replicas leave node i;
+    and since every move lands on one node, at least ``Σ max(0, ⌊tᵢ⌋ − countᵢ)`` moves
+    land on the nodes below their share. The term is the larger of the two, less the
+    replicas the emptied nodes send anyway for the second.
 
 Combining them (``moves`` is not the sum of the terms: one move may serve two goals)
     Let F be the active nodes that must shed replicas, ``oᵢ = max(kᵢ, cᵢ) > 0``, and S the
@@ -41,7 +46,9 @@ Combining them (``moves`` is not the sum of the terms: one move may serve two go
     (a partition of S repairs its racks only by moves off emptied or other nodes, and those
     off emptied nodes are in the first sum). ``bytes`` is the same sum over the bytes of each
     set: the emptied replicas' sizes, for each i of F the larger of ``min(eᵢ, its movable
-    bytes)`` and its ``oᵢ`` smallest partitions, and ``sizeₚ·max(0, rₚ − dₚ)``.
+    bytes)`` and its ``oᵢ`` smallest partitions, and ``sizeₚ·max(0, rₚ − dₚ)``. With count
+    balancing, counting the same moves by the node they land on gives the other bound,
+    ``Σ max(0, ⌊tᵢ⌋ − countᵢ)``: ``moves`` is the larger of the two.
 
 When the plan leaves something unfixed (a move budget, no node that may take a replica, a
 full disk with too few known sizes) it stops short of the goals and may make fewer moves
@@ -164,14 +171,19 @@ def bounds_of(
     live = [i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0]
     total = sum(state.counts[i] for i in live) + moved_in
     shares = target_shares(state, rack_aware=rack_aware, total=total)
-    over = {}
+    over, short = {}, 0
     for i in live:
         excess = state.counts[i] - math.ceil(shares[i] - _EPS)
         if excess > 0:
             over[i] = min(excess, len(inst.sizes.get(i, ())))
+        short += max(0, math.floor(shares[i] + _EPS) - state.counts[i])
     needs = {i: max(over.get(i, 0), disk.get(i, (0, 0))[0]) for i in {*over, *disk}}
     balanced = _combine(inst, needs, disk)
-    balanced.terms[COUNTS] = sum(over.values())
+    # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap
+    arrivals = short - sum(inst.emptied_by.values())
+    if short > balanced.moves:
+        balanced = LowerBounds(short, balanced.bytes, balanced.terms)
+    balanced.terms[COUNTS] = max(sum(over.values()), arrivals)
     required.terms[COUNTS] = 0
     return required, balanced
 

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from trimtab._format import plural
-from trimtab.allocation.balance_plan import InFlight, RebalancePlan
+from trimtab.allocation.balance_plan import Balancing, InFlight, PlannedMove, RebalancePlan
 from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.allocation.planner import plan_rebalance
@@ -57,7 +57,7 @@ from trimtab.systems.kafka.readers import (
 )
 from trimtab.systems.kafka.writers import dumps, reassignment
 
-__all__ = ["RebalanceOptions", "plan_document", "rebalance"]
+__all__ = ["RebalanceOptions", "diversity_warnings", "plan_document", "rebalance"]
 
 FORMATS = ("table", "json", "kafka-reassignment")
 
@@ -97,6 +97,14 @@ _RackAware = Annotated[
         help="Keep and repair rack diversity (default: config enable_rack_awareness).",
     ),
 ]
+_TopicAware = Annotated[
+    bool | None,
+    typer.Option(
+        "--topic-aware/--no-topic-aware",
+        help="Balance each topic's spread too, not only counts (default: config "
+        "partition_autobalancing_topic_aware).",
+    ),
+]
 _InProgress = Annotated[
     Path | None,
     typer.Option("--in-progress", help="The --json of the plan being executed (to cancel)."),
@@ -133,6 +141,7 @@ class RebalanceOptions:
     max_moves: int | None
     mode: str | None
     rack_aware: bool | None
+    topic_aware: bool | None
     in_progress: Path | None
     out_format: str
     output: Path | None
@@ -154,6 +163,7 @@ def rebalance(
     max_moves: _MaxMoves = None,
     mode: _Mode = None,
     rack_aware: _RackAware = None,
+    topic_aware: _TopicAware = None,
     in_progress: _InProgress = None,
     out_format: _OutFormat = "table",
     output: _Output = None,
@@ -166,6 +176,11 @@ def rebalance(
 ) -> None:
     """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
     rack repair, then counts towards capacity shares.
+
+    A drain, a node down, a full disk or a rack repair moves only what it must; count
+    balancing joins it when --mode is given, and the plan says what it would add. Every plan
+    prints its moves against a lower bound (the fewest moves any plan reaching the same goals
+    needs).
 
     Prints the plan and, with --output, writes the reassignment document (only the partitions
     that change) and the rollback document (their current assignment). --format
@@ -180,6 +195,7 @@ def rebalance(
         max_moves=max_moves,
         mode=mode,
         rack_aware=rack_aware,
+        topic_aware=topic_aware,
         in_progress=in_progress,
         out_format=out_format,
         output=output,
@@ -209,7 +225,7 @@ def _rebalance(o: RebalanceOptions) -> None:
                 owned_output(path, marker=None)
                 writable_output(option, path, directory=False, parents=False)
         plan, ids, warnings, inv = _plan(o, quiet=fmt != "table")
-    print_warnings(warnings)
+    print_warnings([*warnings, *diversity_warnings(plan)])
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
     if o.output is not None and back is not None:
         write_atomically(o.output, proposed)
@@ -260,6 +276,7 @@ def _plan(
                 mode=o.mode,
                 max_moves=o.max_moves,
                 rack_aware=o.rack_aware,
+                topic_aware=o.topic_aware,
                 seed=o.seed,
             )
         except ValueError as exc:  # an in-progress plan that does not fit the assignment
@@ -352,20 +369,43 @@ def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> 
     return out
 
 
-def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, Any]:
-    """The ``--json`` document (nodes as broker ids)."""
+def _move(m: PlannedMove, ids: Mapping[NodeId, int]) -> dict[str, Any]:
     return {
-        "moves": [
-            {
-                "topic": m.topic,
-                "partition": m.partition,
-                "from": ids[m.source],
-                "to": ids[m.target],
-                "reason": m.reason,
-                "bytes": m.size_bytes,
-            }
-            for m in plan.moves
-        ],
+        "topic": m.topic,
+        "partition": m.partition,
+        "from": ids[m.source],
+        "to": ids[m.target],
+        "reason": m.reason,
+        "bytes": m.size_bytes,
+        "required": m.required,
+    }
+
+
+def _balancing(b: Balancing | None, ids: Mapping[NodeId, int]) -> dict[str, Any] | None:
+    if b is None:
+        return None
+    return {
+        "included": b.included,
+        "moves": len(b.moves),
+        "bytes": b.bytes_moved,
+        "balance_before": b.balance_before,
+        "balance_after": b.balance_after,
+        "lower_bound_moves": b.lower_bound_moves,
+        "topic_aware": b.topic_aware,
+        "beyond_count_balance": b.beyond_counts if b.topic_aware else 0,
+        "topic_spread_before": b.topic_spread_before,
+        "topic_spread_after": b.topic_spread_after,
+        "rack_diversity_lowered": b.diversity_lowered,
+        "optional_moves": [] if b.included else [_move(m, ids) for m in b.moves],
+    }
+
+
+def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, Any]:
+    """The ``--json`` document (nodes as broker ids). ``moves`` are the plan's, each marked
+    ``required`` or not; ``balancing.optional_moves`` are those balancing would add when it
+    was left out."""
+    return {
+        "moves": [_move(m, ids) for m in plan.moves],
         "cancelled": [
             {"topic": c.topic, "partition": c.partition, "why": c.why} for c in plan.cancelled
         ],
@@ -383,6 +423,11 @@ def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, A
         "balance_before": plan.balance_before,
         "balance_after": plan.balance_after,
         "bytes_moved": plan.bytes_moved,
+        "lower_bound_moves": plan.lower_bound_moves,
+        "lower_bound_bytes": plan.lower_bound_bytes,
+        "lower_bound_terms": plan.lower_bound_terms,
+        "balancing": _balancing(plan.balancing, ids),
+        "rack_diversity_lowered": plan.diversity_lowered,
     }
 
 
@@ -393,16 +438,24 @@ def _print_plan(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
         f"balance {plan.balance_before:.6f} → {plan.balance_after:.6f}",
         highlight=False,
     )
+    out.print(
+        f"moves / lower bound: {len(plan.moves):,} / {plan.lower_bound_moves:,}; "
+        f"bytes / lower bound: {plan.bytes_moved:,} / {plan.lower_bound_bytes:,}",
+        highlight=False,
+    )
+    for line in _balancing_lines(plan):
+        out.print(line, highlight=False)
     if plan.unavailable or plan.full:
         down = ", ".join(str(ids[n]) for n in plan.unavailable) or "none"
         full = ", ".join(f"{ids[n]} ({r:.1%})" for n, r in plan.full.items()) or "none"
         out.print(f"down past the timeout: {down}; disks over the limit: {full}", highlight=False)
-    counts = figures_table(("reason", "moves", "not fixed"), text=("reason",))
+    counts = figures_table(("reason", "moves", "lower bound", "not fixed"), text=("reason",))
     missed: dict[str, int] = {}
     for u in plan.unfixable:
         missed[u.reason] = missed.get(u.reason, 0) + 1
     for reason, made in plan.counts_by_reason.items():
-        counts.add_row(reason, f"{made:,}", f"{missed.get(reason, 0):,}")
+        bound = plan.lower_bound_terms.get(reason, 0)
+        counts.add_row(reason, f"{made:,}", f"{bound:,}", f"{missed.get(reason, 0):,}")
     out.print(counts)
     if plan.moves:
         table = figures_table(
@@ -433,3 +486,43 @@ def _print_plan(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
         out.print(f"[yellow]not fixed[/] ({u.reason}) {where}: {u.why}", highlight=False)
     if len(plan.unfixable) > 20:
         out.print(f"… and {len(plan.unfixable) - 20:,} more not fixed (--json lists all)")
+
+
+def _balancing_lines(plan: RebalancePlan) -> list[str]:
+    """What count balancing adds (or would add), what topic balance costs and buys, and
+    any loss of rack diversity."""
+    b, lines = plan.balancing, []
+    if b is not None and b.moves:
+        verb = "adds" if b.included else "would add (give --mode to include it)"
+        lines.append(
+            f"count balancing {verb} {plural(len(b.moves), 'move')} "
+            f"({b.bytes_moved:,} bytes; lower bound {b.lower_bound_moves:,}): balance "
+            f"{b.balance_before:.6f} → {b.balance_after:.6f}"
+        )
+        if b.topic_aware and b.beyond_counts:
+            lines.append(
+                f"topic balance: {plural(b.beyond_counts, 'move')} beyond the count bound, "
+                f"buying a topic spread of {b.topic_spread_before:,} → "
+                f"{b.topic_spread_after:,} replicas above their topic share "
+                "(--no-topic-aware leaves it out)"
+            )
+    return lines
+
+
+def diversity_warnings(plan: RebalancePlan) -> list[str]:
+    """A plan (or the balancing it leaves out) that spreads partitions over fewer racks says
+    so, rack awareness on or off."""
+    out = []
+    if plan.diversity_lowered:
+        out.append(
+            f"this plan lowers the rack diversity of "
+            f"{plural(plan.diversity_lowered, 'partition')} (their replicas span fewer racks; "
+            "--rack-aware keeps it)"
+        )
+    b = plan.balancing
+    if b is not None and not b.included and b.diversity_lowered:
+        out.append(
+            f"the count balancing left out would lower the rack diversity of "
+            f"{plural(b.diversity_lowered, 'partition')}"
+        )
+    return out
