@@ -29,7 +29,8 @@ def cluster(tmp_path: Path) -> tuple[str, ...]:
         for b in range(1, BROKERS + 1)
     ]
     inventory.write_text("\n".join(rows) + "\n")
-    partitions, sizes = [], {}
+    partitions: list[dict[str, object]] = []
+    sizes: dict[int, list[tuple[str, int]]] = {}
     for k in range(120):
         topic, p = f"topic-{k % 4}", k // 4
         replicas = rng.sample(range(1, BROKERS + 1), 3)

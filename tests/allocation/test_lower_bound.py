@@ -20,6 +20,7 @@ from trimtab.allocation.shares import target_shares
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import Capacity, ClusterState, Node, NodeId
 from trimtab.config import AllocationConfig
+from trimtab.config.redpanda import BalancerMode
 
 CONFIG = AllocationConfig(topic_partitions_per_shard=16, topic_partitions_reserve_shard0=0)
 
@@ -28,7 +29,7 @@ def _plan(case: Case, balance: bool | None, *, explicit_mode: bool = True) -> Re
     return plan_rebalance(
         case.cluster,
         case.held,
-        replace(CONFIG, balancer_mode=case.mode),
+        replace(CONFIG, balancer_mode=BalancerMode(case.mode)),
         health=case.health,
         drain=case.drain,
         now=0.0,
@@ -43,7 +44,7 @@ def _bound(case: Case, balance: bool | None, *, explicit_mode: bool = True) -> L
     return lower_bounds(
         case.cluster,
         case.held,
-        replace(CONFIG, balancer_mode=case.mode),
+        replace(CONFIG, balancer_mode=BalancerMode(case.mode)),
         health=case.health,
         drain=case.drain,
         now=0.0,

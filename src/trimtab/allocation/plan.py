@@ -33,9 +33,9 @@ from trimtab.allocation.base import Allocator, excluded_indices, is_internal_top
 from trimtab.allocation.model import AllocationRequest, PartitionAssignment, Replica
 from trimtab.allocation.rendezvous import RendezvousAllocator
 from trimtab.allocation.repair import even_out
-from trimtab.allocation.shares import target_balance
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.rfc import RfcAllocator
+from trimtab.allocation.shares import target_balance
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import ALLOCATORS, AllocationConfig
