@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from tests.allocation.test_planner import PROPERTIES, Case, cases
 from trimtab.allocation import PartitionAssignment, Replica
 from trimtab.allocation.balance_plan import RebalancePlan
-from trimtab.allocation.health import NodeView
+from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.lower_bound import LowerBounds, lower_bounds
 from trimtab.allocation.planner import plan_rebalance
 from trimtab.allocation.shares import target_shares
 from trimtab.allocation.state import AllocationState
-from trimtab.cluster import Capacity, ClusterState, Node, NodeId
+from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.config.redpanda import BalancerMode
 
@@ -141,3 +141,14 @@ def test_a_rack_repair_moves_one_replica_per_violation() -> None:
     assert plan.lower_bound_terms["rack_constraint_repair"] == 2
     assert len(plan.moves) == plan.lower_bound_moves == 2
     assert {m.reason for m in plan.moves} == {"rack_constraint_repair"}
+
+
+def test_a_rack_held_only_by_a_node_in_maintenance_still_counts_for_the_repair() -> None:
+    """Replicas on racks a, a, c with c's only node in maintenance and rack b free: the
+    repair moves one replica to b; the bound counts the racks still missing among the usable
+    ones, not only how many racks are usable (found by the property above)."""
+    cluster = _cluster(["a", "a", "c", "a", "b"])
+    held = [PartitionAssignment("t", 0, tuple(Replica(NodeId(str(i)), 0) for i in (0, 1, 2)))]
+    health = [NodeStatus(NodeId("2"), NodeHealth.MAINTENANCE)]
+    plan = plan_rebalance(cluster, held, CONFIG, health=health, rack_aware=True, balance=False)
+    assert len(plan.moves) == plan.lower_bound_moves == 1

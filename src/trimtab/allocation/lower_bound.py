@@ -20,11 +20,13 @@ The terms, and why each is a bound
     ``kᵢ`` = the fewest largest partitions whose bytes reach ``eᵢ`` must leave it, and at least
     ``eᵢ`` bytes (and never less than its ``kᵢ`` smallest partitions carry).
     Rack violations (``rack_constraint_repair``, ``continuous`` and rack-aware): the goal is
-    that a partition's replicas share no rack while a rack with an active node holds none of
-    them, so it ends on at least ``min(RF, U)`` racks (U racks with an active node). The
-    replicas that stay span at most the racks of those not on emptied nodes (``kept``), and
-    each move adds at most one rack: ``rₚ = min(RF, U) − kept`` moves, ``dₚ`` of which the
-    emptied nodes already force.
+    that a partition's replicas share no rack while a rack with an active node (a *usable*
+    rack) holds none of them: it ends on RF racks, or on every usable rack. Let K be the
+    racks of the replicas that do not move and R those of the replicas not on emptied nodes
+    (K ⊆ R). Each move adds at most one rack, so ``m ≥ |final racks| − |K|``, which is at
+    least ``RF − |K| ≥ RF − |R|`` in the first case and ``|usable − K| ≥ |usable − R|`` in
+    the second: ``rₚ = min(RF − |R|, |usable − R|)`` moves, ``dₚ`` of which the emptied
+    nodes already force.
     Counts (``partition_count_rebalancing``, when balancing is part of the plan): a balanced
     plan leaves every active node within ``⌊tᵢ⌋..⌈tᵢ⌉``, tᵢ its reachable share of the
     replicas the active nodes hold once the emptied nodes' replicas have joined them
@@ -34,7 +36,12 @@ The terms, and why each is a bound
     arriving only raise a count, so at least ``cᵢ = countᵢ − ⌈tᵢ⌉`` replicas leave node i;
     and since every move lands on one node, at least ``Σ max(0, ⌊tᵢ⌋ − countᵢ)`` moves
     land on the nodes below their share. The term is the larger of the two, less the
-    replicas the emptied nodes send anyway for the second.
+    replicas the emptied nodes send anyway for the second. A full disk takes no replica and
+    may end below its share, so the full nodes are left out of this goal and the others'
+    shares are taken of the fewest replicas they may end with (those they hold, those the
+    emptied nodes send, the kᵢ the full disks shed) for the second form, and of the most
+    (every replica of the full disks too) for the first: each stays a bound whatever the
+    full disks end with (a share grows with the total).
 
 Combining them (``moves`` is not the sum of the terms: one move may serve two goals)
     Let F be the active nodes that must shed replicas, ``oᵢ = max(kᵢ, cᵢ) > 0``, and S the
@@ -168,15 +175,24 @@ def bounds_of(
     if mode is BalancerMode.OFF:
         return required, required
     moved_in = sum(inst.emptied_by.values())
-    live = [i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0]
-    total = sum(state.counts[i] for i in live) + moved_in
-    shares = target_shares(state, rack_aware=rack_aware, total=total)
+    live = [
+        i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0 and i not in disk
+    ]
+    # what the balanced nodes hold at least (the full disks shed kᵢ) and at most (they shed all)
+    low = sum(state.counts[i] for i in live) + moved_in + sum(k for k, _ in disk.values())
+    high = low + sum(state.counts[i] - k for i, (k, _) in disk.items())
+    least = target_shares(state, rack_aware=rack_aware, total=low, excluded=disk)
+    most = (
+        least
+        if high == low
+        else target_shares(state, rack_aware=rack_aware, total=high, excluded=disk)
+    )
     over, short = {}, 0
     for i in live:
-        excess = state.counts[i] - math.ceil(shares[i] - _EPS)
+        excess = state.counts[i] - math.ceil(most[i] - _EPS)
         if excess > 0:
             over[i] = min(excess, len(inst.sizes.get(i, ())))
-        short += max(0, math.floor(shares[i] + _EPS) - state.counts[i])
+        short += max(0, math.floor(least[i] + _EPS) - state.counts[i])
     needs = {i: max(over.get(i, 0), disk.get(i, (0, 0))[0]) for i in {*over, *disk}}
     balanced = _combine(inst, needs, disk)
     # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap
@@ -199,7 +215,7 @@ def _collect(
     """One pass over the partitions the planner may move (quorum, not under way)."""
     index, rack_ids = state.index, state.rack_ids
     down = {index[n] for n in view.down}
-    usable = len({rack_ids[i] for i in range(len(state)) if state.active[i]})
+    usable = {rack_ids[i] for i in range(len(state)) if state.active[i]}
     inst = _Instance(emptied_by={DECOMMISSION: 0, UNAVAILABLE: 0})
     for a in state.assignments():
         if (a.topic, a.partition) in frozen:
@@ -217,7 +233,7 @@ def _collect(
             else:
                 kept.add(rack_ids[i])
                 inst.sizes.setdefault(i, []).append(a.size_bytes)
-        r = max(0, min(len(nodes), usable) - len(kept)) if racks else 0
+        r = max(0, min(len(nodes) - len(kept), len(usable - kept))) if racks else 0
         inst.parts.append((nodes, a.size_bytes, d, r))
     return inst
 

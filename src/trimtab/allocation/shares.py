@@ -33,7 +33,7 @@ and 1 no cap binds: 300 each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from trimtab.allocation.model import balance
 from trimtab.allocation.state import AllocationState
@@ -70,11 +70,19 @@ def water_fill(total: float, weights: Sequence[float], caps: Sequence[float]) ->
 
 
 def target_shares(
-    state: AllocationState, *, rack_aware: bool, total: int | None = None
+    state: AllocationState,
+    *,
+    rack_aware: bool,
+    total: int | None = None,
+    excluded: Collection[int] = (),
 ) -> list[float]:
     """Each node's target count of ``total`` replicas (default: those on active nodes), by
-    the module's water-filling; 0 for inactive nodes."""
-    live = [i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0]
+    the module's water-filling; 0 for inactive and ``excluded`` nodes (indices)."""
+    live = [
+        i
+        for i in range(len(state))
+        if state.active[i] and state.capacity[i] > 0 and i not in excluded
+    ]
     if total is None:
         total = sum(state.counts[i] for i in live)
     if not live:
