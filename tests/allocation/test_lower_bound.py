@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,33 +26,27 @@ from trimtab.config.redpanda import BalancerMode
 CONFIG = AllocationConfig(topic_partitions_per_shard=16, topic_partitions_reserve_shard0=0)
 
 
+def _args(case: Case, balance: bool | None, explicit_mode: bool) -> dict[str, Any]:
+    """The arguments the planner and the bound share."""
+    return {
+        "health": case.health,
+        "drain": case.drain,
+        "now": 0.0,
+        "mode": case.mode if explicit_mode else None,
+        "rack_aware": case.rack_aware,
+        "balance": balance,
+    }
+
+
 def _plan(case: Case, balance: bool | None, *, explicit_mode: bool = True) -> RebalancePlan:
-    return plan_rebalance(
-        case.cluster,
-        case.held,
-        replace(CONFIG, balancer_mode=BalancerMode(case.mode)),
-        health=case.health,
-        drain=case.drain,
-        now=0.0,
-        mode=case.mode if explicit_mode else None,
-        max_moves=case.max_moves,
-        rack_aware=case.rack_aware,
-        balance=balance,
-    )
+    config = replace(CONFIG, balancer_mode=BalancerMode(case.mode))
+    args = _args(case, balance, explicit_mode)
+    return plan_rebalance(case.cluster, case.held, config, max_moves=case.max_moves, **args)
 
 
 def _bound(case: Case, balance: bool | None, *, explicit_mode: bool = True) -> LowerBounds:
-    return lower_bounds(
-        case.cluster,
-        case.held,
-        replace(CONFIG, balancer_mode=BalancerMode(case.mode)),
-        health=case.health,
-        drain=case.drain,
-        now=0.0,
-        mode=case.mode if explicit_mode else None,
-        rack_aware=case.rack_aware,
-        balance=balance,
-    )
+    config = replace(CONFIG, balancer_mode=BalancerMode(case.mode))
+    return lower_bounds(case.cluster, case.held, config, **_args(case, balance, explicit_mode))
 
 
 def _balanced(case: Case, plan: RebalancePlan) -> bool:

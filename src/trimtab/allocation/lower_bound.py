@@ -88,7 +88,7 @@ from trimtab.allocation.state import AllocationState
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import AllocationConfig, BalancerMode
 
-__all__ = ["LowerBounds", "bounds_of", "lower_bounds"]
+__all__ = ["LowerBounds", "bounds_of", "lower_bounds", "planning_state"]
 
 _EPS = 1e-9
 
@@ -121,16 +121,7 @@ def lower_bounds(
     (``balance``; by default when ``mode`` is given or nothing is required). Reassignments
     under way (``in_flight``) are left out, as the planner leaves them."""
     cfg = config or AllocationConfig()
-    held = list(assignments)
-    view = NodeView.of(
-        cluster,
-        held,
-        health=health,
-        drain=drain,
-        now=now,
-        timeout_s=cfg.node_availability_timeout_sec,
-    )
-    state = AllocationState.of(view.cluster, cfg, held)
+    view, state = planning_state(cluster, assignments, cfg, health=health, drain=drain, now=now)
     required, balanced = bounds_of(
         state,
         view,
@@ -141,6 +132,29 @@ def lower_bounds(
     )
     included = balance if balance is not None else (mode is not None or required.moves == 0)
     return balanced if included else required
+
+
+def planning_state(
+    cluster: ClusterState,
+    assignments: Iterable[PartitionAssignment],
+    config: AllocationConfig,
+    *,
+    health: Iterable[NodeStatus],
+    drain: Collection[NodeId],
+    now: float | None,
+) -> tuple[NodeView, AllocationState]:
+    """The cluster as the planner sees it and the allocation state over it (one definition
+    for the planner and the bound, so both see the same instance)."""
+    held = list(assignments)
+    view = NodeView.of(
+        cluster,
+        held,
+        health=health,
+        drain=drain,
+        now=now,
+        timeout_s=config.node_availability_timeout_sec,
+    )
+    return view, AllocationState.of(view.cluster, config, held)
 
 
 @dataclass(slots=True)

@@ -60,8 +60,8 @@ from trimtab.allocation.balance_plan import (
     InFlight,
     RebalancePlan,
 )
-from trimtab.allocation.health import NodeStatus, NodeView
-from trimtab.allocation.lower_bound import bounds_of
+from trimtab.allocation.health import NodeStatus
+from trimtab.allocation.lower_bound import bounds_of, planning_state
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.mover import Mover, diversity_lowered, net_moves
 from trimtab.allocation.repair import even_out
@@ -105,16 +105,7 @@ def plan_rebalance(
     a drain of 62 replicas moved 77, the 15 extra carrying 2.8 TB; issue 40).
     """
     cfg = config or AllocationConfig()
-    held = list(assignments)
-    view = NodeView.of(
-        cluster,
-        held,
-        health=health,
-        drain=drain,
-        now=now,
-        timeout_s=cfg.node_availability_timeout_sec,
-    )
-    state = AllocationState.of(view.cluster, cfg, held)
+    view, state = planning_state(cluster, assignments, cfg, health=health, drain=drain, now=now)
     chosen = BalancerMode(mode or cfg.balancer_mode)
     soft, hard = disk_ratios(cfg)
     mover = Mover(
