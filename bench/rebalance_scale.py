@@ -53,7 +53,7 @@ def run(cluster: ClusterState, held: list[PartitionAssignment], topic_aware: boo
     b = plan.balancing
     spread = (
         f"topic spread {b.topic_spread_before:,} → {b.topic_spread_after:,}"
-        if b is not None
+        if b is not None and b.topic_aware
         else ""
     )
     name = "topic-aware" if topic_aware else "counts only"

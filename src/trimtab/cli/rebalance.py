@@ -87,7 +87,11 @@ _MaxMoves = Annotated[
 ]
 _Mode = Annotated[
     str | None,
-    typer.Option("--mode", help="off, node_add or continuous (default: config)."),
+    typer.Option(
+        "--mode",
+        help="off, node_add or continuous (default: config). Given here, count balancing joins "
+        "a drain or repair; else it is only shown.",
+    ),
 ]
 _RackAware = Annotated[
     bool | None,
