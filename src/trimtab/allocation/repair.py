@@ -138,7 +138,8 @@ class _Batch:
         self.topic_holding: dict[str, dict[int, set[int]]] = {}
         self.topic_totals: dict[str, int] = {}
         self.smallest = min((a.size_bytes for a in self.out), default=0)
-        self._leave_memo: dict[tuple[int, str], list[int]] = {}
+        # per giver and topic: its partitions that may leave it (see _leaving)
+        self._leave_memo: dict[int, dict[str, list[int]]] = {}
 
     @property
     def pairs(self) -> list[list[int]]:
@@ -188,9 +189,15 @@ class _Batch:
         counts = state.topic_counts.get(topic, {})
         replicas, whole = sum(counts.values()), state.active_capacity
 
-        def band(i: int) -> tuple[int, int]:
-            share = replicas * state.capacity[i]
-            return share // whole, -(-share // whole)
+        capacity = state.capacity
+        bands: dict[int, tuple[int, int]] = {}
+
+        def band(i: int) -> tuple[int, int]:  # worked out once per node and call
+            found = bands.get(i)
+            if found is None:
+                share = replicas * capacity[i]
+                found = bands[i] = (share // whole, -(-share // whole))
+            return found
 
         nodes = {i for i in counts if state.active[i]}  # inactive nodes keep their replicas
         for i in self.by_capacity:  # nodes whose band starts at one or more
@@ -292,9 +299,11 @@ class _Batch:
 
     def _leaving(self, v: int, topic: str) -> list[int]:
         """``topic``'s batch partitions on v whose replica there sits on a heaviest core,
-        worked out once per giver between two moves (a topic move weighs up to 32 takers
-        for each giver, and most givers have none: the scan per pair was 90 % of the pass)."""
-        found = self._leave_memo.get((v, topic))
+        worked out once per giver until a move touches it (a topic move weighs up to 32
+        takers for each giver, and most givers have none: the scan per pair was 90 % of the
+        pass)."""
+        memo = self._leave_memo.setdefault(v, {})
+        found = memo.get(topic)
         if found is None:
             state = self.state
             donor, weights = state.ids[v], state.weights[v]
@@ -305,7 +314,7 @@ class _Batch:
                 if weights[next(r.core for r in self.out[k].replicas if r.node == donor)]
                 == heaviest
             ]
-            self._leave_memo[(v, topic)] = found
+            memo[topic] = found
         return found
 
     def _candidates(self, v: int, u: int, topic: str | None) -> Iterator[tuple[int, list[int]]]:
@@ -367,4 +376,5 @@ class _Batch:
         del self.holding[v][k]
         self.holding[u][k] = None
         self.moves += 1
-        self._leave_memo.clear()
+        self._leave_memo.pop(v, None)  # v and u changed holdings and core weights, no other
+        self._leave_memo.pop(u, None)
