@@ -256,7 +256,8 @@ def _rebalance(o: RebalanceOptions) -> None:
                 owned_output(path, marker=None)
                 writable_output(option, path, directory=False, parents=False)
         plan, ids, warnings, inv = _plan(o, quiet=fmt != "table")
-    print_warnings([*warnings, *diversity_warnings(plan)])
+    # --json carries the rack diversity lost as figures (rack_diversity_lowered)
+    print_warnings([*warnings, *(diversity_warnings(plan) if fmt != "json" else [])])
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
     if o.output is not None and back is not None:
         write_atomically(o.output, proposed)
