@@ -8,8 +8,13 @@ Goals (in upstream's order; each later step sees the moves of the earlier ones)
        ``partition_autobalancing_max_disk_usage_percent``, largest benefit first, until under.
     4. Rack repair (``continuous``, rack-aware): partitions whose replicas share a rack while a
        rack without one of them could take one.
-    5. Counts (``node_add`` and ``continuous``): replica counts towards capacity shares, by
+    5. Counts (``node_add`` and ``continuous``): replica counts towards the reachable shares
+       (capacity shares as far as racks allow, :mod:`trimtab.allocation.shares`), by
        :func:`~trimtab.allocation.repair.even_out`, with what is left of the budget.
+    Steps 1–4 are required, step 5 optional: when something is required and the caller did
+    not give the mode, step 5 is planned, measured and rolled back, and the plan says what it
+    would add (departure from upstream, see ``plan_rebalance``). Every plan carries the lower
+    bound of its goals (:mod:`trimtab.allocation.lower_bound`).
 
 Constraints
     A target passes the allocator's hard rules (active — not down, draining, in maintenance or
