@@ -45,6 +45,7 @@ most above its share of 38.5, bring it to 77 and the others to 38 or 39.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -231,16 +232,24 @@ class _Batch:
     def total_move(self) -> bool:
         """One move from a node above its capacity share to one below that lowers Σ excess²
         and leaves the topic level no worse."""
-        receivers = sorted((i for i in self.live if self.can_take(i)), key=self.excess)
-        donors = sorted((i for i in self.live if self.holding[i]), key=self.excess, reverse=True)
+        counts, target = self.state.counts, self.target
+        excess = {i: counts[i] - target[i] for i in self.live}
+        # the first _LOOK of each ranking, and the tie partners _tied may look at after them
+        # (heapq's n smallest/largest are the sorted lists' first n, ties in the same order)
+        first = _LOOK + _TOTAL_TIES
+        receivers = heapq.nsmallest(
+            first, (i for i in self.live if self.can_take(i)), key=excess.__getitem__
+        )
+        donors = heapq.nlargest(
+            first, (i for i in self.live if self.holding[i]), key=excess.__getitem__
+        )
         for u in receivers[:_LOOK]:
-            if self.excess(u) >= 0:
+            if excess[u] >= 0:
                 return False
             for v in donors[:_LOOK]:
-                if self.excess(v) - self.excess(u) <= 1 + _EPS:
+                if excess[v] - excess[u] <= 1 + _EPS:
                     break
                 if self.movable(v, u, None) is not None:
-                    excess = {i: self.excess(i) for i in (*receivers, *donors)}
                     return self._move_among(
                         _tied(donors, excess, v, _TOTAL_TIES),
                         _tied(receivers, excess, u, _TOTAL_TIES),
