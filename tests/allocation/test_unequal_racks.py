@@ -14,11 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from trimtab.allocation import AllocationRequest, plan_allocations
+from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.planner import plan_rebalance
 from trimtab.allocation.shares import target_shares, water_fill
 from trimtab.allocation.state import AllocationState
 from trimtab.cli import app
-from trimtab.cluster import Capacity, ClusterState, Node, NodeId
+from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
 from trimtab.config import AllocationConfig
 
 CONFIG = AllocationConfig(profile="redpanda")
@@ -110,3 +111,41 @@ def test_balancing_without_rack_awareness_says_it_lowers_rack_diversity(tmp_path
     result = CliRunner().invoke(app, [*args, "--mode", "continuous", "--rack-aware", "--json"])
     doc = json.loads(result.stdout)
     assert result.exit_code == 0 and doc["moves"] == [] and doc["rack_diversity_lowered"] == 0
+
+
+def test_a_node_lost_in_one_of_three_racks_leaves_its_rack_at_the_constrained_share() -> None:
+    """3 racks of 4 equal brokers, 400 RF3 partitions, rack-aware; broker 1 (rack 0) down past
+    the timeout: its 100 replicas stay in its rack (each rack holds one replica of every
+    partition), so its 3 rack mates reach their share of 133⅓ and the others keep 100; the
+    drain moves exactly the bound, and balancing has nothing left to add."""
+    cluster = ClusterState.of(
+        "c",
+        [
+            Node(
+                id=NodeId(str(i)),
+                location=f"/rack{i % 3}",
+                capacity=Capacity(cores=4, memory_bytes=1, disk_total_bytes=0, nic_bps=1),
+            )
+            for i in range(12)
+        ],
+    )
+    requests = [
+        AllocationRequest(topic=f"t{k}", partitions=100, replication_factor=3) for k in range(4)
+    ]
+    held = plan_allocations(cluster, requests, CONFIG, rack_aware=True).assignments
+    down = [NodeStatus(NodeId("0"), NodeHealth.DOWN, down_since=0.0)]
+    plan = plan_rebalance(
+        cluster,
+        held,
+        CONFIG,
+        health=down,
+        now=1e9,
+        rack_aware=True,
+        mode="continuous",
+        max_moves=1000,
+    )
+    assert len(plan.moves) == plan.lower_bound_moves == 100
+    assert sorted(plan.per_node[NodeId(str(i))] for i in (3, 6, 9)) == [133, 133, 134]
+    assert {plan.per_node[NodeId(str(i))] for i in range(12) if i % 3} == {100}
+    assert plan.balance_after == pytest.approx(1.0, abs=1e-4)
+    assert plan.balancing is not None and plan.balancing.moves == ()
