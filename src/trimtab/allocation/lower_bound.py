@@ -35,8 +35,9 @@ The terms, and why each is a bound
     its share by more than the step's threshold, and likewise above ⌈t⌉). Replicas
     arriving only raise a count, so at least ``cᵢ = countᵢ − ⌈tᵢ⌉`` replicas leave node i;
     and since every move lands on one node, at least ``Σ max(0, ⌊tᵢ⌋ − countᵢ)`` moves
-    land on the nodes below their share. The term is the larger of the two, less the
-    replicas the emptied nodes send anyway for the second. A full disk takes no replica and
+    land on the nodes below their share. The term reported is what the count goal adds to
+    the combined bound below (a move off an emptied node or a full disk may land where a
+    count is short, so the counts alone say little). A full disk takes no replica and
     may end below its share, so the full nodes are left out of this goal and the others'
     shares are taken of the fewest replicas they may end with (those they hold, those the
     emptied nodes send, the kᵢ the full disks shed) for the second form, and of the most
@@ -96,7 +97,8 @@ _EPS = 1e-9
 @dataclass(frozen=True, slots=True)
 class LowerBounds:
     """At least ``moves`` replica moves and ``bytes`` bytes; ``terms`` is each goal's own
-    bound by reason (the rack term beyond the moves off emptied nodes)."""
+    bound by reason (the rack term beyond the moves off emptied nodes, the count term what
+    balancing adds to the bound of the others)."""
 
     moves: int
     bytes: int
@@ -210,10 +212,9 @@ def bounds_of(
     needs = {i: max(over.get(i, 0), disk.get(i, (0, 0))[0]) for i in {*over, *disk}}
     balanced = _combine(inst, needs, disk)
     # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap
-    arrivals = short - sum(inst.emptied_by.values())
     if short > balanced.moves:
         balanced = LowerBounds(short, balanced.bytes, balanced.terms)
-    balanced.terms[COUNTS] = max(sum(over.values()), arrivals)
+    balanced.terms[COUNTS] = balanced.moves - required.moves  # what balancing adds to it
     required.terms[COUNTS] = 0
     return required, balanced
 

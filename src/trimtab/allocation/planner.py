@@ -141,7 +141,8 @@ def plan_rebalance(
         balancing = None
         if chosen is not BalancerMode.OFF:
             include = balance if balance is not None else mode is not None or required.moves == 0
-            balancing = _balance(mover, include, balanced.terms[COUNTS])
+            made = sum(len(chain) for chain in mover.origin.values())  # net moves so far
+            balancing = _balance(mover, include, max(0, balanced.moves - made))
         tx.commit()
     mover.close()
     unavailable = sorted(view.timed_out) if continuous else []
