@@ -77,9 +77,10 @@ class Balancing:
     :func:`~trimtab.allocation.planner.plan_rebalance`'s ``balance``); ``balance_before`` is
     the balance once the required moves are made, ``balance_after`` once these are too.
     ``lower_bound_moves`` is the least count balancing needs on top of the required moves
-    made (the bound with balancing, :mod:`trimtab.allocation.lower_bound`, less those moves). With topic-aware balancing,
-    ``topic_spread_*`` count the replicas above their node's band ``⌈q⌉`` of their topic
-    before and after: what the moves beyond the bound buy."""
+    made (the bound with balancing, :mod:`trimtab.allocation.lower_bound`, less those
+    moves). With topic-aware balancing, ``topic_spread_*`` count the replicas above their
+    node's band ``⌈q⌉`` of their topic before and after: what the moves beyond the bound
+    buy."""
 
     included: bool
     moves: tuple[PlannedMove, ...]
