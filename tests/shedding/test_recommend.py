@@ -5,6 +5,7 @@ TransferShedder is known to raise it)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 from hypothesis import given, settings
@@ -38,7 +39,7 @@ def snapshot(brokers: list[tuple[int, list[float]]]) -> LoadSnapshot:
     return LoadSnapshot.of(exact_reports(names, levels, NOW, caps), bundles)
 
 
-def runner(snap: LoadSnapshot) -> object:
+def runner(snap: LoadSnapshot) -> Callable[[Shedder], Plan]:
     def run(shedder: Shedder) -> Plan:
         return plan(snap, shedder, now=NOW, until_balanced=True, rng=random.Random(0))
 
@@ -65,7 +66,7 @@ def test_the_recommended_plan_never_raises_the_std(
     brokers: list[tuple[int, list[float]]], explicit: str | None
 ) -> None:
     snap = snapshot(brokers)
-    advice = recommend(config(), runner(snap), explicit=explicit)  # type: ignore[arg-type]
+    advice = recommend(config(), runner(snap), explicit=explicit)
     if advice.apply:
         assert not raises_std(advice.plan)
         assert advice.plan.std_after <= advice.plan.std_before + 1e-6 or not advice.plan.transfers
@@ -95,7 +96,7 @@ def test_balanced_is_recommended_with_upstreams_outcome_in_the_sentence() -> Non
     """1× brokers beside a 4× one: transfer sizes moves in the sender's units and settles
     higher; balanced sizes them by capacity and is recommended."""
     snap = snapshot([(1, [0.3, 0.3, 0.2]), (4, [0.1]), (1, [0.2, 0.2, 0.1])])
-    advice = recommend(config(loadBalancerSheddingConditionHitCountThreshold=0), runner(snap))  # type: ignore[arg-type]
+    advice = recommend(config(loadBalancerSheddingConditionHitCountThreshold=0), runner(snap))
     assert advice.plan.strategy == "balanced" and advice.apply
     assert advice.plan.std_after < advice.upstream.std_after < advice.plan.std_before
     assert advice.sentence.startswith("Run the balanced plan: its ")
