@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from trimtab.allocation import AllocationRequest, plan_allocations
@@ -149,3 +151,22 @@ def test_a_node_lost_in_one_of_three_racks_leaves_its_rack_at_the_constrained_sh
     assert {plan.per_node[NodeId(str(i))] for i in range(12) if i % 3} == {100}
     assert plan.balance_after == pytest.approx(1.0, abs=1e-4)
     assert plan.balancing is not None and plan.balancing.moves == ()
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.integers(0, 10_000),
+    st.lists(st.tuples(st.integers(1, 64), st.integers(0, 5_000)), min_size=1, max_size=8),
+)
+def test_water_filling_keeps_caps_and_proportions(total: int, racks: list[tuple[int, int]]) -> None:
+    """Shares sum to min(total, Σ caps), none exceeds its cap, and the uncapped ones stay in
+    proportion to their weights, each at least its capped neighbours' share per weight."""
+    weights, caps = [w for w, _ in racks], [c for _, c in racks]
+    shares = water_fill(total, weights, caps)
+    assert sum(shares) == pytest.approx(min(total, sum(caps)), abs=1e-6)
+    assert all(x <= c + 1e-6 for x, c in zip(shares, caps, strict=True))
+    free = [(x / w) for x, w, c in zip(shares, weights, caps, strict=True) if x < c - 1e-6]
+    if free:
+        assert max(free) - min(free) <= 1e-6 * max(1.0, max(free))
+        capped = [c / w for x, w, c in zip(shares, weights, caps, strict=True) if x >= c - 1e-6]
+        assert all(level <= min(free) + 1e-6 for level in capped)
