@@ -32,6 +32,15 @@ def _jaas(module: str, password: str = PASSWORD) -> str:
     return f'sasl.jaas.config={module} required username="admin" password="{password}";\n'
 
 
+def _reaches(bootstrap: str, config: Path) -> None:
+    """Connect with ``config`` and check one action: the cluster was reached and answered."""
+    target = connect_kafka(KafkaTargetOptions(bootstrap, command_config=config))
+    try:
+        assert target.observe([move(0, [1, 2, 3], [1, 2, 4])])["orders/0"].check is Check.READY
+    finally:
+        target.close()
+
+
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
@@ -61,11 +70,7 @@ def test_sasl_login_with_the_tools_properties(
         tmp_path / "client.properties",
         f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\n" + _jaas(module),
     )
-    target = connect_kafka(KafkaTargetOptions(sasl_standin.bootstrap, command_config=config))
-    try:
-        assert target.observe([move(0, [1, 2, 3], [1, 2, 4])])["orders/0"].check is Check.READY
-    finally:
-        target.close()
+    _reaches(sasl_standin.bootstrap, config)
 
 
 @pytest.mark.server
@@ -100,11 +105,7 @@ def test_tls_with_a_pem_truststore(
         f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={tls_files.ca}\n",
     )
     with KafkaStandin(kafka_cluster, tls=tls_server) as standin:
-        target = connect_kafka(KafkaTargetOptions(standin.bootstrap, command_config=config))
-        try:
-            assert target.observe([move(1, [1, 2, 3], [4, 2, 3])])["orders/1"].check is Check.READY
-        finally:
-            target.close()
+        _reaches(standin.bootstrap, config)
 
 
 @pytest.mark.server
@@ -248,11 +249,7 @@ def test_mutual_tls_with_a_pem_keystore(
     )
     without = _props(tmp_path / "tls.properties", base)
     with KafkaStandin(kafka_cluster, tls=server) as standin:
-        target = connect_kafka(KafkaTargetOptions(standin.bootstrap, command_config=with_key))
-        try:
-            assert target.observe([move(2, [1, 2, 3], [1, 4, 3])])["orders/2"].check is Check.READY
-        finally:
-            target.close()
+        _reaches(standin.bootstrap, with_key)
         with pytest.raises(TargetError) as err:
             connect_kafka(
                 KafkaTargetOptions(standin.bootstrap, command_config=without, timeout_s=3)
