@@ -4,6 +4,12 @@
 configs, simulated time, fault hooks), :mod:`~tests.standins.kafka.handlers` serves the APIs
 ``trimtab execute`` calls, :mod:`~tests.standins.kafka.server` the sockets (TLS, SASL), and
 ``python -m tests.standins.kafka`` runs it as a process.
+
+What tests use: ``Cluster.calls`` (by API), ``reads``/``writes``, ``submissions`` and
+``cancels`` (per partition), ``clock.advance(s)``/``clock.set_scale(x)``; the fault hooks
+``Cluster.foreign_reassignment``, ``set_replicas``, ``remove_broker``/``restore_broker``,
+``stall``, ``refuse_identical`` (Redpanda's answer to a repeat), ``node_rate`` (Redpanda's
+recovery rate), and ``KafkaStandin.drop_connections``/``stop_broker``.
 """
 
 from tests.standins.kafka.cluster import Broker, Cluster, Partition, SimClock
