@@ -140,7 +140,7 @@ class _Batch:
         self.topic_totals: dict[str, int] = {}
         self.smallest = min((a.size_bytes for a in self.out), default=0)
         # per giver and topic: its partitions that may leave it (see _leaving)
-        self._leave_memo: dict[int, dict[str, list[int]]] = {}
+        self._leave_memo: dict[int, dict[str, list[list[int]]]] = {}
 
     @property
     def pairs(self) -> list[list[int]]:
@@ -306,38 +306,57 @@ class _Batch:
                     held.setdefault(index[r.node], set()).add(k)
         return held
 
-    def _leaving(self, v: int, topic: str) -> list[int]:
-        """``topic``'s batch partitions on v whose replica there sits on a heaviest core,
-        worked out once per giver until a move touches it (a topic move weighs up to 32
+    def _leaving(self, v: int, topic: str) -> list[list[int]]:
+        """``topic``'s batch partitions on v, by the weight of the core their replica there
+        sits on, heaviest first: a replica leaves the heaviest core that has one that can go
+        (worked out once per giver until a move touches it: a topic move weighs up to 32
         takers for each giver, and most givers have none: the scan per pair was 90 % of the
-        pass)."""
+        pass). Ranking by level, not "heaviest core only", matters when the heaviest core
+        holds none that can go (core 0's reserve weight, or only partitions the taker
+        already has): such a node would otherwise never give a replica (issue 43)."""
         memo = self._leave_memo.setdefault(v, {})
         found = memo.get(topic)
         if found is None:
             state = self.state
             donor, weights = state.ids[v], state.weights[v]
-            heaviest = max(weights)
-            found = [
-                k
-                for k in sorted(self._topic_holding(topic).get(v, ()))
-                if weights[next(r.core for r in self.out[k].replicas if r.node == donor)]
-                == heaviest
-            ]
+            levels: dict[int, list[int]] = {}
+            for k in sorted(self._topic_holding(topic).get(v, ())):
+                core = next(r.core for r in self.out[k].replicas if r.node == donor)
+                levels.setdefault(weights[core], []).append(k)
+            found = [levels[w] for w in sorted(levels, reverse=True)]
             memo[topic] = found
         return found
 
     def _candidates(self, v: int, u: int, topic: str | None) -> Iterator[tuple[int, list[int]]]:
         """The batch partitions whose replica on v may move to u, with their other nodes."""
+        weights = self.state.weights[v]
+        levels: Iterable[Iterable[int]]
+        if topic is not None:  # the topic's partitions on v, heaviest cores first
+            levels = self._leaving(v, topic)
+        else:  # the batch partitions on v, heaviest cores first (lazily: most stop at one)
+            holding = sorted(
+                (c for c in range(len(weights)) if self.on_core.get((v, c))),
+                key=lambda c: -weights[c],
+            )
+            levels = (
+                itertools.chain.from_iterable(self.on_core[(v, c)] for c in same)
+                for _, same in itertools.groupby(holding, key=lambda c: weights[c])
+            )
+        for level in levels:  # a lighter core only when no heavier one has a candidate
+            found = False
+            for k, others in self._fits(level, v, u, topic):
+                found = True
+                yield k, others
+            if found:
+                return
+
+    def _fits(
+        self, scan: Iterable[int], v: int, u: int, topic: str | None
+    ) -> Iterator[tuple[int, list[int]]]:
+        """Those of ``scan`` whose replica on v may move to u, with their other nodes."""
         state = self.state
         donor, receiver = state.ids[v], state.ids[u]
-        weights = state.weights[v]
-        heaviest = max(weights)
         rack_u, rack_v = state.racks[u], state.racks[v]
-        if topic is not None:  # the topic's partitions on v, on a heaviest core
-            scan: Iterable[int] = self._leaving(v, topic)
-        else:
-            cores = [c for c, w in enumerate(weights) if w == heaviest]
-            scan = (k for c in cores for k in self.on_core.get((v, c), {}))
         for k in scan:
             a = self.out[k]
             if any(r.node == receiver for r in a.replicas):
