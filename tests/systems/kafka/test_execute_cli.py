@@ -442,3 +442,38 @@ def test_a_broker_going_away_mid_run_stops_it(setup: Setup) -> None:
     assert not any(p.target and 6 in p.target for p in setup.cluster.partitions.values())
     assert setup.cluster.submissions[("t", 2)] == 0 and setup.cluster.submissions[("t", 5)] == 0
     assert _no_throttle_left(setup.cluster)
+
+
+@pytest.mark.server
+def test_a_sasl_run_keeps_the_password_out_of_every_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole run over SASL/SCRAM: the password is in neither stdout/stderr, --json events,
+    the journal nor the plan."""
+    cluster = _cluster(scale=0.0)
+    monkeypatch.setattr("trimtab.cli.execute.make_clock", lambda: StandinClock(cluster))
+    password = "Sc4am-Secret-value"
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config="
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="admin" password="{password}";\n'
+    )
+    config.chmod(0o600)
+    with KafkaStandin(cluster, users={"admin": password}) as standin:
+        path = tmp_path / "plan.json"
+        plan = _plan(cluster, path)
+        result = runner.invoke(
+            app,
+            [
+                "execute", str(path), "--approve", plan.digest, "--json", "--throttle", "5MB/s",
+                "--bootstrap-servers", standin.bootstrap, "--command-config", str(config),
+                "--poll-interval", "1",
+            ],
+            env={"COLUMNS": "200"},
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert _replicas(cluster) == _targets(plan)
+    written = [p for p in tmp_path.iterdir() if p.is_file() and p != config]
+    assert {p.name for p in written} >= {"plan.json", "plan.journal.jsonl"}
+    assert not any(password in text for text in [result.output, *(p.read_text() for p in written)])
