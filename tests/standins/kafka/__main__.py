@@ -8,8 +8,9 @@ For the subprocess tests (SIGKILL then ``--resume``) and the 10,000-partition be
 ``--topics NAME:PARTITIONS:RF[:BYTES]`` (comma-separated) spreads replicas round-robin over
 the brokers; ``--state-file`` loads a ``kafka-reassign-partitions`` document instead (entries
 may carry ``"size"``). Brokers listen on ``--port``, ``--port``+1, ... (0: any free port each).
-The first stdout line is ``ready BOOTSTRAP``; on SIGTERM or SIGINT it writes the assignment and
-the call counts to ``--dump`` (JSON) and exits.
+The first stdout line is ``ready BOOTSTRAP``; on SIGTERM or SIGINT it writes to ``--dump``
+(JSON) the assignment, the calls by API, reads and writes, the reassignments started and
+cancelled per partition, and the throttle configs left set, and exits.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ def main(argv: list[str] | None = None) -> int:
             "assignment": cluster.assignment(),
             "calls": dict(cluster.calls),
             "submissions": {f"{t}/{p}": n for (t, p), n in cluster.submissions.items()},
+            "cancels": {f"{t}/{p}": n for (t, p), n in cluster.cancels.items()},
+            "configs": {
+                f"{'broker' if kind == 4 else 'topic'}:{name}": values
+                for (kind, name), values in cluster.configs.items()
+                if values
+            },
+            "reads": cluster.reads,
+            "writes": cluster.writes,
         }
         Path(args.dump).write_text(json.dumps(report))
     return 0

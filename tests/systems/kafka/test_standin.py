@@ -107,3 +107,4 @@ def test_the_process_loads_a_reassignment_document(tmp_path: Path) -> None:
         {"topic": "t", "partition": 0, "replicas": [1, 2]}
     ]
     assert report["calls"]["Metadata"] >= 1
+    assert report["writes"] == 0 and report["configs"] == {} and report["cancels"] == {}
