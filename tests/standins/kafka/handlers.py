@@ -57,10 +57,33 @@ def api_versions(_c: Cluster, _b: int, _req: Any) -> dict[str, Any]:
     return {"error_code": 0, "api_keys": keys, "throttle_time_ms": 0}
 
 
+_META: dict[tuple[str, int], tuple[tuple[Any, ...], Any]] = {}  # the last answer per partition
+
+
+def _partition_meta(c: Cluster, p: Any) -> Any:
+    """One partition's Metadata entry, built again only when its state changed: a 10,000-
+    partition topic answers in the time of its encoding."""
+    offline = tuple(r for r in p.replicas if not c._alive(r))
+    state = (id(c), p.epoch, p.leader, tuple(p.replicas), tuple(p.isr), offline)
+    cached = _META.get((p.topic, p.index))
+    if cached is not None and cached[0] == state:
+        return cached[1]
+    entry = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition(
+        error_code=0 if p.leader >= 0 else 5,  # LEADER_NOT_AVAILABLE
+        partition_index=p.index,
+        leader_id=p.leader,
+        leader_epoch=p.epoch,
+        replica_nodes=list(p.replicas),
+        isr_nodes=list(p.isr),
+        offline_replicas=list(offline),
+    )
+    _META[(p.topic, p.index)] = (state, entry)
+    return entry
+
+
 def metadata(c: Cluster, _b: int, req: Any) -> dict[str, Any]:
     mk_broker = MetadataResponse.MetadataResponseBroker
     mk_topic = MetadataResponse.MetadataResponseTopic
-    mk_part = mk_topic.MetadataResponsePartition
     with c.lock:
         c.tick()
         names = list(c.topics) if req.topics is None else [t.name for t in req.topics]
@@ -72,21 +95,7 @@ def metadata(c: Cluster, _b: int, req: Any) -> dict[str, Any]:
             if name not in c.topics:
                 topics.append(mk_topic(error_code=3, name=name, is_internal=False, partitions=[]))
                 continue
-            parts = []
-            for i in c.topics[name]:
-                p = c.partitions[(name, i)]
-                offline = [r for r in p.replicas if not c._alive(r)]
-                parts.append(
-                    mk_part(
-                        error_code=0 if p.leader >= 0 else 5,  # LEADER_NOT_AVAILABLE
-                        partition_index=i,
-                        leader_id=p.leader,
-                        leader_epoch=p.epoch,
-                        replica_nodes=list(p.replicas),
-                        isr_nodes=list(p.isr),
-                        offline_replicas=offline,
-                    )
-                )
+            parts = [_partition_meta(c, c.partitions[(name, i)]) for i in c.topics[name]]
             topics.append(mk_topic(error_code=0, name=name, is_internal=False, partitions=parts))
         return {
             "throttle_time_ms": 0,
