@@ -153,6 +153,8 @@ def _background(page: Path, cwd: Path, env: dict[str, str]) -> Iterator[None]:
         for proc in started:
             proc.terminate()
             proc.wait(timeout=30)
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 def _run_examples(page: Path, examples: list[Example], cwd: Path, env: dict[str, str]) -> None:
