@@ -3,11 +3,12 @@
 trimtab accepts every key of a real ``bk_server.conf``, BookKeeper client configuration or
 Pulsar ``broker.conf`` and lists the ones it does not read; these lists are how it knows them.
 
-    python tools/upstream_keys.py keys FILE --origin "apache/bookkeeper conf/bk_server.conf@SHA"
+    python tools/upstream_keys.py keys FILE... --origin "apache/bookkeeper conf/bk_server.conf@SHA"
     python tools/upstream_keys.py fixture FILE          # key=value lines only, for tests/data
     python tools/upstream_keys.py java FILE... --origin "apache/bookkeeper ClientConfiguration@SHA"
 
-``keys`` and ``fixture`` read a Java ``.properties`` file as upstream ships it: both active
+``keys`` and ``fixture`` read a Java ``.properties`` file as upstream ships it (``keys`` takes
+several, such as the file at every release tag, and lists every key any of them ships): both active
 ``key=value`` lines and commented ``#key=value`` lines count, since upstream documents many
 keys only commented out. ``java`` reads configuration classes (``ClientConfiguration.java``)
 for the string constants they pass to ``get*``/``set*`` as a key, for the client, which has no
@@ -74,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         for key, value, commented in conf_entries(texts[0].splitlines()):
             sys.stdout.write(f"{'#' if commented else ''}{key}={value}\n")
         return 0
-    if args.mode == "keys":
-        keys = {key for key, _, _ in conf_entries(texts[0].splitlines())}
+    if args.mode == "keys":  # several files: every key any of them ships (a release history)
+        keys = {key for text in texts for key, _, _ in conf_entries(text.splitlines())}
     else:
         keys = java_keys(texts)
     sys.stdout.write(_header(args.origin) + "".join(f"{k}\n" for k in sorted(keys)))

@@ -191,4 +191,5 @@ def test_rebalance_refuses_verify_output_with_one_error_line() -> None:
         ],
     )
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
