@@ -22,8 +22,8 @@ from trimtab.pipeline.schemas import INPUT_TABLES
 
 NODES = (
     "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state\n"
-    "c1,bk1:3181,dc1,r1,8,1,1000,500,10,writable\n"
-    "c1,bk2:3181,dc1,r2,8,1,1000,500,10,readonly\n"
+    "c1,bk1:3181,dc1,r1,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
+    "c1,bk2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n"
 )
 METRICS_HEADER = (
     "ts,cluster,node,cpu,memory,direct_memory,net_in_bps,net_out_bps,msg_in_per_s,msg_out_per_s,"
@@ -107,7 +107,7 @@ def test_quarantine_rows_keep_source_rule_reason_and_raw_row(dirty_ingested: Ing
     assert rows
     row = rows[0]
     assert row["table"] == "node_metrics" and row["source_file"].endswith("bad-rows.csv")
-    assert row["reason"] == "cpu 1.5 is outside 0..1"
+    assert row["reason"] == "cpu 1.5 is above 1: usages are fractions; for 1.5 % write 0.015"
     assert json.loads(row["row"])["cpu"] == "1.5"
 
 
@@ -132,7 +132,7 @@ CASES = [
     (
         "out_of_range",
         "2026-11-01T00:00:00Z,c1,bk1:3181,0.5,1.01,0.1,1,1,1,1,1,1,500,1000\n",
-        "memory 1.01 is outside 0..1",
+        "memory 1.01 is above 1: usages are fractions; for 1.01 % write 0.0101",
     ),
     (
         "negative",
@@ -211,11 +211,11 @@ def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
     write(
         tmp_path / "nodes" / "nodes.csv",
         NODES
-        + "c1,bk3:3181,dc1,r1,8,1,1000,500,10,draining\n"
-        + "c1,bk 4:3181,dc1,r1,8,1,1000,500,10,writable\n"
-        + "c1,bk5:3181,dc1,r1/x,8,1,1000,500,10,writable\n"
-        + "c1,bk1:3181,dc1,r1,16,1,1000,500,10,writable\n"
-        + "c1,bk2:3181,dc1,r2,8,1,1000,500,10,readonly\n",
+        + "c1,bk3:3181,dc1,r1,8,68719476736,1000000000000,500000000000,10000000000,draining\n"
+        + "c1,bk 4:3181,dc1,r1,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
+        + "c1,bk5:3181,dc1,r1/x,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
+        + "c1,bk1:3181,dc1,r1,16,68719476736,1000000000000,500000000000,10000000000,writable\n"
+        + "c1,bk2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n",
     )
     write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER)

@@ -23,6 +23,7 @@ from trimtab.contract import (
     BUNDLE_PATTERN,
     LONG_MAX,
     NODE_ID_PATTERN,
+    PERCENT_HINT,
     ROW_RULES,
     TOPIC_PATTERN,
     Column,
@@ -210,13 +211,21 @@ def _zeros(columns: Sequence[Column]) -> Sql:
 
 @_spark("out_of_range")
 def _out_of_range(ctx: _Ctx) -> Found:
-    return [
-        (
-            f"({q(c.name)} < 0 OR {q(c.name)} > 1)",
-            _format(f"{c.name} %s is outside 0..1", q(c.name)),
+    found: Found = []
+    for c in ctx.table.of(Kind.FRACTION):
+        col = q(c.name)
+        instead = f"round({col} * {PERCENT_HINT.factor!r}, 12)"
+        percent = _format(PERCENT_HINT.spark(c.name), _shown(col), _shown(instead))
+        below = _format(f"{c.name} %s is outside 0..1", col)
+        found.append(
+            (f"({col} < 0 OR {col} > 1)", f"CASE WHEN {col} > 1 THEN {percent} ELSE {below} END")
         )
-        for c in ctx.table.of(Kind.FRACTION)
-    ]
+    return found
+
+
+def _shown(value: Sql) -> Sql:
+    """A number as a reason shows it, as the Python side does: ``85``, not ``85.0``."""
+    return f"regexp_replace(CAST({value} AS STRING), '\\\\.0$', '')"
 
 
 @_spark("negative")
@@ -241,7 +250,7 @@ def _not_positive(ctx: _Ctx) -> Found:
 
 @_spark("implausible")
 def _implausible(ctx: _Ctx) -> Found:
-    return [
+    found: Found = [
         (
             f"{q(c.name)} > {c.most!r}",
             _format(
@@ -252,6 +261,18 @@ def _implausible(ctx: _Ctx) -> Found:
         for c in ctx.table.columns
         if c.most is not None
     ]
+    for c in ctx.table.columns:
+        if c.least is None or c.hint is None:
+            continue
+        col = q(c.name)
+        instead = f"CAST(CAST({col} * {c.hint.factor!r} AS BIGINT) AS STRING)"
+        found.append(
+            (
+                f"({col} > 0 AND {col} < {c.least!r})",
+                _format(c.hint.spark(c.name), _shown(col), instead),
+            )
+        )
+    return found
 
 
 @_spark("free_above_total")
