@@ -118,9 +118,7 @@ CASES = (
         {"partitions": "1000001"},
     ),
     Case("cores at the bound", "nodes", None, {"cores": "65536"}),
-    Case(
-        "more free than total", "nodes", "free_above_total", {"disk_free_bytes": "5000000000000"}
-    ),
+    Case("more free than total", "nodes", "free_above_total", {"disk_free_bytes": "5000000000000"}),
     Case("a NIC written in Gb/s", "nodes", "implausible", {"nic_bps": "10"}),
     Case("memory written in GiB", "nodes", "implausible", {"memory_bytes": "64"}),
     Case(

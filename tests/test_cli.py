@@ -102,7 +102,13 @@ def test_topology_reports_rejected_rows_and_keeps_the_rest(tmp_path: Path) -> No
     bad = tmp_path / "nodes.csv"
     lines = SAMPLE.read_text().splitlines()
     bad.write_text(
-        "\n".join([*lines, "bk-prod,bk99:3181,us-east,rack1,8,68719476736,10000000,20000000,10000000000,writable"]) + "\n"
+        "\n".join(
+            [
+                *lines,
+                f"bk-prod,bk99:3181,us-east,rack1,8,{2**36},{10**7},{2 * 10**7},{10**10},writable",
+            ]
+        )
+        + "\n"
     )
     result = runner.invoke(app, ["topology", "-i", str(bad)], env={"COLUMNS": "200"})
     assert result.exit_code == 0
