@@ -215,7 +215,9 @@ def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
         + "c1,bk 4:3181,dc1,r1,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
         + "c1,bk5:3181,dc1,r1/x,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
         + "c1,bk1:3181,dc1,r1,16,68719476736,1000000000000,500000000000,10000000000,writable\n"
-        + "c1,bk2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n",
+        + "c1,bk2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n"
+        # the same host in capitals: one node, as DNS compares names (issue 42)
+        + "c1,BK2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n",
     )
     write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER)
@@ -223,13 +225,14 @@ def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
         ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)  # a table with a header but no rows
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
     ingested = ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)
-    # bk2's second row is an exact copy: the first is kept. bk1's rows differ: both refused.
+    # bk2's second and third (BK2) rows are exact copies: the first is kept. bk1's rows
+    # differ: both refused.
     assert by_rule(ingested, "nodes") == {
         None: 1,
         "bad_state": 1,
         "bad_node_id": 1,
         "bad_location": 1,
-        "duplicate": 1,
+        "duplicate": 2,
         "conflict": 2,
     }
 

@@ -298,10 +298,9 @@ def figures_table(columns: Sequence[str], *, text: Collection[str], **options: A
 
 def select_clusters(inv: Inventory, name: str | None) -> list[ClusterState]:
     """Every cluster of the inventory, or only the one ``--cluster`` names (which must exist).
-    An inventory none of whose rows was usable is an error naming the dominant reason (its
-    rows are printed first), never an empty cluster."""
+    An inventory none of whose rows was usable is one error naming the dominant reason with
+    an example, never an empty cluster."""
     if not inv.clusters and inv.rejected:
-        print_rejected(inv.rejected, inv.rows_read, "inventory")
         raise TrimtabError(f"no usable inventory row: {dominant_reason(inv.rejected)}")
     if name is None:
         return list(inv.clusters.values())

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from trimtab.contract import Kind
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS, local_directory
 from trimtab.pipeline.rules import (
@@ -138,6 +139,8 @@ def typed_sql(
         as_text = fmt != "parquet" or stored.get(column.name) == "string"
         texts[column.name] = source if as_text else f"CAST({source} AS STRING)"
         value = _typed(source, column.type, "csv" if as_text else fmt)
+        if column.kind in (Kind.NODE_ID, Kind.NODE_REF):  # hosts compare as DNS does (NodeId)
+            value = f"lower(trim({value}))"
         typed.append(f"{value} AS {q(column.name)}")
         if as_text and column.type != "string":
             failed = f"{source} IS NOT NULL AND trim({source}) != '' AND {value} IS NULL"

@@ -122,9 +122,9 @@ def _rack_of(info: Mapping[str, Any]) -> str | None:
 
 
 def _keys(address: str, info: Mapping[str, Any]) -> list[str]:
-    address = address.strip()
+    address = address.strip().lower()  # as node ids: host names compare without case
     host = address.rsplit(":", 1)[0] if ":" in address else address
-    hostname = str(info.get("hostname") or "").strip()
+    hostname = str(info.get("hostname") or "").strip().lower()
     keys = dict.fromkeys((address, host, hostname))
     return [k for k in keys if k and not any(c.isspace() for c in k)]
 
