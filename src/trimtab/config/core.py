@@ -232,7 +232,7 @@ def _superseded(data: Mapping[str, Any], *, blank_unset: bool) -> dict[str, tupl
         value = keys.get(newer)
         unset = value is None or (blank_unset and isinstance(value, str) and not value.strip())
         if legacy in keys and not unset:
-            out[legacy] = (f"{newer} (set too, it wins as upstream reads them)",)
+            out[legacy] = (f"Pulsar broker.conf (superseded by {newer}, as the broker reads it)",)
     return out
 
 
