@@ -286,6 +286,38 @@ class TestKeyLists:
             assert keys <= listed, conf.name
         assert _key_list("upstream_bk_server.keys") == sorted(listed)
 
+    def test_tool_lists_the_keys_of_every_release_tag(self, tmp_path: Path) -> None:
+        """``releases`` reads the file at each release tag, whichever path it had then, and
+        lists every key any release shipped (docker tags skipped)."""
+        import subprocess
+
+        def git(*args: str) -> None:
+            subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+        git("init", "-q")
+        git("config", "user.email", "t@example.net")
+        git("config", "user.name", "t")
+        old = tmp_path / "bookkeeper-server" / "conf" / "bk_server.conf"
+        old.parent.mkdir(parents=True)
+        old.write_text("bookiePort=3181\n#numJournalCallbackThreads=8\n")
+        git("add", "-A")
+        git("commit", "-qm", "4.0")
+        git("tag", "release-4.0.0")
+        git("rm", "-rq", "bookkeeper-server")
+        new = tmp_path / "conf" / "bk_server.conf"
+        new.parent.mkdir()
+        new.write_text("bookiePort=3181\njournalDirectories=/j\n")
+        git("add", "-A")
+        git("commit", "-qm", "4.7")
+        git("tag", "release-4.7.0")
+        git("tag", "release-4.7.0-docker")
+        tags, texts = _tool().release_files(
+            tmp_path / ".git", ["conf/bk_server.conf", "bookkeeper-server/conf/bk_server.conf"]
+        )
+        assert tags == ["release-4.0.0", "release-4.7.0"]
+        keys = {k for text in texts for k, _, _ in _tool().conf_entries(text.splitlines())}
+        assert keys == {"bookiePort", "numJournalCallbackThreads", "journalDirectories"}
+
     def test_tool_reads_commented_keys_but_not_prose(self) -> None:
         """'# key=value' documents a key; '# a = b (prose)' and '# Options:' do not."""
         lines = [
