@@ -31,7 +31,8 @@ runner = CliRunner()
 def _shed(path: Path) -> dict[str, object]:
     result = runner.invoke(app, ["shed", "--load-reports", str(path), "--json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    doc: dict[str, object] = json.loads(result.stdout)
+    return doc
 
 
 def test_extensible_load_data_gives_the_modular_reports_decisions() -> None:
