@@ -237,3 +237,42 @@ def test_bundled_sample_is_clean() -> None:
     sample = Path(__file__).parents[1] / "src" / "trimtab" / "data" / "sample_inventory.csv"
     inv = read_inventory(sample)
     assert inv.rejected == () and inv.warnings == () and inv.accepted == 24
+
+
+def _good_rows() -> list[dict[str, str]]:
+    good = dict(zip(HEADER.split(","), GOOD.split(","), strict=True))
+    return [good, {**good, "node": "bk2:3181"}]
+
+
+def test_a_json_array_of_rows_is_a_table(tmp_path: Path) -> None:
+    """The common export form, an array of row objects (pretty-printed), is read row by row
+    with the line each starts on; it was one malformed row and an empty topology before."""
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps([*_good_rows(), 42], indent=2) + "\n")
+    inv = read_inventory(path)
+    assert sorted(n.id for n in inv.clusters["c1"]) == ["bk1:3181", "bk2:3181"]
+    assert [(r.rule, r.line) for r in inv.rejected] == [("malformed", 26)]
+    assert inv.rows_read == 3
+
+
+def test_json_lines_and_an_array_on_one_line_read_alike(tmp_path: Path) -> None:
+    """JSON lines and a one-line array give the same inventory."""
+    lines, array = tmp_path / "a.jsonl", tmp_path / "b.json"
+    lines.write_text("".join(json.dumps(r) + "\n" for r in _good_rows()))
+    array.write_text(json.dumps(_good_rows()))
+    assert read_inventory(lines).clusters == read_inventory(array).clusters
+
+
+def test_a_broken_array_is_one_error_with_its_line(tmp_path: Path) -> None:
+    """An array that does not parse: one error naming the line, not silent rows."""
+    path = tmp_path / "nodes.json"
+    path.write_text("[\n" + json.dumps(_good_rows()[0]) + ",\n{oops}\n]\n")
+    with pytest.raises(InputError, match="line 3: not a JSON array of objects"):
+        read_inventory(path)
+
+
+def test_one_json_document_over_many_lines_says_what_it_seems_to_be() -> None:
+    """A load report given as the inventory: named as one, not 58 malformed rows."""
+    report = Path(__file__).parents[1] / "examples/shedding/load-reports/broker1:8080.json"
+    with pytest.raises(InputError, match="it seems to be a Pulsar LocalBrokerData"):
+        read_inventory(report)

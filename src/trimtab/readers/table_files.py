@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar
 from trimtab.config.settings import nearest
 from trimtab.contract import RejectedRow, RowError, Table, settle_repeats
 from trimtab.errors import InputError
+from trimtab.readers.sniff import seems_to_be
 from trimtab.readers.special_files import refuse_special
 
 __all__ = [
@@ -204,6 +205,13 @@ def _json_rows(
     if text.lstrip().startswith("["):
         return _json_array_rows(text, file, spec)
     lines = text.splitlines()
+    if sum(1 for line in lines if line.strip()) > 1 and _one_object(text):
+        guess = seems_to_be(text)
+        seems = f": it seems to be {guess}" if guess else ""
+        raise InputError(
+            f"{spec.name} {file} is one JSON document over many lines, not a table{seems}. "
+            "Give one object per line (JSON lines) or an array of row objects"
+        )
     parsed: list[tuple[int, Any]] = []
     columns: set[str] = set()
     for number, line in enumerate(lines, start=1):
@@ -262,6 +270,13 @@ def _json_array_rows(
     return iter(parsed), sorted(columns) if parsed else []
 
 
+def _one_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+
+
 def _skip_space(text: str, pos: int) -> int:
     while pos < len(text) and text[pos] in " \t\r\n":
         pos += 1
@@ -286,7 +301,7 @@ def _check_columns(file: Path, columns: list[str], spec: TableSpec, warnings: li
     if missing:
         raise InputError(
             f"{spec.name} {file} lacks required column(s) {', '.join(missing)}; "
-            f"it has {', '.join(columns)}. Required: {', '.join(spec.required)}"
+            f"it has {', '.join(columns)}{_kind_of(file)}. Required: {', '.join(spec.required)}"
         )
     known = list(spec.required + spec.optional)
     for column in columns:
@@ -294,6 +309,20 @@ def _check_columns(file: Path, columns: list[str], spec: TableSpec, warnings: li
             hint = nearest(column, known)
             suffix = f" (did you mean '{hint}'?)" if hint else ""
             warnings.append(f"{file}: column '{column}' is not used{suffix}")
+
+
+def _kind_of(file: Path) -> str:
+    """`` (it seems to be …)`` for a text file of a kind :mod:`~trimtab.readers.sniff` knows
+    but that is no table of this name; empty otherwise."""
+    if file.suffix.lower() in (".parquet", ".pq"):
+        return ""
+    try:
+        with file.open("r", encoding="utf-8-sig", errors="replace") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return ""
+    guess = seems_to_be(head)
+    return f" (it seems to be {guess})" if guess and not guess.startswith("a CSV table") else ""
 
 
 def refuse_repeats(
