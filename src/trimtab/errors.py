@@ -12,6 +12,8 @@
      ├── ResolverError                    a DNS-to-switch resolver that cannot start
      ├── MembershipError                  ZooKeeper or a registry file that cannot be used
      ├── ZooKeeperAccessError             ZooKeeper refused us: authentication, TLS or an ACL
+ ├── PlanError                        a plan document that cannot be used or approved
+ ├── TargetError                      a cluster an executor cannot reach or that refused a call
      ├── AgentError                       a GetBookieInfo agent that cannot start or register
      ├── InvalidQuorumError               (also a ValueError) E/W/A sizes that cannot work together
      ├── NotEnoughNodesError              a placement the cluster cannot satisfy, with the numbers
@@ -40,8 +42,10 @@ __all__ = [
     "InvalidTopologyError",
     "MembershipError",
     "NotEnoughNodesError",
+    "PlanError",
     "ReportError",
     "ResolverError",
+    "TargetError",
     "TopicExistsError",
     "TrimtabError",
     "UnknownConfigKeyError",
@@ -232,3 +236,13 @@ class TopicExistsError(AllocationError):
             f"topic already exists (it has {partitions} partition(s)); to add partitions to it, "
             "ask for that (--add-partitions)",
         )
+
+
+class PlanError(TrimtabError):
+    """A plan document that cannot be used: not one, from a newer trimtab, edited after it
+    was written, or an approval that does not name it."""
+
+
+class TargetError(TrimtabError):
+    """A cluster ``trimtab execute`` cannot reach, or a call it refused (one line naming the
+    endpoint and what to fix)."""

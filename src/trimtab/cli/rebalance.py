@@ -43,9 +43,12 @@ from trimtab.cli._common import (
     writable_output,
 )
 from trimtab.cli.allocate import write_atomically
+from trimtab.cli.plan_output import check_plan_output, command_argv, write_plan_document
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
+from trimtab.plans.kafka import rebalance_plan_document
+from trimtab.plans.source import created_now, plan_source
 from trimtab.readers.inventory import Inventory, read_inventory
 from trimtab.readers.node_health import read_health
 from trimtab.readers.special_files import refuse_special
@@ -60,6 +63,7 @@ from trimtab.systems.kafka.writers import dumps, reassignment
 __all__ = ["RebalanceOptions", "plan_document", "rebalance"]
 
 FORMATS = ("table", "json", "kafka-reassignment")
+SYSTEMS = ("kafka", "redpanda")
 
 
 # The options of ``trimtab rebalance``, each declared once (the command's signature stays short).
@@ -119,6 +123,17 @@ _BrokerIds = Annotated[
     typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
 ]
 _Seed = Annotated[int, typer.Option("--seed", help="Seed of every random choice.")]
+_Plan = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help="Write the plan document here (for trimtab execute).",
+        dir_okay=False,
+    ),
+]
+_System = Annotated[
+    str, typer.Option("--system", help="kafka or redpanda: the cluster the plan is for.")
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,10 +157,14 @@ class RebalanceOptions:
     seed: int
     config: Path | None
     as_json: bool
+    plan: Path | None = None
+    system: str = "kafka"
+    argv: tuple[str, ...] | list[str] = ()
 
 
 @app.command()
 def rebalance(
+    ctx: typer.Context,
     inventory: InventoryOption,
     assignment: _Assignment,
     log_dirs: _LogDirs = None,
@@ -163,6 +182,8 @@ def rebalance(
     seed: _Seed = 0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    plan: _Plan = None,
+    system: _System = "kafka",
 ) -> None:
     """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
     rack repair, then counts towards capacity shares.
@@ -170,6 +191,7 @@ def rebalance(
     Prints the plan and, with --output, writes the reassignment document (only the partitions
     that change) and the rollback document (their current assignment). --format
     kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
+    --plan writes the plan document that trimtab execute runs.
     """
     options = RebalanceOptions(
         inventory=inventory,
@@ -189,6 +211,9 @@ def rebalance(
         seed=seed,
         config=config,
         as_json=as_json,
+        plan=plan,
+        system=system,
+        argv=command_argv(ctx),
     )
     _rebalance(options)
 
@@ -203,6 +228,9 @@ def _rebalance(o: RebalanceOptions) -> None:
             )
         if o.mode is not None and o.mode not in BALANCER_MODES:
             raise TrimtabError(f"unknown --mode {o.mode!r}: use one of {', '.join(BALANCER_MODES)}")
+        if o.system not in SYSTEMS:
+            raise TrimtabError(f"unknown --system {o.system!r}: use one of {', '.join(SYSTEMS)}")
+        check_plan_output(o.plan)
         back = o.rollback or (o.output.with_suffix(".rollback.json") if o.output else None)
         for option, path in (("--output", o.output), ("--rollback", back)):
             if path is not None:
@@ -218,6 +246,8 @@ def _rebalance(o: RebalanceOptions) -> None:
             f"wrote {plural(len(plan.after), 'partition')} to {o.output}, the rollback to {back}",
             highlight=False,
         )
+    if o.plan is not None:
+        _write_plan(o, plan, ids)
     if fmt == "json":
         print_json(plan_document(plan, ids))
     elif fmt == "kafka-reassignment" and o.output is None:
@@ -226,6 +256,41 @@ def _rebalance(o: RebalanceOptions) -> None:
     elif fmt == "table":
         _print_plan(plan, ids)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
+
+
+def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
+    """Write the plan document (``--plan``) and say its digest, which approves it."""
+    assert o.plan is not None
+    cfg = load_config(o.config).allocation
+    source = plan_source(
+        "trimtab rebalance",
+        {
+            "inventory": o.inventory,
+            "assignment": o.assignment,
+            "log_dirs": o.log_dirs,
+            "health": o.health,
+            "broker_ids": o.broker_id_file,
+            "in_progress": o.in_progress,
+            "config": o.config,
+        },
+        {
+            "mode": plan.mode,
+            "drain": o.drain,
+            "max_moves": o.max_moves,
+            "rack_aware": o.rack_aware,
+            "seed": o.seed,
+        },
+        o.argv,
+    )
+    document = rebalance_plan_document(
+        plan,
+        ids,
+        system=o.system,
+        created=created_now(),
+        source=source,
+        concurrent_moves=cfg.concurrent_moves,
+    )
+    write_plan_document(o.plan, document)
 
 
 def _plan(
