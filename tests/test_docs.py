@@ -138,14 +138,16 @@ def test_shell_examples_exit_as_documented(
 
 
 #: Options whose value is a file a command writes, not one it reads.
-_WRITES = {"-o", "--output", "--rollback", "--out", "--checkpoint", ">", ">>"}
+_WRITES = {"-o", "--output", "--rollback", "--out", "--checkpoint", "--plan", ">", ">>"}
 _FILE = re.compile(r"\.(csv|json|jsonl|conf|toml|parquet|sh|properties|txt)$")
 
 
 def named_input_files(page: Path) -> list[str]:
     """The relative paths of the files the page's trimtab commands read, in every shell fence,
-    ```sh ones too (not run, but a reader copies them)."""
+    ```sh ones too (not run, but a reader copies them); a file an earlier command of the page
+    writes (``--plan drain.json``, then ``trimtab plan show drain.json``) is not one."""
     found: list[str] = []
+    written: set[str] = set()
     for language, body in FENCE.findall(page.read_text()):
         if language not in ("bash", "console", "sh"):
             continue
@@ -155,7 +157,11 @@ def named_input_files(page: Path) -> list[str]:
                 continue
             for before, word in zip(["", *words], words, strict=False):
                 value = word.split("=", 1)[-1]
-                if _FILE.search(value) and before not in _WRITES and not value.startswith("/"):
+                if not _FILE.search(value) or value.startswith("/"):
+                    continue
+                if before in _WRITES or word.split("=", 1)[0] in _WRITES:
+                    written.add(value)
+                elif value not in written:
                     found.append(value)
     return found
 

@@ -536,3 +536,18 @@ def test_quarantine_holds_each_refused_row_once_when_earlier_tables_have_none(
     assert [(r["table"], r["rule"]) for r in rows] == [("bundle_metrics", "bad_bundle")]
     assert rows[0]["source_file"].endswith("bundle_metrics/a.csv")
     assert json.loads(rows[0]["row"])["bundle"] == "no-bundle"
+
+
+def test_an_inventory_as_a_json_array_is_read_row_by_row(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """nodes/ as a pretty-printed JSON array of row objects (the common export form): every
+    element a row, as the commands' reader takes it (issue 42)."""
+    header, *lines = NODES.strip().splitlines()
+    rows = [dict(zip(header.split(","), line.split(","), strict=True)) for line in lines]
+    write(tmp_path / "nodes" / "nodes.json", json.dumps(rows, indent=2) + "\n")
+    write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
+    write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
+    ingested = ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)
+    assert by_rule(ingested, "nodes") == {None: 2}
+    assert by_rule(ingested, "node_metrics") == {None: 1}

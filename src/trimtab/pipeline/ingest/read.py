@@ -41,6 +41,8 @@ __all__ = ["TableRead", "footer_schema", "read_table", "table_fix", "typed_colum
 
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json"}
 _FORMATS |= {".jsonl": "json", ".ndjson": "json"}
+#: The "header" of a JSON file holding one array of row objects (read whole, not by line).
+_ARRAY = "[array]"
 _CORRUPT = "_corrupt_record"
 
 
@@ -83,6 +85,9 @@ def read_table(
         if fmt is None:
             continue
         header = fs.first_line(file) if fmt == "csv" else ""
+        if fmt == "json" and fs.first_line(file).lstrip("\ufeff").lstrip().startswith("["):
+            header = _ARRAY  # an array of row objects, as most tools export a table
+
         groups.setdefault((fmt, header), []).append(file)
         size += length
     if not groups:
@@ -183,7 +188,11 @@ def _read_group(
             schema = T.StructType([T.StructField(c, T.StringType()) for c in present])
             schema = schema.add(_CORRUPT, T.StringType())
             frame = reader.json(
-                files, schema=schema, mode="PERMISSIVE", columnNameOfCorruptRecord=_CORRUPT
+                files,
+                schema=schema,
+                mode="PERMISSIVE",
+                columnNameOfCorruptRecord=_CORRUPT,
+                multiLine=header == _ARRAY,  # each element of the array is a row
             )
     missing = [c for c in table.required if c not in present]
     if missing and fmt != "json":
