@@ -149,6 +149,7 @@ CASES = (
     Case("read-only spelled with a dash", "nodes", None, {"state": "Read-Only"}),
     Case("no role: both", "nodes", None, {"role": ""}),
     Case("epoch seconds", "node_metrics", None, {"ts": "1793493000"}),
+    Case("epoch milliseconds", "node_metrics", "bad_timestamp", {"ts": "1793493000000"}),
     Case("cpu exactly 1", "node_metrics", None, {"cpu": "1"}),
     Case(
         "no cluster: the only one", "allocation_requests", None, {"cluster": "", "topic": "clicks"}

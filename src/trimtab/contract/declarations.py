@@ -14,11 +14,14 @@ __all__ = [
     "BYTES_PER_S_MAX",
     "CORES_MAX",
     "DISK_BYTES_LEAST",
+    "EPOCH_MS_MAX",
+    "EPOCH_S_MAX",
     "FUTURE_TOLERANCE_S",
     "LONG_MAX",
     "MEMBERSHIP_RULES",
     "MEMORY_BYTES_LEAST",
     "MESSAGES_PER_S_MAX",
+    "MS_HINT",
     "NIC_BPS_LEAST",
     "NODE_ID_PATTERN",
     "PARTITIONS_MAX",
@@ -42,6 +45,13 @@ Row = dict[str, Any]
 
 #: How far in the future a sample's ``ts`` may lie before it is refused (clock skew).
 FUTURE_TOLERANCE_S = 300.0
+#: Epoch seconds at or beyond this are not a time any sample has (year 5138): such a ``ts``
+#: is ``bad_timestamp``; up to :data:`EPOCH_MS_MAX` it reads as epoch milliseconds, and the
+#: reason says what to write (the same bound in the readers and the pipeline).
+EPOCH_S_MAX = 1e11
+EPOCH_MS_MAX = 1e14
+#: The reason for a ``ts`` in milliseconds: ``{name}``, ``{v}`` as given, ``{x}`` in seconds.
+MS_HINT = "{name} {v} is epoch milliseconds; {name} is epoch seconds: write {x}"
 #: The largest whole number a ``count`` column holds (Spark's ``long``).
 LONG_MAX = 2**63 - 1
 # The most a node (or one bundle, one request) can plausibly have or do. A cell above its bound

@@ -13,7 +13,10 @@ from typing import Any
 from trimtab.cluster import NodeHealth, NodeId, NodeState, Role, location_of
 from trimtab.contract.cells import blank, number, split_bundle, text, timestamp, whole
 from trimtab.contract.declarations import (
+    EPOCH_MS_MAX,
+    EPOCH_S_MAX,
     FUTURE_TOLERANCE_S,
+    MS_HINT,
     PERCENT_HINT,
     ROW_RULES,
     TOPIC_PATTERN,
@@ -83,11 +86,17 @@ def _bad_timestamp(cells: _Cells) -> None:
             continue
         stamp = timestamp(value)
         if stamp is None:
-            raise RowError(
-                "bad_timestamp",
-                f"{column.name} {value!r} is neither epoch seconds nor ISO 8601",
-            )
+            raise RowError("bad_timestamp", _bad_time_reason(column.name, value))
         cells.values[column.name] = stamp
+
+
+def _bad_time_reason(name: str, value: Any) -> str:
+    """Why ``value`` is no timestamp; one in epoch milliseconds says what to write."""
+    seconds = number(value)
+    if seconds is not None and EPOCH_S_MAX <= abs(seconds) < EPOCH_MS_MAX:
+        instead = f"{seconds / 1000:.3f}".rstrip("0").rstrip(".")
+        return MS_HINT.format(name=name, v=str(value).strip(), x=instead)
+    return f"{name} {value!r} is neither epoch seconds nor ISO 8601"
 
 
 def _wrong_type(cells: _Cells) -> None:

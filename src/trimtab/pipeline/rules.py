@@ -21,7 +21,10 @@ from pyspark.sql import functions as F
 from trimtab.cluster import NodeState, Role
 from trimtab.contract import (
     BUNDLE_PATTERN,
+    EPOCH_MS_MAX,
+    EPOCH_S_MAX,
     LONG_MAX,
+    MS_HINT,
     NODE_ID_PATTERN,
     PERCENT_HINT,
     ROW_RULES,
@@ -49,7 +52,7 @@ __all__ = [
 
 _NUMBERS = (Kind.FRACTION, Kind.RATE)
 # Epoch seconds beyond this are not a time any sample has (year 5138): refused, not overflowed.
-_EPOCH_MAX = 1e11
+_EPOCH_MAX = EPOCH_S_MAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,10 +166,20 @@ def _missing_key(ctx: _Ctx) -> Found:
 
 @_spark("bad_timestamp")
 def _bad_timestamp(ctx: _Ctx) -> Found:
-    return [
-        (f"{q(c.name)} IS NULL", _format(f"{c.name} %s is not a timestamp", ctx.texts[c.name]))
-        for c in ctx.table.of(Kind.TIMESTAMP)
-    ]
+    found: Found = []
+    for c in ctx.table.of(Kind.TIMESTAMP):
+        given = ctx.texts[c.name]
+        number = f"TRY_CAST({given} AS DOUBLE)"
+        millis = f"(abs({number}) >= {EPOCH_S_MAX!r} AND abs({number}) < {EPOCH_MS_MAX!r})"
+        seconds = f"CAST(CAST({number} / 1000 AS DECIMAL(20, 3)) AS STRING)"
+        instead = f"regexp_replace(regexp_replace({seconds}, '0+$', ''), '\\\\.$', '')"
+        hint = MS_HINT.replace("{name}", c.name).replace("{v}", "%1$s").replace("{x}", "%2$s")
+        ms_reason = _format(hint, f"trim({given})", instead)
+        other = _format(f"{c.name} %s is not a timestamp", given)
+        found.append(
+            (f"{q(c.name)} IS NULL", f"CASE WHEN {millis} THEN {ms_reason} ELSE {other} END")
+        )
+    return found
 
 
 @_spark("wrong_type")
