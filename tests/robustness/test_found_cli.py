@@ -478,3 +478,15 @@ def test_ids_differing_only_in_case_are_one_node(tmp_path: Path, same: bool) -> 
     said = "an exact duplicate of an earlier row" if same else "conflicting rows for node"
     assert all(said in reason for reason in reasons)
     assert (first[1].lower() in ids) == same
+
+
+def test_a_nic_in_bytes_per_second_is_a_warning_naming_the_unit(tmp_path: Path) -> None:
+    """nic_bps 3125000000 is 3.125 Gb/s, no NIC's speed, and 25 Gb/s in bytes: kept (a NIC
+    may be limited so), with one warning saying what to write if bytes were meant."""
+    text = (ROOT / "examples" / "rebalance" / "inventory.csv").read_text()
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text(text.replace(",25000000000,writable", ",3125000000,writable"))
+    result = runner.invoke(app, ["topology", "-i", str(inventory)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("warning:")]
+    assert "nic_bps 3125000000" in line and "write 25000000000" in line
