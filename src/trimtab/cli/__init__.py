@@ -38,6 +38,7 @@ _COMMANDS = (
     "allocate",
     "bookieinfo",
     "config",
+    "execute",
     "pipeline",
     "place",
     "rebalance",

@@ -1,4 +1,5 @@
-"""The option every command serving Prometheus metrics shares: ``--web-config FILE``.
+"""The options every command serving Prometheus metrics shares: ``--metrics-port``,
+``--metrics-host`` and ``--web-config FILE``.
 
 Declared once so ``agent``, ``watch`` (and any later command with ``--metrics-port``) take the
 same file, in the format Prometheus exporters take with ``--web.config.file``, checked the same
@@ -15,7 +16,17 @@ import typer
 from trimtab.errors import TrimtabError
 from trimtab.systems.prometheus import WebConfig, checked_web_config
 
-__all__ = ["WebConfigOption", "web_config_of"]
+__all__ = ["MetricsHostOption", "MetricsPortOption", "WebConfigOption", "web_config_of"]
+
+MetricsPortOption = Annotated[
+    int | None,
+    typer.Option(
+        "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
+    ),
+]
+MetricsHostOption = Annotated[
+    str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
+]
 
 WebConfigOption = Annotated[
     Path | None,

@@ -17,7 +17,12 @@ import typer
 from trimtab._format import human_bytes
 from trimtab.cli._addresses import free_port, listen_address
 from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
-from trimtab.cli._metrics import WebConfigOption, web_config_of
+from trimtab.cli._metrics import (
+    MetricsHostOption,
+    MetricsPortOption,
+    WebConfigOption,
+    web_config_of,
+)
 from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsClientAuthFlag, TlsKeyOption
 from trimtab.cluster import NodeId
 from trimtab.config import Config
@@ -139,15 +144,6 @@ _ZkRoot = Annotated[
 _Readonly = Annotated[
     bool, typer.Option("--readonly", help="Register read-only whatever the disks say.")
 ]
-_MetricsPort = Annotated[
-    int | None,
-    typer.Option(
-        "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
-    ),
-]
-_MetricsHost = Annotated[
-    str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
-]
 _DiskCheckSeconds = Annotated[
     float | None,
     typer.Option(
@@ -169,8 +165,8 @@ def agent(
     zk: _Zk = None,
     zk_root: _ZkRoot = None,
     readonly: _Readonly = False,
-    metrics_port: _MetricsPort = None,
-    metrics_host: _MetricsHost = "127.0.0.1",
+    metrics_port: MetricsPortOption = None,
+    metrics_host: MetricsHostOption = "127.0.0.1",
     web_config: WebConfigOption = None,
     disk_check_seconds: _DiskCheckSeconds = None,
     config: ConfigOption = None,
