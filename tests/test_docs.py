@@ -140,12 +140,17 @@ def test_shell_examples_exit_as_documented(
 #: Options whose value is a file a command writes, not one it reads.
 _WRITES = {"-o", "--output", "--rollback", "--out", "--checkpoint", "--plan", ">", ">>"}
 _FILE = re.compile(r"\.(csv|json|jsonl|conf|toml|parquet|sh|properties|txt)$")
+#: What a ```sh example (not run: it needs a live cluster) must still find shipped: the tables
+#: and config files a reader copies. Its plans and secrets (``plan.json`` made by an earlier
+#: step, ``token.txt``) are the reader's own.
+_SH_FILE = re.compile(r"\.(csv|jsonl|conf|toml|parquet|properties)$")
 
 
 def named_input_files(page: Path) -> list[str]:
     """The relative paths of the files the page's trimtab commands read, in every shell fence,
-    ```sh ones too (not run, but a reader copies them); a file an earlier command of the page
-    writes (``--plan drain.json``, then ``trimtab plan show drain.json``) is not one."""
+    ```sh ones too (not run, but a reader copies them: their tables and configs); a file an
+    earlier command of the page writes (``--plan drain.json``, then ``trimtab plan show
+    drain.json``) is not one."""
     found: list[str] = []
     written: set[str] = set()
     for language, body in FENCE.findall(page.read_text()):
@@ -155,9 +160,10 @@ def named_input_files(page: Path) -> list[str]:
             words = line.split("#", 1)[0].split()
             if "trimtab" not in words:
                 continue
+            kind = _SH_FILE if language == "sh" else _FILE
             for before, word in zip(["", *words], words, strict=False):
                 value = word.split("=", 1)[-1]
-                if not _FILE.search(value) or value.startswith("/"):
+                if not kind.search(value) or value.startswith("/"):
                     continue
                 if before in _WRITES or word.split("=", 1)[0] in _WRITES:
                     written.add(value)
