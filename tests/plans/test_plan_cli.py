@@ -126,3 +126,29 @@ def test_plan_in_a_missing_directory_is_refused_before_planning(
 ) -> None:
     code, _, stderr = _invoke(*command, "--plan", str(tmp_path / "no" / "plan.json"))
     assert code == 2 and "--plan" in stderr
+
+
+def test_a_drain_plan_is_required_moves_at_the_lower_bound(tmp_path: Path) -> None:
+    """Issue 40: a drain moves only what it must, every action is required, the plan's
+    moves equal its lower bound, and what balancing would add is stated, not planned."""
+    path = tmp_path / "plan.json"
+    code, _, stderr = _invoke(*REBALANCE, "--drain", "3", "--plan", str(path))
+    assert code == 0, stderr
+    plan = load_plan(path)
+    assert all(a.required for a in plan.actions)
+    assert plan.summary["optional_actions"] == 0
+    assert plan.summary["moves"] == plan.summary["lower_bound_moves"]
+    balancing = plan.summary["balancing"]
+    assert balancing is None or balancing["included"] is False
+
+
+def test_continuous_mode_marks_balancing_actions_optional(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    code, _, stderr = _invoke(
+        *REBALANCE, "--drain", "3", "--mode", "continuous", "--plan", str(path)
+    )
+    assert code == 0, stderr
+    plan = load_plan(path)
+    required = [a for a in plan.actions if a.required]
+    assert len(required) + plan.summary["optional_actions"] == len(plan.actions)
+    assert plan.summary["moves"] >= plan.summary["lower_bound_moves"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trimtab.cli._common import print_warnings
 from trimtab.errors import TrimtabError
 from trimtab.plans.document import PlanDocument
 from trimtab.plans.target import Target
@@ -37,6 +38,7 @@ class TargetFlags:
     allow_insecure: bool = False
     max_load: float | None = None
     timeout_s: float = 10.0
+    config: Path | None = None  # --config: a broker.conf may give the Pulsar token and CA
 
 
 def _module(name: str, system: str) -> Any:
@@ -112,6 +114,8 @@ def _connect_pulsar(plan: PlanDocument, flags: TargetFlags, where: str) -> Targe
         cooldown_s=float(plan.settings.get("broker_cooldown_s", 0) or 0),
         max_load=flags.max_load,
         timeout_s=flags.timeout_s,
+        broker_conf=flags.config if flags.config and flags.config.suffix != ".toml" else None,
     )
     target: Target = pulsar.connect_pulsar(options)
+    print_warnings(list(getattr(target, "warnings", ())))
     return target

@@ -213,6 +213,7 @@ def execute(
             allow_insecure=allow_insecure,
             max_load=max_load,
             timeout_s=timeout,
+            config=config,
         )
         code = run_execute(options, flags)
     raise typer.Exit(code)

@@ -1,5 +1,9 @@
 """A Kafka or Redpanda rebalance plan as a plan document: one ``reassign`` action a partition.
 
+An action is ``required`` when every move in it is (drains, nodes down, full disks, rack
+repair); an action made only for count balancing is optional. The summary carries the plan's
+lower bound (``lower_bound_moves`` / ``_bytes``) and what count balancing adds or would add.
+
 Each action's precondition is the partition's replica list as the plan found it (broker ids,
 in order: the first is the preferred leader) and its target the list it asks for, as the
 "Current" and "Proposed" documents of ``kafka-reassign-partitions.sh --generate`` hold them.
@@ -55,7 +59,7 @@ def rebalance_plan_document(
                     "moves": [{"from": ids[m.source], "to": ids[m.target]} for m in moves],
                 },
                 reason=",".join(reasons),
-                required=all(getattr(m, "required", True) for m in moves),
+                required=all(m.required for m in moves),
             )
         )
     summary = {
@@ -68,6 +72,13 @@ def rebalance_plan_document(
         "score_after": plan.balance_after,
         "counts_by_reason": plan.counts_by_reason,
         "unfixable": len(plan.unfixable),
+        "required_actions": sum(1 for a in actions if a.required),
+        "optional_actions": sum(1 for a in actions if not a.required),
+        "lower_bound_moves": plan.lower_bound_moves,
+        "lower_bound_bytes": plan.lower_bound_bytes,
+        "lower_bound_terms": dict(plan.lower_bound_terms),
+        "diversity_lowered": plan.diversity_lowered,
+        "balancing": _balancing(plan),
     }
     return PlanDocument(
         system=system,
@@ -78,3 +89,22 @@ def rebalance_plan_document(
         summary=summary,
         settings={"concurrent_moves": concurrent_moves},
     )
+
+
+def _balancing(plan: RebalancePlan) -> dict[str, Any] | None:
+    """What count balancing adds or would add: in the plan (its actions are the optional
+    ones) or left out (not actions: the operator asks for it with ``--mode continuous``)."""
+    b = plan.balancing
+    if b is None:
+        return None
+    return {
+        "included": b.included,
+        "moves": len(b.moves),
+        "bytes": b.bytes_moved,
+        "balance_before": b.balance_before,
+        "balance_after": b.balance_after,
+        "lower_bound_moves": b.lower_bound_moves,
+        "topic_aware": b.topic_aware,
+        "topic_spread_before": b.topic_spread_before,
+        "topic_spread_after": b.topic_spread_after,
+    }
