@@ -39,6 +39,7 @@ _COMMANDS = (
     "bookieinfo",
     "config",
     "execute",
+    "inventory",
     "pipeline",
     "place",
     "rebalance",
