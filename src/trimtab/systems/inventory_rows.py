@@ -64,7 +64,7 @@ class NodeRow:
         return {"cluster": self.cluster, "node": self.node, **self.cells}
 
 
-def read_defaults(path: Path) -> dict[str, dict[str, str]]:
+def read_defaults(path: Path) -> dict[str, dict[str, object]]:
     """``--defaults``: node (``""`` for every node) -> column -> value, columns of the contract."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -78,16 +78,23 @@ def read_defaults(path: Path) -> dict[str, dict[str, str]]:
             f"--defaults {path}: unknown column(s) {', '.join(unknown) or '(none)'}; expected a "
             f"CSV with columns among {', '.join(COLUMNS)} (an empty node: every node)"
         )
-    table: dict[str, dict[str, str]] = {}
+    table: dict[str, dict[str, object]] = {}
     for row in reader:
         node = (row.get("node") or "").strip()
         key = "" if node in ("", "*") else str(NodeId(node))
-        values = {k: v.strip() for k, v in row.items() if k not in ("node", "cluster") and v}
+        values = {
+            k: _number(v.strip()) for k, v in row.items() if k not in ("node", "cluster") and v
+        }
         table.setdefault(key, {}).update(values)
     return table
 
 
-def merge_defaults(rows: Iterable[NodeRow], defaults: Mapping[str, Mapping[str, str]]) -> None:
+def _number(text: str) -> object:
+    """A whole number as an int (JSON then shows 8, not "8"); anything else as written."""
+    return int(text) if text.isdigit() else text
+
+
+def merge_defaults(rows: Iterable[NodeRow], defaults: Mapping[str, Mapping[str, object]]) -> None:
     """Fill each row's empty cells from ``defaults`` (the node's own row first, then ``""``);
     a value given for one node replaces a measured one (the hand table is the operator's
     correction)."""
