@@ -19,9 +19,7 @@ REPORTS = Path(__file__).parent.parent / "examples" / "shedding" / "load-reports
 def _defaults(tmp_path: Path) -> Path:
     path = tmp_path / "defaults.csv"
     path.write_text(
-        "node,region,rack,disk_total_bytes\n"
-        ",eu-central,rack1,500000000000\n"
-        "BROKER2:8080,,rack2,\n",
+        "node,region,rack,disk_total_bytes\n,eu-central,rack1,500000000000\nBROKER2:8080,,rack2,\n",
         encoding="utf-8",
     )
     return path

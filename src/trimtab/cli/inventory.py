@@ -35,9 +35,7 @@ def inventory(
     ] = None,
     bootstrap_servers: Annotated[
         str | None,
-        typer.Option(
-            "--bootstrap-servers", metavar="HOST:PORT", help="Kafka or Redpanda brokers."
-        ),
+        typer.Option("--bootstrap-servers", metavar="HOST:PORT", help="Kafka or Redpanda brokers."),
     ] = None,
     command_config: Annotated[
         Path | None,

@@ -20,8 +20,7 @@ runner = CliRunner()
 def _defaults(tmp_path: Path) -> Path:
     path = tmp_path / "defaults.csv"
     path.write_text(
-        "node,region,cores,memory_bytes,nic_bps\n,eu-west,8,68719476736,25000000000\n"
-        "4,,16,,\n",
+        "node,region,cores,memory_bytes,nic_bps\n,eu-west,8,68719476736,25000000000\n4,,16,,\n",
         encoding="utf-8",
     )
     return path

@@ -27,9 +27,7 @@ def broker_rows(
     try:
         described = connection.call("DescribeCluster", connection.client.describe_cluster)
         ids = [int(b["broker_id"]) for b in described["brokers"]]
-        dirs = connection.call(
-            "DescribeLogDirs", connection.client.describe_log_dirs, None, ids
-        )
+        dirs = connection.call("DescribeLogDirs", connection.client.describe_log_dirs, None, ids)
     finally:
         connection.close()
     return rows_from_answers(described, dirs, cluster)
