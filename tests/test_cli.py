@@ -227,6 +227,10 @@ def registry(tmp_path: Path) -> Path:
 JSON_RUNS: dict[str, Callable[[Path], list[str]]] = {
     "topology": lambda _: ["-i", str(SAMPLE)],
     "config": lambda _: [],
+    "inventory": lambda _: [
+        "--load-reports",
+        str(SAMPLE.parents[3] / "examples" / "shedding" / "load-reports"),
+    ],
     "place": lambda _: [
         *("-i", str(SAMPLE), "--cluster", "bk-prod", "-E", "3", "-W", "2", "-A", "2", "-n", "20")
     ],
