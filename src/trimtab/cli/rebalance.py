@@ -22,6 +22,7 @@ from trimtab._format import plural
 from trimtab.allocation.balance_plan import InFlight, RebalancePlan
 from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.model import PARTITION_ROLE
+from trimtab.allocation.optimal import OptimalPlan, plan_optimal
 from trimtab.allocation.planner import plan_rebalance
 from trimtab.cli._common import (
     ClusterOption,
@@ -43,6 +44,12 @@ from trimtab.cli._common import (
     writable_output,
 )
 from trimtab.cli.allocate import write_atomically
+from trimtab.cli.rebalance_optimal import (
+    OptimalFlag,
+    TimeLimitOption,
+    print_proof,
+    proof_document,
+)
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
@@ -142,6 +149,8 @@ class RebalanceOptions:
     seed: int
     config: Path | None
     as_json: bool
+    optimal: bool = False
+    time_limit: float = 60.0
 
 
 @app.command()
@@ -163,6 +172,8 @@ def rebalance(
     seed: _Seed = 0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    optimal: OptimalFlag = False,
+    time_limit: TimeLimitOption = 60.0,
 ) -> None:
     """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
     rack repair, then counts towards capacity shares.
@@ -170,6 +181,7 @@ def rebalance(
     Prints the plan and, with --output, writes the reassignment document (only the partitions
     that change) and the rollback document (their current assignment). --format
     kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
+    --optimal solves the same plan exactly (fewest moves, then bytes) and prints the proof.
     """
     options = RebalanceOptions(
         inventory=inventory,
@@ -189,6 +201,8 @@ def rebalance(
         seed=seed,
         config=config,
         as_json=as_json,
+        optimal=optimal,
+        time_limit=time_limit,
     )
     _rebalance(options)
 
@@ -208,7 +222,9 @@ def _rebalance(o: RebalanceOptions) -> None:
             if path is not None:
                 owned_output(path, marker=None)
                 writable_output(option, path, directory=False, parents=False)
-        plan, ids, warnings, inv = _plan(o, quiet=fmt != "table")
+        if o.optimal and o.in_progress is not None:
+            raise TrimtabError("--optimal plans from a settled assignment: leave out --in-progress")
+        plan, ids, warnings, inv, proof = _plan(o, quiet=fmt != "table")
     print_warnings(warnings)
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
     if o.output is not None and back is not None:
@@ -219,20 +235,32 @@ def _rebalance(o: RebalanceOptions) -> None:
             highlight=False,
         )
     if fmt == "json":
-        print_json(plan_document(plan, ids))
+        doc = plan_document(plan, ids)
+        if proof is not None:
+            doc["optimal"] = proof_document(*proof)
+        print_json(doc)
     elif fmt == "kafka-reassignment" and o.output is None:
         typer.echo(f"Current partition replica assignment\n{current}")
         typer.echo(f"Proposed partition reassignment configuration\n{proposed}", nl=False)
     elif fmt == "table":
         _print_plan(plan, ids)
+        if proof is not None:
+            print_proof(*proof)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
 
 
 def _plan(
     o: RebalanceOptions, *, quiet: bool
-) -> tuple[RebalancePlan, dict[NodeId, int], list[str], Inventory]:
+) -> tuple[
+    RebalancePlan,
+    dict[NodeId, int],
+    list[str],
+    Inventory,
+    tuple[OptimalPlan, RebalancePlan] | None,
+]:
     """The plan of the cluster as the inputs give it, the broker id of each node, the
-    warnings, and the inventory read."""
+    warnings, the inventory read, and with --optimal the solver's plan (the plan returned)
+    with the fast planner's."""
     cfg = load_config(o.config).allocation
     inv = read_inventory(o.inventory)
     state = one_cluster(inv, o.cluster).for_role(PARTITION_ROLE)
@@ -264,7 +292,22 @@ def _plan(
             )
         except ValueError as exc:  # an in-progress plan that does not fit the assignment
             raise TrimtabError(f"--in-progress {o.in_progress}: {exc}") from None
-    return plan, ids, warnings, inv
+        if not o.optimal:
+            return plan, ids, warnings, inv, None
+        bar.add_task(f"solving exactly (at most {o.time_limit:g} s)", total=None)
+        proof = plan_optimal(
+            state,
+            held,
+            plan,
+            cfg,
+            health=statuses,
+            drain=drain,
+            now=now,
+            mode=o.mode,
+            rack_aware=o.rack_aware,
+            time_limit_s=o.time_limit,
+        )
+    return proof.plan, ids, warnings, inv, (proof, plan)
 
 
 def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:
