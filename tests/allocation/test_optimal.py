@@ -50,7 +50,7 @@ def part(p: int, nodes: tuple[int, ...], size: int = GB) -> PartitionAssignment:
     return PartitionAssignment("t", p, tuple(Replica(NodeId(str(n)), 0) for n in nodes), size)
 
 
-def both(state: ClusterState, held: list[PartitionAssignment], **kw: object):  # type: ignore[no-untyped-def]
+def both(state: ClusterState, held: list[PartitionAssignment], **kw: object):
     fast = plan_rebalance(state, held, CONFIG, max_moves=10**6, **kw)  # type: ignore[arg-type]
     return fast, plan_optimal(state, held, fast, CONFIG, **kw)  # type: ignore[arg-type]
 
