@@ -18,7 +18,8 @@ Algorithm
     The planner's result is passed as the starting solution, so a time limit still returns a
     plan at least as good as the planner's. The proven bound on the objective
     (``moves + bytes/(S+1)``, a fraction below one move for the bytes) gives the bound on
-    moves: ``ceil(bound - 1)``. Moves are listed by their net effect, one per node that lost
+    moves: ``ceil(bound - 1)``, and never less than the replicas on nodes they must leave
+    (when the time runs out before the solver proves any bound). Moves are listed by their net effect, one per node that lost
     a replica, paired with a node that gained one, keeping the replica's place in the list
     (the preferred leader's slot).
 """
@@ -123,7 +124,11 @@ def plan_optimal(
     why = _Reasons(view, heuristic, state, aware)
     plan = _plan(state, heuristic, held, chosen_nodes, why)
     moves = len(plan.moves)
-    bound_moves = moves if status == "optimal" else max(0, math.ceil(bound - 1 - 1e-9))
+    bound_moves = model.forced  # holds even when the solver proved nothing in its time
+    if status == "optimal":
+        bound_moves = moves
+    elif math.isfinite(bound):
+        bound_moves = max(bound_moves, math.ceil(bound - 1 - 1e-9))
     return OptimalPlan(
         plan=plan,
         status=status,

@@ -63,7 +63,8 @@ class MipArrays:
 
     ``part``/``node`` name each column's partition (index into ``partitions``) and node
     (index into the state's nodes); ``start`` is the heuristic's solution; the objective is
-    ``offset + cost @ x``.
+    ``offset + cost @ x``. ``forced`` counts the replicas on nodes that are no candidate of
+    their partition (they move in every solution: a lower bound on moves).
     """
 
     part: np.ndarray
@@ -78,6 +79,7 @@ class MipArrays:
     start: np.ndarray
     scale: float
     partitions: tuple[PartitionAssignment, ...]
+    forced: int
 
     @property
     def columns(self) -> int:
@@ -143,6 +145,7 @@ def build_model(
         start=heur[part, node].astype(np.float64),
         scale=scale,
         partitions=tuple(partitions),
+        forced=int((mine & ~cand).sum()),
     )
 
 
