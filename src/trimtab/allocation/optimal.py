@@ -19,9 +19,9 @@ Algorithm
     plan at least as good as the planner's. The proven bound on the objective
     (``moves + bytes/(S+1)``, a fraction below one move for the bytes) gives the bound on
     moves: ``ceil(bound - 1)``, and never less than the replicas on nodes they must leave
-    (when the time runs out before the solver proves any bound). Moves are listed by their net effect, one per node that lost
-    a replica, paired with a node that gained one, keeping the replica's place in the list
-    (the preferred leader's slot).
+    (when the time runs out before the solver proves any bound). Moves are listed by their
+    net effect, one per node that lost a replica, paired with a node that gained one,
+    keeping the replica's place in the list (the preferred leader's slot).
 """
 
 from __future__ import annotations
