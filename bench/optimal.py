@@ -73,6 +73,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--large", type=int, default=20_000, help="partitions (0: none)")
     parser.add_argument("--large-nodes", type=int, default=100)
+    parser.add_argument("--large-only", action="store_true", help="skip the family")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
@@ -83,7 +84,9 @@ def main() -> None:
         "| status | opt s | moves gap | bytes gap |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|:--|---:|---:|---:|")
-    sizes = list(FAMILY) + ([(args.large_nodes, args.large)] if args.large else [])
+    sizes = ([] if args.large_only else list(FAMILY)) + (
+        [(args.large_nodes, args.large)] if args.large else []
+    )
     for nodes, partitions in sizes:
         print(row(one(nodes, partitions, args.seed, args.time_limit)), flush=True)
     print(
