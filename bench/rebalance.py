@@ -150,6 +150,10 @@ def main() -> None:
     count_moves = made["partition_count_rebalancing"]
     print(f"  {'partition_count_rebalancing':<28} {count_moves:>7,} moves (the continuous pass)")
     print(f"  not fixed: {len(plan.unfixable)}; bytes moved {plan.bytes_moved / GB:,.0f} GB")
+    print(
+        f"  moves / lower bound: {len(plan.moves):,} / {plan.lower_bound_moves:,}; bytes / lower "
+        f"bound: {plan.bytes_moved / GB:,.0f} / {plan.lower_bound_bytes / GB:,.0f} GB"
+    )
     print(f"balance {plan.balance_before:.6f} → {plan.balance_after:.6f} (N·Σx²/(Σx)², 1 is even)")
     for name, dev in deviations(plan, cluster).items():
         print(f"  largest deviation from the capacity share, {name}: {dev:.2%} (goal ±1 %)")

@@ -67,7 +67,10 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "mutual_tls_zk": ("zookeeper",),  # test_zookeeper_security.py: ssl.clientAuth=need
     "agents": ("server", "subprocess"),  # tests/online/conftest.py: `trimtab agent` processes
     "server": ("server",),  # test_bookkeeper_v3.py, test_protocol.py: a stand-in server
+    "pulsar_standin": ("server",),  # tests/standins/pulsar: the admin REST stand-in's brokers
     "chromium": ("browser",),  # tests/pipeline/test_report.py
+    "kafka_standin": ("server",),  # tests/systems/kafka/fixtures.py: the Kafka broker stand-in
+    "redpanda_admin": ("server",),  # tests/systems/redpanda/conftest.py: its Admin API stand-in
 }
 
 _ONLINE = ("zookeeper", "server")

@@ -251,6 +251,8 @@ JSON_RUNS: dict[str, Callable[[Path], list[str]]] = {
 #: until stopped (one JSON line per event).
 JSON_ELSEWHERE = {
     "agent": "tests/online/test_agents.py",
+    "execute": "tests/execute/test_cli_execute.py (a cluster: the dry run's document, one "
+    "JSON line per event of a run)",
     "watch": "test_watch_prints_json_lines below",
     "report": "tests/report/test_render.py::test_report_command",
     "pipeline run": "tests/pipeline/test_standalone.py",

@@ -21,6 +21,7 @@ from trimtab.cli import app
 from trimtab.config import Config, IgnoredKey
 from trimtab.config.loader import read_config
 from trimtab.config.pulsar import PULSAR_PLACEMENT_SWITCHES
+from trimtab.config.upstream import spellings
 from trimtab.errors import ConfigValueError, UnknownConfigKeyError
 
 ROOT = Path(__file__).parents[1]
@@ -78,6 +79,26 @@ class TestRealFiles:
         assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
         assert "loadBalancerBrokerLoadTargetStd" not in ignored
 
+    @pytest.mark.parametrize("bare_first", [True, False], ids=["bare first", "prefixed first"])
+    def test_a_bookkeeper_prefixed_key_wins_over_the_same_key_bare(
+        self, tmp_path: Path, bare_first: bool
+    ) -> None:
+        """broker.conf has Pulsar's own tlsHostnameVerificationEnabled and its BookKeeper
+        client's bookkeeper_tlsHostnameVerificationEnabled: the prefixed one is read (the bare
+        one is listed as ignored), in either order; the bare key alone is read."""
+        lines = [
+            "tlsHostnameVerificationEnabled=true",
+            "bookkeeper_tlsHostnameVerificationEnabled=false",
+        ]
+        conf = tmp_path / "broker.conf"
+        conf.write_text("\n".join(lines if bare_first else lines[::-1]) + "\n")
+        loaded = read_config(conf)
+        assert loaded.config.tls.hostname_verification_enabled is False
+        assert "tlsHostnameVerificationEnabled" in _ignored(loaded.ignored)
+        conf.write_text("tlsHostnameVerificationEnabled=false\n")
+        assert read_config(conf).config.tls.hostname_verification_enabled is False
+        assert read_config(BROKER).config.tls.hostname_verification_enabled is False
+
     def test_broker_conf_bookkeeper_client_keys_reach_placement(self, tmp_path: Path) -> None:
         """The broker's own BookKeeper client keys set the placement a broker would use."""
         conf = tmp_path / "broker.conf"
@@ -109,7 +130,7 @@ class TestRealFiles:
         keys = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
         loaded = read_config(_uncommented(conf, tmp_path))
         ignored = set(_ignored(loaded.ignored))
-        applied = keys - ignored
+        applied = {list(spellings(key))[-1] for key in keys - ignored}  # bookkeeper_X is X
         assert ignored and applied and applied <= _applied()
         assert loaded.warnings == ()
 

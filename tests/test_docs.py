@@ -10,6 +10,11 @@
   command writes (``out/``, ``reassign.json``) lands in the temporary directory. The commands
   of one page run in order in one directory, so a page can generate a fleet and then run the
   job on it. A command must exit 0, or with the status a trailing ``# exit N`` comment names.
+- A page may start a stand-in cluster for its examples with an HTML comment
+  ``<!-- docs-test: background python -m tests.standins.kafka ... -->``: the command starts
+  before the page's first example (from the same directory, ``tests`` importable), its first
+  line of output says it is ready, and it is stopped after the last. The page shows the same
+  command to its readers in a ```sh fence.
 - Not run, by design: ```sh fences. They hold the few examples that need what a test here
   cannot give: a live ZooKeeper or BookKeeper cluster (``--zk zk1:2181``), agents on other
   machines, a remote Spark master, commands that run until stopped (``agent``, ``watch``,
@@ -28,6 +33,8 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +44,7 @@ ROOT = Path(__file__).parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
+BACKGROUND = re.compile(r"<!-- docs-test: background (.+?) -->")
 TIMEOUT_S = 600
 
 
@@ -120,6 +128,36 @@ def test_shell_examples_exit_as_documented(
     the status the page gives it (0 unless a ``# exit N`` comment says otherwise)."""
     cwd = _repository_root_in(tmp_path)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    with _background(page, cwd, env):
+        _run_examples(page, examples, cwd, env)
+
+
+@contextmanager
+def _background(page: Path, cwd: Path, env: dict[str, str]) -> Iterator[None]:
+    """The page's background commands (stand-ins), ready before its examples, stopped after."""
+    started = []
+    try:
+        for command in BACKGROUND.findall(page.read_text()):
+            proc = subprocess.Popen(
+                ["bash", "-c", f"exec {command}"],
+                cwd=cwd,
+                env={**env, "PYTHONPATH": str(cwd)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            started.append(proc)
+            assert proc.stdout is not None and proc.stdout.readline(), f"{command} did not start"
+        yield
+    finally:
+        for proc in started:
+            proc.terminate()
+            proc.wait(timeout=30)
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def _run_examples(page: Path, examples: list[Example], cwd: Path, env: dict[str, str]) -> None:
     for example in examples:
         done = subprocess.run(
             ["bash", "-c", example.command],

@@ -48,8 +48,22 @@ def test_json_has_exactly_the_issues_keys_and_moves_off_the_down_and_full_broker
         "balance_before",
         "balance_after",
         "bytes_moved",
+        # issue 40: the lower bound, what balancing adds, rack diversity lost
+        "lower_bound_moves",
+        "lower_bound_bytes",
+        "lower_bound_terms",
+        "balancing",
+        "rack_diversity_lowered",
     }
-    assert set(doc["moves"][0]) == {"topic", "partition", "from", "to", "reason", "bytes"}
+    assert set(doc["moves"][0]) == {
+        "topic",
+        "partition",
+        "from",
+        "to",
+        "reason",
+        "bytes",
+        "required",
+    }
     held_by_2 = sum(2 in r for _, _, r in read_reassignment(EXAMPLES / "assignment.json"))
     assert doc["counts_by_reason"]["node_unavailable"] == held_by_2
     assert doc["counts_by_reason"]["disk_full"] >= 1

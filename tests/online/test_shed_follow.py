@@ -148,7 +148,8 @@ def test_shed_follow_on_real_zookeeper(
         assert hit["outcome"] == {
             "label": "Skip",
             "reason": "HitCount",
-            "note": "shedding condition hit 1 time(s) in a row; acting after 1",
+            "note": "shedding condition hit 1 time in a row; it acts at 2 in a row "
+            "(loadBalancerSheddingConditionHitCountThreshold 1, exclusive)",
         }
         moved = until(proc, lambda c: bool(c["transfers"]))
         (transfer,) = moved["transfers"]

@@ -85,6 +85,23 @@ def test_host_name_mismatch_names_the_host_and_the_fix(
 
 
 @pytest.mark.server
+@pytest.mark.parametrize("servers", ["wrong_host"], indirect=True)
+def test_hostname_verification_off_checks_the_ca_only_on_bookie_ports(
+    servers: Servers, tls_files: TlsFiles
+) -> None:
+    """`tlsHostnameVerificationEnabled=false`: a bookie port's certificate for another name is
+    taken when the CA signs it; gRPC, which has no such switch, still checks the name; a
+    certificate from another CA is refused either way."""
+    tls = client_tls(Config.of(tlsHostnameVerificationEnabled=False).tls, ca=tls_files.ca)
+    assert tls is not None and not tls.check_hostname
+    grpc_result, bookie_result = _scan(servers, tls)
+    assert isinstance(bookie_result, BookieInfo)
+    assert isinstance(grpc_result, FetchError) and "certificate is not for" in grpc_result.detail
+    other = ClientTls(ca=tls_files.other_ca, check_hostname=False)
+    assert all(isinstance(r, FetchError) for r in _scan(servers, other))
+
+
+@pytest.mark.server
 @pytest.mark.parametrize("servers", ["server"], indirect=True)
 def test_wrong_ca_on_the_client_side_says_which_ca_file(
     servers: Servers, tls_files: TlsFiles

@@ -163,15 +163,20 @@ def test_pipeline_transfers_equal_the_shed_command(
     assert info["recommended"] == doc["recommendation"]["strategy"]
     assert info["upstream"]["std_after"] == pytest.approx(doc["upstream"]["std_after"], abs=1e-6)
     assert info["upstream"]["transfers"] == len(doc["upstream"]["transfers"])
-    if strategy is None:  # transfer raises this fleet's std; balanced is recommended instead
-        assert info["recommended"] == "balanced" and info["std_after"] < info["std_before"]
+    if strategy is None:  # transfer raises this fleet's std; balanced is offered instead
+        assert doc["recommendation"]["offered"] in ("balanced", None)
         assert info["upstream"]["strategy"] == "transfer"
         assert info["upstream"]["std_after"] > info["std_before"]
     script = (out / "exports" / "pulsar-admin" / f"{cluster}.sh").read_text().splitlines()
     if warning:
         assert script.pop(0) == f"# warning: {warning}"
-    assert len(script) == len(want)
-    assert all(line.startswith("pulsar-admin namespaces unload ") for line in script)
+    if info["recommended"] is None:  # issue 43: a plan that does not earn its moves is not run
+        assert doc["recommendation"]["held"] in ("within_target", "small_gain", "raises_std")
+        assert script == [f"# nothing to run: {info['recommendation']}"]
+        assert info["unloads"] == 0
+    else:
+        assert len(script) == len(doc["net_transfers"]) == info["unloads"]
+        assert all(line.startswith("pulsar-admin namespaces unload ") for line in script)
 
 
 @pytest.mark.parametrize(

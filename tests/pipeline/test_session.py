@@ -165,3 +165,16 @@ def test_the_job_runs_under_spark_submit_on_its_master(
     run = json.loads((out / "run.json").read_text())
     assert run["spark"]["master"] == "local[1]"
     assert run["tables"] == printed["tables"]
+
+
+def test_spark_logs_errors_without_stack_traces_unless_verbose() -> None:
+    """Issue 43: Spark's warnings and Java stack traces stay off stderr unless
+    ``trimtab --verbose`` (which sets TRIMTAB_VERBOSE) asks for them."""
+    from trimtab.pipeline.session import LOG_CONFIG_VERBOSE, VERBOSE_ENV
+
+    quiet = LOG_CONFIG.read_text()
+    assert "rootLogger.level = error" in quiet
+    assert "alwaysWriteExceptions = false" in quiet and "%ex" not in quiet
+    loud = LOG_CONFIG_VERBOSE.read_text()
+    assert "rootLogger.level = warn" in loud and "%ex" in loud
+    assert logging_options("", {VERBOSE_ENV: "1"}).endswith(LOG_CONFIG_VERBOSE.as_uri())

@@ -27,7 +27,7 @@ def test_advice_is_the_recommendation_of_the_seeded_plans() -> None:
     """advise(...) recommends what recommend(...) picks over the plans of the same seed."""
     snap = snapshot(UNEVEN)
     advice = advise(snap, config(), now=NOW, until_balanced=True, seed=0)
-    expected = recommend(config(), runner(snap))  # type: ignore[arg-type]
+    expected = recommend(config(), runner(snap))
     assert advice.nothing_to_shed is None and advice.recommendation is not None
     assert advice.recommendation.sentence == expected.sentence
     assert advice.recommendation.plan.transfers == expected.plan.transfers

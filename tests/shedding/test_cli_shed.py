@@ -74,7 +74,15 @@ def test_json_has_the_documented_fields() -> None:
     assert doc["std_after"] < doc["std_before"]
     assert {"label", "reason", "broker"} <= set(doc["decisions"][0])
     transfer = doc["transfers"][0]
-    assert set(transfer) == {"cycle", "bundle", "source", "destination", "throughput", "reason"}
+    assert set(transfer) == {
+        "cycle",
+        "bundle",
+        "source",
+        "destination",
+        "throughput",
+        "reason",
+        "why",
+    }
     # balanced (recommended): a spread of 40+ points acts after two hits, not four
     assert transfer["source"] == "broker1.example.net:8080" and transfer["cycle"] == 2
     assert transfer["destination"] == "broker6.example.net:8080"

@@ -127,3 +127,29 @@ def test_a_bundle_in_two_reports_is_counted_as_reports_change() -> None:
     assert loop._twice == 0
     loop.cycle(reading(reports[2:]), NOW + 90)  # two brokers left: their bundles are forgotten
     assert loop._twice == 0 and moved not in loop._listed
+
+
+@pytest.mark.parametrize("strategy", ["balanced", "threshold", "uniform", "avg"])
+def test_a_broker_whose_latest_report_was_refused_is_neither_source_nor_destination(
+    strategy: str,
+) -> None:
+    """Issue 43: the loop once unloaded a bundle *to* a broker whose last report had just been
+    refused, acting on its previous (good) data. Now it waits for a good report."""
+    cfg = Config.of(
+        loadBalancerBrokerLoadDataTTLInSeconds=300,
+        loadBalancerLoadSheddingStrategy=strategy,
+        loadBalancerSheddingConditionHitCountThreshold=0,
+    ).shedding
+    loop = Follower(shedder_for(cfg), LoadModel.of(cfg))
+    loop.cycle(reading(fixture_reports(NOW)), NOW)
+    entries: dict[str, LoadReport | ReportError] = {r.broker: r for r in fixture_reports(NOW + 60)}
+    entries["broker1:8080"] = ReportError("zk://h/loadbalance/brokers/broker1:8080", "garbage")
+    for k in range(1, 4):
+        tick = loop.cycle(Reading(entries), NOW + 60 * k)
+        for d in tick.result.decisions:
+            if d.move is not None:
+                assert "broker1:8080" not in (d.move.source, d.move.destination)
+        notes = [d for d in tick.result.decisions if "until a good report" in d.note]
+        assert [(d.broker, d.reason) for d in notes] == [("broker1:8080", Reason.NO_LOAD_DATA)]
+        assert "garbage" in notes[0].note
+    assert "broker1:8080" in loop.folded  # its history waits for the next good report

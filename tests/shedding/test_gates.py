@@ -122,7 +122,7 @@ class TestHitCount:
         assert held is not None
         assert held.std == held.std_after == 0.3
         assert held.outcome.reason is Reason.HIT_COUNT
-        assert "hit 1 time(s) in a row" in held.outcome.note
+        assert "hit 1 time in a row; it acts at" in held.outcome.note
 
 
 class TestSoleBundle:

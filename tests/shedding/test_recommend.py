@@ -5,6 +5,7 @@ TransferShedder is known to raise it)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 from hypothesis import given, settings
@@ -13,7 +14,13 @@ from hypothesis import strategies as st
 from tests.shedding.upstream import NOW
 from trimtab.config import Config, SheddingConfig
 from trimtab.shedding import Bundle, LoadSnapshot, Plan, Shedder, plan
-from trimtab.shedding.recommend import raises_std, recommend, upstream_strategy
+from trimtab.shedding.recommend import (
+    hottest_gain,
+    raises_std,
+    recommend,
+    upstream_strategy,
+    within_target,
+)
 from trimtab.sim.convergence import exact_reports
 
 CAPACITY = 1e8  # bytes/s of a 1× broker
@@ -32,7 +39,7 @@ def snapshot(brokers: list[tuple[int, list[float]]]) -> LoadSnapshot:
     return LoadSnapshot.of(exact_reports(names, levels, NOW, caps), bundles)
 
 
-def runner(snap: LoadSnapshot) -> object:
+def runner(snap: LoadSnapshot) -> Callable[[Shedder], Plan]:
     def run(shedder: Shedder) -> Plan:
         return plan(snap, shedder, now=NOW, until_balanced=True, rng=random.Random(0))
 
@@ -59,13 +66,20 @@ def test_the_recommended_plan_never_raises_the_std(
     brokers: list[tuple[int, list[float]]], explicit: str | None
 ) -> None:
     snap = snapshot(brokers)
-    advice = recommend(config(), runner(snap), explicit=explicit)  # type: ignore[arg-type]
+    advice = recommend(config(), runner(snap), explicit=explicit)
     if advice.apply:
         assert not raises_std(advice.plan)
         assert advice.plan.std_after <= advice.plan.std_before + 1e-6 or not advice.plan.transfers
-    else:
+    elif advice.held == "raises_std":
         assert raises_std(advice.plan) and raises_std(advice.upstream)
         assert advice.sentence.startswith("Apply no transfers")
+    else:  # a plan that would not earn its moves (issue 43, point 3)
+        assert not raises_std(advice.plan) and advice.plan.transfers
+        assert advice.sentence.startswith("Nothing to do") and "offered" in advice.sentence
+        cfg = config()
+        calm = within_target(advice.plan.loads_before, cfg.target_std)
+        assert (advice.held == "within_target") is calm
+        assert calm or hottest_gain(advice.plan) < cfg.min_hottest_gain
     preferred = explicit or "balanced"
     if advice.apply and advice.plan.strategy != preferred:
         assert advice.plan is advice.upstream and "would raise it" in advice.sentence
@@ -82,8 +96,38 @@ def test_balanced_is_recommended_with_upstreams_outcome_in_the_sentence() -> Non
     """1× brokers beside a 4× one: transfer sizes moves in the sender's units and settles
     higher; balanced sizes them by capacity and is recommended."""
     snap = snapshot([(1, [0.3, 0.3, 0.2]), (4, [0.1]), (1, [0.2, 0.2, 0.1])])
-    advice = recommend(config(loadBalancerSheddingConditionHitCountThreshold=0), runner(snap))  # type: ignore[arg-type]
+    advice = recommend(config(loadBalancerSheddingConditionHitCountThreshold=0), runner(snap))
     assert advice.plan.strategy == "balanced" and advice.apply
     assert advice.plan.std_after < advice.upstream.std_after < advice.plan.std_before
     assert advice.sentence.startswith("Run the balanced plan: its ")
     assert f"{advice.upstream.std_after:.3f}" in advice.sentence
+
+
+def test_a_cluster_within_the_target_gets_nothing_to_do_with_the_plan_offered() -> None:
+    """Issue 43: loads of 0 %, 0 % and 16 %, all inside mean ± target std: the balanced plan
+    would still fill the empty brokers, but the recommendation is "nothing to do"."""
+    snap = snapshot([(4, []), (2, []), (2, [0.142, 0.114, 0.063])])
+    advice = recommend(config(loadBalancerBrokerLoadTargetStd=0.25), runner(snap))
+    assert not advice.apply and advice.held == "within_target"
+    assert advice.sentence.startswith("Nothing to do: the cluster is within the target")
+    assert "offered, not recommended" in advice.sentence
+    assert advice.as_json()["recommendation"]["strategy"] is None
+
+
+def test_a_plan_that_barely_cools_the_hottest_broker_is_not_recommended() -> None:
+    snap = snapshot([(1, [0.5, 0.015625]), (1, [0.25])])
+    advice = recommend(config(), runner(snap))
+    assert advice.plan.transfers and hottest_gain(advice.plan) < 0.02
+    assert advice.held == "small_gain" and "min_hottest_gain 0.02" in advice.sentence
+    lower = recommend(config(min_hottest_gain=0.0), runner(snap))
+    assert lower.apply and lower.held is None
+
+
+def test_every_transfer_says_why_in_plain_words() -> None:
+    snap = snapshot([(1, [0.3, 0.3, 0.2]), (1, [0.1]), (1, [0.05])])
+    advice = recommend(config(), runner(snap))
+    from trimtab.shedding.plain import plain_reasons
+
+    reasons = plain_reasons(advice.plan)
+    assert advice.apply and len(reasons) == len(advice.plan.transfers) > 0
+    assert reasons[0].startswith("b0 at 80% is the most loaded; b2 at 5% the least")

@@ -96,3 +96,16 @@ class TestPairs:
         """Each move goes between an actual max broker and its min partner."""
         result = run(up.five())
         assert all(isinstance(m, Move) and m.destination for m in result.moves)
+
+
+def test_cooldown_note_never_shows_a_negative_duration() -> None:
+    """Issue 43: a broker whose latest report predates its last unload read "reported -55s
+    after its last unload"; it now says it has not reported since."""
+    from tests.shedding.upstream import NOW, five
+    from trimtab.shedding import ShedderState
+
+    state = ShedderState(recently_unloaded_brokers=frozen_map({"broker1": NOW + 55}))
+    result = run(five(), state)
+    (held,) = [d for d in result.decisions if d.reason.value == "CoolDown"]
+    assert "has not reported since its last unload (55s before it)" in held.note
+    assert "-55" not in held.note

@@ -9,7 +9,7 @@ result), kept apart from the planner so that the working state
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trimtab.allocation.model import PartitionAssignment
 from trimtab.cluster import NodeId
@@ -21,6 +21,7 @@ __all__ = [
     "RACK",
     "REASONS",
     "UNAVAILABLE",
+    "Balancing",
     "Cancellation",
     "InFlight",
     "Key",
@@ -54,7 +55,10 @@ class InFlight:
 
 @dataclass(frozen=True, slots=True)
 class PlannedMove:
-    """One replica copied from ``source`` to ``target`` (``size_bytes`` of data)."""
+    """One replica copied from ``source`` to ``target`` (``size_bytes`` of data).
+
+    ``required`` moves serve a hard goal (a drain, a node down, a full disk, a rack repair);
+    the others balance counts, which the operator may leave out (:class:`Balancing`)."""
 
     topic: str
     partition: int
@@ -62,6 +66,40 @@ class PlannedMove:
     target: NodeId
     reason: str
     size_bytes: int
+    required: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Balancing:
+    """What count balancing adds to a plan's required moves, whether it joined them or not.
+
+    ``included`` says whether :attr:`moves` are in the plan (see
+    :func:`~trimtab.allocation.planner.plan_rebalance`'s ``balance``); ``balance_before`` is
+    the balance once the required moves are made, ``balance_after`` once these are too.
+    ``lower_bound_moves`` is the least count balancing needs on top of the required moves
+    made (the bound with balancing, :mod:`trimtab.allocation.lower_bound`, less those
+    moves). With topic-aware balancing, ``topic_spread_*`` count the replicas above their
+    node's band ``⌈q⌉`` of their topic before and after: what the moves beyond the bound
+    buy."""
+
+    included: bool
+    moves: tuple[PlannedMove, ...]
+    balance_before: float
+    balance_after: float
+    lower_bound_moves: int
+    topic_aware: bool
+    topic_spread_before: int
+    topic_spread_after: int
+    diversity_lowered: int = 0
+
+    @property
+    def bytes_moved(self) -> int:
+        return sum(m.size_bytes for m in self.moves)
+
+    @property
+    def beyond_counts(self) -> int:
+        """Moves beyond the least count balancing: the price of topic balance (when on)."""
+        return max(0, len(self.moves) - self.lower_bound_moves)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +122,14 @@ class Cancellation:
 
 @dataclass(frozen=True, slots=True)
 class RebalancePlan:
-    """The moves, the changed partitions before (the rollback) and after (the reassignment)."""
+    """The moves, the changed partitions before (the rollback) and after (the reassignment).
+
+    ``lower_bound_moves`` / ``lower_bound_bytes`` bound every plan that reaches the same goals
+    (the required ones, and count balancing when its moves are included; terms by reason in
+    ``lower_bound_terms``); ``balancing`` is what count balancing adds or would add;
+    ``diversity_lowered`` counts the partitions whose replicas span fewer racks after the
+    plan than before, rack awareness on or off. Balances are against the reachable shares
+    (:mod:`trimtab.allocation.shares`)."""
 
     cluster: str
     mode: str
@@ -98,6 +143,15 @@ class RebalancePlan:
     balance_before: float
     balance_after: float
     per_node: dict[NodeId, int]
+    lower_bound_moves: int = 0
+    lower_bound_bytes: int = 0
+    lower_bound_terms: dict[str, int] = field(default_factory=dict)
+    balancing: Balancing | None = None
+    diversity_lowered: int = 0
+
+    @property
+    def required_moves(self) -> tuple[PlannedMove, ...]:
+        return tuple(m for m in self.moves if m.required)
 
     @property
     def counts_by_reason(self) -> dict[str, int]:

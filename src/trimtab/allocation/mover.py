@@ -33,6 +33,7 @@ from trimtab.allocation._vector import (
 )
 from trimtab.allocation.balance_plan import (
     COUNTS,
+    Balancing,
     Cancellation,
     Key,
     PlannedMove,
@@ -41,11 +42,13 @@ from trimtab.allocation.balance_plan import (
 )
 from trimtab.allocation.base import is_internal_topic
 from trimtab.allocation.health import NodeView
+from trimtab.allocation.lower_bound import LowerBounds
 from trimtab.allocation.model import PartitionAssignment, Replica
+from trimtab.allocation.shares import target_balance
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import NodeId
 
-__all__ = ["Mover"]
+__all__ = ["Mover", "diversity_lowered", "net_moves"]
 
 
 class Mover:
@@ -232,9 +235,12 @@ class Mover:
         balance_before: float,
         unavailable: list[NodeId],
         full: dict[NodeId, float],
+        bound: LowerBounds,
+        balancing: Balancing | None,
     ) -> RebalancePlan:
         state = self.state
         before, after, moves = [], [], []
+        lowered = 0
         for key in sorted(self.original):
             was, now = self.original[key], state.held(*key)
             assert now is not None
@@ -242,7 +248,8 @@ class Mover:
                 continue
             before.append(was)
             after.append(now)
-            moves += _net_moves(was, now, self.origin.get(key, {}))
+            moves += net_moves(was, now, self.origin.get(key, {}))
+            lowered += diversity_lowered(state, was, now)
         return RebalancePlan(
             cluster=cluster,
             mode=mode,
@@ -254,12 +261,28 @@ class Mover:
             unavailable=tuple(unavailable),
             full=full,
             balance_before=balance_before,
-            balance_after=state.balance(),
+            balance_after=target_balance(state, rack_aware=self.rack_aware),
             per_node=state.per_node(),
+            lower_bound_moves=bound.moves,
+            lower_bound_bytes=bound.bytes,
+            lower_bound_terms=bound.terms,
+            balancing=balancing,
+            diversity_lowered=lowered,
         )
 
 
-def _net_moves(
+def diversity_lowered(
+    state: AllocationState, was: PartitionAssignment, now: PartitionAssignment
+) -> int:
+    """1 when ``now`` spans fewer racks than ``was`` did, else 0."""
+    racks = state.racks
+    index = state.index
+    return int(
+        len({racks[index[n]] for n in now.nodes}) < len({racks[index[n]] for n in was.nodes})
+    )
+
+
+def net_moves(
     was: PartitionAssignment, now: PartitionAssignment, chain: dict[NodeId, tuple[NodeId, str]]
 ) -> list[PlannedMove]:
     """One move per node that lost a replica, paired with a node that gained one: by the
@@ -276,4 +299,7 @@ def _net_moves(
             pairs.append((source, target, reason))
     for source, target in zip(lost, gained, strict=True):
         pairs.append((source, target, chain.get(target, (source, COUNTS))[1]))
-    return [PlannedMove(was.topic, was.partition, s, t, r, was.size_bytes) for s, t, r in pairs]
+    return [
+        PlannedMove(was.topic, was.partition, s, t, r, was.size_bytes, r != COUNTS)
+        for s, t, r in pairs
+    ]

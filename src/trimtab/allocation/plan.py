@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trimtab.allocation.allocator import ConstraintAllocator
 from trimtab.allocation.base import Allocator, excluded_indices, is_internal_topic
@@ -35,6 +35,7 @@ from trimtab.allocation.rendezvous import RendezvousAllocator
 from trimtab.allocation.repair import even_out
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.rfc import RfcAllocator
+from trimtab.allocation.shares import target_balance, target_shares
 from trimtab.allocation.state import AllocationState, Transaction
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import ALLOCATORS, AllocationConfig
@@ -74,6 +75,9 @@ class AllocationPlan:
     balance: float
     leaders: Mapping[NodeId, int]
     moves: tuple[Move, ...] = ()
+    #: each active node's reachable share of the replicas (:mod:`trimtab.allocation.shares`),
+    #: which ``balance`` is measured against
+    shares: Mapping[NodeId, float] = field(default_factory=dict)
 
     @property
     def partitions(self) -> int:
@@ -187,7 +191,8 @@ def plan_allocations(
         per_core=state.per_core(),
         capacity=capacity,
         active=frozenset(n for n, a in zip(state.ids, state.active, strict=True) if a),
-        balance=state.balance(),
+        balance=target_balance(state, rack_aware=racks),
+        shares=dict(zip(state.ids, target_shares(state, rack_aware=racks), strict=True)),
         leaders=leaders,
         moves=moves,
     )

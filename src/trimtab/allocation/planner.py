@@ -8,8 +8,13 @@ Goals (in upstream's order; each later step sees the moves of the earlier ones)
        ``partition_autobalancing_max_disk_usage_percent``, largest benefit first, until under.
     4. Rack repair (``continuous``, rack-aware): partitions whose replicas share a rack while a
        rack without one of them could take one.
-    5. Counts (``node_add`` and ``continuous``): replica counts towards capacity shares, by
+    5. Counts (``node_add`` and ``continuous``): replica counts towards the reachable shares
+       (capacity shares as far as racks allow, :mod:`trimtab.allocation.shares`), by
        :func:`~trimtab.allocation.repair.even_out`, with what is left of the budget.
+    Steps 1–4 are required, step 5 optional: when something is required and the caller did
+    not give the mode, step 5 is planned, measured and rolled back, and the plan says what it
+    would add (departure from upstream, see ``plan_rebalance``). Every plan carries the lower
+    bound of its goals (:mod:`trimtab.allocation.lower_bound`).
 
 Constraints
     A target passes the allocator's hard rules (active — not down, draining, in maintenance or
@@ -55,15 +60,18 @@ from trimtab.allocation.balance_plan import (
     DISK_FULL,
     RACK,
     UNAVAILABLE,
+    Balancing,
     Cancellation,
     InFlight,
     RebalancePlan,
 )
-from trimtab.allocation.health import NodeStatus, NodeView
+from trimtab.allocation.health import NodeStatus
+from trimtab.allocation.lower_bound import bounds_of, planning_state
 from trimtab.allocation.model import PartitionAssignment, Replica
-from trimtab.allocation.mover import Mover
+from trimtab.allocation.mover import Mover, diversity_lowered, net_moves
 from trimtab.allocation.repair import even_out
 from trimtab.allocation.replica_constraints import disk_ratios
+from trimtab.allocation.shares import target_balance, topic_spread
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import AllocationConfig, BalancerMode
@@ -83,57 +91,63 @@ def plan_rebalance(
     mode: str | None = None,
     max_moves: int | None = None,
     rack_aware: bool | None = None,
+    topic_aware: bool | None = None,
+    balance: bool | None = None,
     seed: int = 0,
 ) -> RebalancePlan:
     """Plan the moves for ``cluster`` holding ``assignments`` (with their sizes when known).
 
     ``health`` and ``drain`` say which nodes are down (since when, against ``now``), in
     maintenance or drained; ``in_flight`` are reassignments under way (their partitions are
-    at the target in ``assignments``). ``mode``, ``max_moves`` and ``rack_aware`` default to
-    the config's ``partition_autobalancing_mode``, ``…_concurrent_moves`` and
-    ``enable_rack_awareness``.
+    at the target in ``assignments``). ``mode``, ``max_moves``, ``rack_aware`` and
+    ``topic_aware`` default to the config's ``partition_autobalancing_mode``,
+    ``…_concurrent_moves``, ``enable_rack_awareness`` and ``…_topic_aware``.
+
+    ``balance`` says whether count balancing joins the required moves. By default it does
+    when ``mode`` is given (the operator asked for that mode) or when nothing is required;
+    otherwise the plan moves only what it must and :attr:`RebalancePlan.balancing` says what
+    balancing would add (departure from upstream, whose ``continuous`` mode always balances:
+    a drain of 62 replicas moved 77, the 15 extra carrying 2.8 TB; issue 40).
     """
     cfg = config or AllocationConfig()
-    held = list(assignments)
-    view = NodeView.of(
-        cluster,
-        held,
-        health=health,
-        drain=drain,
-        now=now,
-        timeout_s=cfg.node_availability_timeout_sec,
-    )
-    state = AllocationState.of(view.cluster, cfg, held)
+    view, state = planning_state(cluster, assignments, cfg, health=health, drain=drain, now=now)
     chosen = BalancerMode(mode or cfg.balancer_mode)
     soft, hard = disk_ratios(cfg)
     mover = Mover(
         state,
         view,
         rack_aware=cfg.enable_rack_awareness if rack_aware is None else rack_aware,
-        topic_aware=cfg.topic_aware,
+        topic_aware=cfg.topic_aware if topic_aware is None else topic_aware,
         budget=cfg.concurrent_moves if max_moves is None else max_moves,
         soft=soft,
         rng=random.Random(seed),
         internal_topics=cfg.internal_topics,
     )
-    before = state.balance()
+    before = target_balance(state, rack_aware=mover.rack_aware)
     continuous = chosen is BalancerMode.CONTINUOUS
     full = _full_nodes(mover) if continuous else {}
     with state.transaction() as tx:
         mover.tx = tx
         _cancel(mover, list(in_flight))
+        required, balanced = bounds_of(
+            state, view, mode=chosen, rack_aware=mover.rack_aware, soft=soft, frozen=mover.frozen
+        )
         _drain(mover, view.draining, DECOMMISSION, hard)
         if chosen is BalancerMode.CONTINUOUS:
             _drain(mover, view.timed_out, UNAVAILABLE, hard)
             _relieve(mover, full)
             if mover.rack_aware:
                 _repair_racks(mover)
+        balancing = None
         if chosen is not BalancerMode.OFF:
-            _even_counts(mover)
+            include = balance if balance is not None else mode is not None or required.moves == 0
+            made = sum(len(chain) for chain in mover.origin.values())  # net moves so far
+            balancing = _balance(mover, include, max(0, balanced.moves - made))
         tx.commit()
     mover.close()
     unavailable = sorted(view.timed_out) if continuous else []
-    return mover.result(cluster.name, str(chosen), before, unavailable, full)
+    bound = balanced if balancing is not None and balancing.included else required
+    return mover.result(cluster.name, str(chosen), before, unavailable, full, bound, balancing)
 
 
 def _cancel(m: Mover, in_flight: list[InFlight]) -> None:
@@ -253,13 +267,47 @@ def _repair_racks(m: Mover) -> None:
             seen.add(state.rack_ids[target])
 
 
-def _even_counts(m: Mover) -> None:
-    """Counts towards capacity shares with the budget left (one partition per move at most)."""
+def _balance(m: Mover, include: bool, bound: int) -> Balancing:
+    """Count balancing on top of the required moves: kept when ``include``, else measured
+    and rolled back; either way the plan says what it adds."""
+    assert m.tx is not None
+    state, racks = m.state, m.rack_aware
+    before = target_balance(state, rack_aware=racks)
+    spread_before = topic_spread(state) if m.topic_aware else 0
+    mark = m.tx.mark()
+    changes = _even_counts(m)
+    moves = tuple(move for old, new in changes for move in net_moves(old, new, {}))
+    balancing = Balancing(
+        included=include,
+        moves=moves,
+        balance_before=before,
+        balance_after=target_balance(state, rack_aware=racks),
+        lower_bound_moves=bound,
+        topic_aware=m.topic_aware,
+        topic_spread_before=spread_before,
+        topic_spread_after=topic_spread(state) if m.topic_aware else 0,
+        diversity_lowered=sum(diversity_lowered(state, old, new) for old, new in changes),
+    )
+    if not include:
+        m.tx.rollback_to(mark)
+        return balancing
+    for old, new in changes:
+        key = (old.topic, old.partition)
+        m.original.setdefault(key, old)
+        for was, now in zip(old.replicas, new.replicas, strict=True):
+            if was.node != now.node:
+                m.record(key, was.node, now.node, COUNTS)
+    return balancing
+
+
+def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignment]]:
+    """Counts towards the reachable shares with the budget left (one partition per move at
+    most); the partitions changed, before and after."""
     assert m.tx is not None
     state = m.state
     left = m.budget - len(m.original)
     if left <= 0:
-        return
+        return []
     movable = [
         a
         for key in m.keys
@@ -274,14 +322,7 @@ def _even_counts(m: Mover) -> None:
         hard_disk_ratio=m.soft,
         max_moves=left,
     )
-    for old, new in zip(movable, changed, strict=True):
-        if old is new:
-            continue
-        key = (old.topic, old.partition)
-        m.original.setdefault(key, old)
-        for was, now in zip(old.replicas, new.replicas, strict=True):
-            if was.node != now.node:
-                m.record(key, was.node, now.node, COUNTS)
+    return [(old, new) for old, new in zip(movable, changed, strict=True) if old is not new]
 
 
 def _at_nodes(

@@ -19,7 +19,9 @@ Algorithm (Redpanda's counts rebalancing: topic first, then totals; every move i
     1. Topics (when topic-aware): move a replica of a topic from a node above ``⌈q⌉`` (its
        share q of the topic, rounded up) to one with room below ``⌈q⌉``, or from a node above
        ``⌊q⌋`` to one below ``⌊q⌋``.
-    2. Totals: ``excess(i) = countᵢ − total·capᵢ/Σcap`` over active nodes; move from a donor
+    2. Totals: ``excess(i) = countᵢ − tᵢ`` over active nodes, tᵢ the node's reachable share
+       (:func:`~trimtab.allocation.shares.target_shares`: ``total·capᵢ/Σcap`` unless a rack
+       or the partition count caps it); move from a donor
        to the node most below its share when ``excess(donor) − excess(receiver) > 1`` (Σ
        excess² drops) and the receiver's topic score is at least the donor's.
     Which replica moves (replica-set diversity): among the partitions a giver may send to a
@@ -43,6 +45,7 @@ most above its share of 38.5, bring it to 77 and the others to 38 or 39.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -50,6 +53,7 @@ import numpy as np
 
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.replica_constraints import disk_fits, topic_band
+from trimtab.allocation.shares import target_shares
 from trimtab.allocation.state import AllocationState, Transaction
 
 __all__ = ["even_out"]
@@ -116,6 +120,8 @@ class _Batch:
         self.live = [i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0]
         self.whole = sum(state.capacity[i] for i in self.live)
         self.total = sum(state.counts[i] for i in self.live)
+        # the reachable shares (capacity shares where racks and distinct nodes allow them)
+        self.target = target_shares(state, rack_aware=rack_aware, total=self.total)
         # insertion-ordered sets (dicts), so that every scan is deterministic without sorting
         self.holding: dict[int, dict[int, None]] = {i: {} for i in range(len(state))}
         self.by_topic: dict[str, list[int]] = {}
@@ -133,6 +139,8 @@ class _Batch:
         self.topic_holding: dict[str, dict[int, set[int]]] = {}
         self.topic_totals: dict[str, int] = {}
         self.smallest = min((a.size_bytes for a in self.out), default=0)
+        # per giver and topic: its partitions that may leave it (see _leaving)
+        self._leave_memo: dict[int, dict[str, list[list[int]]]] = {}
 
     @property
     def pairs(self) -> list[list[int]]:
@@ -161,7 +169,7 @@ class _Batch:
         return total
 
     def excess(self, i: int) -> float:
-        return self.state.counts[i] - self.total * self.state.capacity[i] / self.whole
+        return self.state.counts[i] - self.target[i]
 
     def can_take(self, i: int) -> bool:
         """Active, a free slot, not excluded, and room on the disk for the batch's smallest
@@ -182,9 +190,15 @@ class _Batch:
         counts = state.topic_counts.get(topic, {})
         replicas, whole = sum(counts.values()), state.active_capacity
 
-        def band(i: int) -> tuple[int, int]:
-            share = replicas * state.capacity[i]
-            return share // whole, -(-share // whole)
+        capacity = state.capacity
+        bands: dict[int, tuple[int, int]] = {}
+
+        def band(i: int) -> tuple[int, int]:  # worked out once per node and call
+            found = bands.get(i)
+            if found is None:
+                share = replicas * capacity[i]
+                found = bands[i] = (share // whole, -(-share // whole))
+            return found
 
         nodes = {i for i in counts if state.active[i]}  # inactive nodes keep their replicas
         for i in self.by_capacity:  # nodes whose band starts at one or more
@@ -206,6 +220,8 @@ class _Batch:
         giver_key = {v: (counts.get(v, 0) - band(v)[1], self.excess(v)) for v in givers}
         taker_key = {u: (counts.get(u, 0) - band(u)[0], self.excess(u)) for u in takers}
         for v in givers:
+            if not self._leaving(v, topic):
+                continue
             for u in takers[:_LOOK]:
                 if u != v and self.movable(v, u, topic) is not None:
                     return self._move_among(
@@ -216,16 +232,24 @@ class _Batch:
     def total_move(self) -> bool:
         """One move from a node above its capacity share to one below that lowers Σ excess²
         and leaves the topic level no worse."""
-        receivers = sorted((i for i in self.live if self.can_take(i)), key=self.excess)
-        donors = sorted((i for i in self.live if self.holding[i]), key=self.excess, reverse=True)
+        counts, target = self.state.counts, self.target
+        excess = {i: counts[i] - target[i] for i in self.live}
+        # the first _LOOK of each ranking, and the tie partners _tied may look at after them
+        # (heapq's n smallest/largest are the sorted lists' first n, ties in the same order)
+        first = _LOOK + _TOTAL_TIES
+        receivers = heapq.nsmallest(
+            first, (i for i in self.live if self.can_take(i)), key=excess.__getitem__
+        )
+        donors = heapq.nlargest(
+            first, (i for i in self.live if self.holding[i]), key=excess.__getitem__
+        )
         for u in receivers[:_LOOK]:
-            if self.excess(u) >= 0:
+            if excess[u] >= 0:
                 return False
             for v in donors[:_LOOK]:
-                if self.excess(v) - self.excess(u) <= 1 + _EPS:
+                if excess[v] - excess[u] <= 1 + _EPS:
                     break
                 if self.movable(v, u, None) is not None:
-                    excess = {i: self.excess(i) for i in (*receivers, *donors)}
                     return self._move_among(
                         _tied(donors, excess, v, _TOTAL_TIES),
                         _tied(receivers, excess, u, _TOTAL_TIES),
@@ -282,24 +306,57 @@ class _Batch:
                     held.setdefault(index[r.node], set()).add(k)
         return held
 
+    def _leaving(self, v: int, topic: str) -> list[list[int]]:
+        """``topic``'s batch partitions on v, by the weight of the core their replica there
+        sits on, heaviest first: a replica leaves the heaviest core that has one that can go
+        (worked out once per giver until a move touches it: a topic move weighs up to 32
+        takers for each giver, and most givers have none: the scan per pair was 90 % of the
+        pass). Ranking by level, not "heaviest core only", matters when the heaviest core
+        holds none that can go (core 0's reserve weight, or only partitions the taker
+        already has): such a node would otherwise never give a replica (issue 43)."""
+        memo = self._leave_memo.setdefault(v, {})
+        found = memo.get(topic)
+        if found is None:
+            state = self.state
+            donor, weights = state.ids[v], state.weights[v]
+            levels: dict[int, list[int]] = {}
+            for k in sorted(self._topic_holding(topic).get(v, ())):
+                core = next(r.core for r in self.out[k].replicas if r.node == donor)
+                levels.setdefault(weights[core], []).append(k)
+            found = [levels[w] for w in sorted(levels, reverse=True)]
+            memo[topic] = found
+        return found
+
     def _candidates(self, v: int, u: int, topic: str | None) -> Iterator[tuple[int, list[int]]]:
         """The batch partitions whose replica on v may move to u, with their other nodes."""
+        weights = self.state.weights[v]
+        levels: Iterable[Iterable[int]]
+        if topic is not None:  # the topic's partitions on v, heaviest cores first
+            levels = self._leaving(v, topic)
+        else:  # the batch partitions on v, heaviest cores first (lazily: most stop at one)
+            holding = sorted(
+                (c for c in range(len(weights)) if self.on_core.get((v, c))),
+                key=lambda c: -weights[c],
+            )
+            levels = (
+                itertools.chain.from_iterable(self.on_core[(v, c)] for c in same)
+                for _, same in itertools.groupby(holding, key=lambda c: weights[c])
+            )
+        for level in levels:  # a lighter core only when no heavier one has a candidate
+            found = False
+            for k, others in self._fits(level, v, u, topic):
+                found = True
+                yield k, others
+            if found:
+                return
+
+    def _fits(
+        self, scan: Iterable[int], v: int, u: int, topic: str | None
+    ) -> Iterator[tuple[int, list[int]]]:
+        """Those of ``scan`` whose replica on v may move to u, with their other nodes."""
         state = self.state
         donor, receiver = state.ids[v], state.ids[u]
-        weights = state.weights[v]
-        heaviest = max(weights)
         rack_u, rack_v = state.racks[u], state.racks[v]
-        if topic is not None:  # the topic's partitions on v, on a heaviest core
-            on_v = sorted(self._topic_holding(topic).get(v, ()))
-            scan: Iterable[int] = (
-                k
-                for k in on_v
-                if weights[next(r.core for r in self.out[k].replicas if r.node == donor)]
-                == heaviest
-            )
-        else:
-            cores = [c for c, w in enumerate(weights) if w == heaviest]
-            scan = (k for c in cores for k in self.on_core.get((v, c), {}))
         for k in scan:
             a = self.out[k]
             if any(r.node == receiver for r in a.replicas):
@@ -347,3 +404,5 @@ class _Batch:
         del self.holding[v][k]
         self.holding[u][k] = None
         self.moves += 1
+        self._leave_memo.pop(v, None)  # v and u changed holdings and core weights, no other
+        self._leave_memo.pop(u, None)

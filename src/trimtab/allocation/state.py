@@ -188,6 +188,11 @@ class AllocationState:
         """Replicas of ``topic`` held, on every node."""
         return sum(self.topic_counts.get(topic, {}).values())
 
+    def widths(self) -> list[int]:
+        """The replica count of every partition held (what caps a node's and a rack's share,
+        :mod:`trimtab.allocation.shares`)."""
+        return [len(a.replicas) for held in self._partitions.values() for a in held.values()]
+
     def next_partition(self, topic: str) -> int:
         """The id a new partition of ``topic`` gets: one past the highest held, else 0."""
         held = self._partitions.get(topic)

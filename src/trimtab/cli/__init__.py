@@ -38,6 +38,7 @@ _COMMANDS = (
     "allocate",
     "bookieinfo",
     "config",
+    "execute",
     "pipeline",
     "place",
     "rebalance",
@@ -104,8 +105,31 @@ def _run(args: list[str] | None) -> int:
         show_error(exc)
         return 2
     except Exception as exc:
+        if (reason := _spark_failure(exc)) is not None:
+            return _spark_failed(reason, exc, args)
         return _crashed(exc, args)
     return status if isinstance(status, int) else 0
+
+
+def _spark_failure(exc: BaseException) -> str | None:
+    """Spark's own reason for a failure of the JVM or of a job (the first line of the Java
+    exception, without its stack trace), or None when ``exc`` is not Spark's."""
+    if not type(exc).__module__.startswith(("py4j", "pyspark")):
+        return None
+    java = getattr(exc, "java_exception", None)
+    text = str(java) if java is not None else str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("An error occurred while calling")]
+    return (lines[0] if lines else type(exc).__name__)[:500]
+
+
+def _spark_failed(reason: str, exc: Exception, args: list[str] | None) -> int:
+    """One line for a Spark failure: Spark's reason and where the full report is (issue 43:
+    never a page of Java stack traces); exit status 1."""
+    path, _ = write_crash_report(exc, sys.argv[1:] if args is None else args)
+    where = f"; the full report is in {path}" if path else ""
+    show_error(f"Spark failed: {reason}{where} (trimtab --verbose also shows Spark's log)")
+    return 1
 
 
 def _crashed(exc: Exception, args: list[str] | None) -> int:

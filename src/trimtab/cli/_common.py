@@ -10,6 +10,7 @@ Each command lives in its own module of this package and registers itself on :da
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -127,8 +128,19 @@ def _root(
             "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Let libraries' warnings through (Spark with Java stack traces, kazoo, gRPC).",
+        ),
+    ] = False,
 ) -> None:
     """trimtab decides where data and load go in clusters whose machines are not alike."""
+    if verbose:
+        # Read by the Spark session (its log4j2 file) and by the commands' logging set-up.
+        os.environ["TRIMTAB_VERBOSE"] = "1"
+        logging.getLogger("kazoo").setLevel(logging.WARNING)
 
 
 #: Control characters (C0, DEL, C1) in echoed input: shown escaped, never sent to the terminal.

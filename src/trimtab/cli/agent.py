@@ -17,13 +17,20 @@ import typer
 from trimtab._format import human_bytes
 from trimtab.cli._addresses import free_port, listen_address
 from trimtab.cli._common import ConfigOption, JsonFlag, app, load_config, out, user_errors
+from trimtab.cli._metrics import (
+    MetricsHostOption,
+    MetricsPortOption,
+    WebConfigOption,
+    web_config_of,
+)
 from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsClientAuthFlag, TlsKeyOption
 from trimtab.cluster import NodeId
 from trimtab.config import Config
 from trimtab.errors import AgentError, MembershipError
 from trimtab.systems.bookkeeper.bookieinfo.agent import Agent, AgentOptions, AgentStatus
-from trimtab.systems.bookkeeper.bookieinfo.metrics import AgentCollector, MetricsServer, registry_of
+from trimtab.systems.bookkeeper.bookieinfo.metrics import AgentCollector
 from trimtab.systems.bookkeeper.bookieinfo.tls_setup import server_tls
+from trimtab.systems.prometheus import MetricsServer, WebConfig, registry_of
 from trimtab.systems.zookeeper import ZkTarget, zk_security, zk_target
 
 __all__ = ["agent", "print_event", "until_signalled", "wait_for"]
@@ -54,7 +61,9 @@ def print_event(as_json: bool, doc: dict[str, Any], text: str) -> None:
         out.print(text, highlight=False, soft_wrap=True)
 
 
-def _ready_doc(status: AgentStatus, zk: str | None, metrics_port: int | None) -> dict[str, Any]:
+def _ready_doc(
+    status: AgentStatus, zk: str | None, metrics: MetricsServer | None
+) -> dict[str, Any]:
     usage = status.usage
     return {
         "event": "ready",
@@ -63,14 +72,15 @@ def _ready_doc(status: AgentStatus, zk: str | None, metrics_port: int | None) ->
         "bookie_address": status.bookie_address,
         "readonly": status.readonly,
         "zk": zk,
-        "metrics_port": metrics_port,
+        "metrics_port": metrics.port if metrics else None,
+        "metrics_url": metrics.url if metrics else None,
         "total_bytes": usage.total_bytes if usage else None,
         "free_bytes": usage.free_bytes if usage else None,
     }
 
 
 def _ready_text(
-    status: AgentStatus, zk: str | None, target: ZkTarget | None, metrics_port: int | None
+    status: AgentStatus, zk: str | None, target: ZkTarget | None, metrics: MetricsServer | None
 ) -> str:
     parts = [
         f"agent {status.node_id} answers GetBookieInfo on {status.address} (gRPC)"
@@ -85,8 +95,8 @@ def _ready_text(
         parts.append(f"{human_bytes(usage.free_bytes)} free of {human_bytes(usage.total_bytes)}")
     if status.readonly:
         parts.append("read-only")
-    if metrics_port is not None:
-        parts.append(f"metrics on port {metrics_port}")
+    if metrics is not None:
+        parts.append(f"metrics on port {metrics.port}" + (" (TLS)" if metrics.tls else ""))
     return "; ".join(parts)
 
 
@@ -134,15 +144,6 @@ _ZkRoot = Annotated[
 _Readonly = Annotated[
     bool, typer.Option("--readonly", help="Register read-only whatever the disks say.")
 ]
-_MetricsPort = Annotated[
-    int | None,
-    typer.Option(
-        "--metrics-port", help="Serve Prometheus /metrics on this port.", min=0, max=65535
-    ),
-]
-_MetricsHost = Annotated[
-    str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
-]
 _DiskCheckSeconds = Annotated[
     float | None,
     typer.Option(
@@ -164,8 +165,9 @@ def agent(
     zk: _Zk = None,
     zk_root: _ZkRoot = None,
     readonly: _Readonly = False,
-    metrics_port: _MetricsPort = None,
-    metrics_host: _MetricsHost = "127.0.0.1",
+    metrics_port: MetricsPortOption = None,
+    metrics_host: MetricsHostOption = "127.0.0.1",
+    web_config: WebConfigOption = None,
     disk_check_seconds: _DiskCheckSeconds = None,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
@@ -186,6 +188,7 @@ def agent(
     With --tls-cert and --tls-key both ports speak only TLS (the v3 port after START_TLS, as a
     bookie); --tls-client-auth refuses clients without a certificate signed by --tls-ca.
     Renewed certificate files are used from the next connection on, without a restart.
+    --web-config secures --metrics-port as Prometheus exporters do (TLS, Basic auth).
     """
     with user_errors():
         full = load_config(config)
@@ -193,6 +196,7 @@ def agent(
         tls = server_tls(
             full.tls, cert=tls_cert, key=tls_key, ca=tls_ca, client_auth=tls_client_auth
         )
+        web = web_config_of(web_config, metrics_port=metrics_port)
         _check_addresses(listen, bookie_listen, metrics_port, metrics_host)
         target = _registry(full, zk, zk_root)
         node = _node_id(node_id)
@@ -210,7 +214,13 @@ def agent(
             session_timeout_seconds=cfg.zk_timeout_ms / 1000,
             tls=tls,
         )
-        _serve(options, metrics_port=metrics_port, metrics_host=metrics_host, as_json=as_json)
+        _serve(
+            options,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
+            web_config=web,
+            as_json=as_json,
+        )
     print_event(as_json, {"event": "stopped", "id": node}, f"agent {node} stopped")
 
 
@@ -246,7 +256,12 @@ def _node_id(text: str) -> NodeId:
 
 
 def _serve(
-    options: AgentOptions, *, metrics_port: int | None, metrics_host: str, as_json: bool
+    options: AgentOptions,
+    *,
+    metrics_port: int | None,
+    metrics_host: str,
+    web_config: WebConfig | None,
+    as_json: bool,
 ) -> None:
     """Run the agent (and its metrics endpoint) until SIGTERM or SIGINT, saying when ready."""
     target = options.zk
@@ -255,17 +270,20 @@ def _serve(
         running = Agent(options)
         running.start()
         cleanup.callback(running.close)
-        port = None
+        metrics = None
         if metrics_port is not None:
-            collector = AgentCollector(running.status)
-            metrics = MetricsServer(registry_of(collector), port=metrics_port, host=metrics_host)
+            metrics = MetricsServer(
+                registry_of(AgentCollector(running.status)),
+                port=metrics_port,
+                host=metrics_host,
+                web_config=web_config,
+            )
             cleanup.callback(metrics.close)
-            port = metrics.port
         status = running.status()
         print_event(
             as_json,
-            _ready_doc(status, hosts, port),
-            _ready_text(status, hosts, target, port) + _tls_text(options),
+            _ready_doc(status, hosts, metrics),
+            _ready_text(status, hosts, target, metrics) + _tls_text(options),
         )
         wait_for(stop)
 

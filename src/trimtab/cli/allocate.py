@@ -163,7 +163,7 @@ def allocate(
     is refused unless --add-partitions. With --existing (the current assignment) and --rebalance,
     existing replicas move too, as Redpanda's partition balancer would move them. The
     summary shows replicas per node and per core and the balance figure N·Σx²/(Σx)²,
-    x = replicas/capacity (1.0 is perfect).
+    x = replicas/share, the capacity share as far as the racks allow it (1.0 is perfect).
     """
     options = AllocateOptions(
         inventory=inventory,
@@ -378,7 +378,8 @@ def _print_plan(plan: AllocationPlan) -> None:
         highlight=False,
     )
     out.print(
-        f"balance {plan.balance:.6f}  (N·Σx²/(Σx)², x = replicas/capacity; 1 is perfect)",
+        f"balance {plan.balance:.6f}  (N·Σx²/(Σx)², x = replicas/reachable share, the "
+        "capacity share as far as racks allow; 1 is perfect)",
         highlight=False,
     )
     if plan.moves:
@@ -394,7 +395,7 @@ def _print_plan(plan: AllocationPlan) -> None:
     table = figures_table(columns, text=("node", "per core"))
     for node, count in plan.per_node.items():
         cap = plan.capacity[node]
-        share = total * cap / whole
+        share = plan.shares.get(node, total * cap / whole)  # the share the racks let it reach
         if node not in plan.active:
             deviation = "inactive"
         else:

@@ -27,6 +27,7 @@ from trimtab.cli._common import (
     progress_bar,
     user_errors,
 )
+from trimtab.cli._metrics import WebConfigOption, web_config_of
 from trimtab.cli._tls import TlsCaOption, TlsCertOption, TlsKeyOption
 from trimtab.cli.agent import print_event, until_signalled, wait_for
 from trimtab.cluster import NodeId
@@ -36,11 +37,7 @@ from trimtab.errors import MembershipError
 from trimtab.systems.bookkeeper.bookieinfo.client import SurveyRow, survey
 from trimtab.systems.bookkeeper.bookieinfo.feed import PlacementWeightsCollector, PolicyFeed
 from trimtab.systems.bookkeeper.bookieinfo.info import FetchError
-from trimtab.systems.bookkeeper.bookieinfo.metrics import (
-    MetricsServer,
-    ReaderCollector,
-    registry_of,
-)
+from trimtab.systems.bookkeeper.bookieinfo.metrics import ReaderCollector
 from trimtab.systems.bookkeeper.bookieinfo.reader import BookieInfoReader
 from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
 from trimtab.systems.bookkeeper.bookieinfo.tls_setup import client_tls
@@ -53,6 +50,7 @@ from trimtab.systems.bookkeeper.registry import (
     read_membership,
     read_registry,
 )
+from trimtab.systems.prometheus import MetricsServer, WebConfig, registry_of
 from trimtab.systems.zookeeper import zk_security, zk_servers, zk_target
 
 __all__ = ["bookieinfo", "survey_json", "watch"]
@@ -247,6 +245,7 @@ def watch(
     metrics_host: Annotated[
         str, typer.Option("--metrics-host", help="Address of the metrics endpoint.")
     ] = "127.0.0.1",
+    web_config: WebConfigOption = None,
     interval: Annotated[
         float | None, typer.Option("--interval", help="Full scan period, s (default: config).")
     ] = None,
@@ -272,6 +271,7 @@ def watch(
     """
     with user_errors():
         _check_seconds(timeout=timeout, interval=interval, retry_interval=retry_interval)
+        web = web_config_of(web_config, metrics_port=metrics_port)
         free_port("--metrics-port", metrics_host, metrics_port)
         full = load_config(config)
         cfg = full.bookie_info
@@ -292,6 +292,7 @@ def watch(
             feed,
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            web_config=web,
             policy=full.placement.ensemble_placement_policy,
             as_json=as_json,
         )
@@ -324,6 +325,7 @@ def _serve(
     *,
     metrics_port: int,
     metrics_host: str,
+    web_config: WebConfig | None,
     policy: str,
     as_json: bool,
 ) -> None:
@@ -334,9 +336,11 @@ def _serve(
         cleanup.callback(source.stop)
         source.start()
         collectors = (ReaderCollector(reader.snapshot), PlacementWeightsCollector(feed))
-        metrics = MetricsServer(registry_of(*collectors), port=metrics_port, host=metrics_host)
+        metrics = MetricsServer(
+            registry_of(*collectors), port=metrics_port, host=metrics_host, web_config=web_config
+        )
         cleanup.callback(metrics.close)
-        url = f"http://{metrics_host}:{metrics.port}/metrics"
+        url = metrics.url
         print_event(
             as_json,
             {

@@ -552,4 +552,5 @@ def _run_stream(
         should_stop=lambda: bool(stopping),
         hurry=lambda: len(stopping) > 1,
         on_restart=lambda why: err.print(why, highlight=False),
+        on_warning=lambda why: err.print(f"[yellow]warning:[/] {why}", highlight=False),
     )

@@ -31,10 +31,8 @@ from trimtab.cli._common import (
     JsonFlag,
     app,
     err,
-    figures_table,
     load_config,
     one_cluster,
-    out,
     owned_output,
     print_json,
     print_rejected,
@@ -44,6 +42,8 @@ from trimtab.cli._common import (
     writable_output,
 )
 from trimtab.cli.allocate import write_atomically
+from trimtab.cli.plan_output import check_plan_output, command_argv, write_plan_document
+from trimtab.cli.rebalance_output import diversity_warnings, plan_document, print_plan
 from trimtab.cli.rebalance_optimal import (
     OptimalFlag,
     TimeLimitOption,
@@ -53,6 +53,8 @@ from trimtab.cli.rebalance_optimal import (
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
+from trimtab.plans.kafka import rebalance_plan_document
+from trimtab.plans.source import created_now, plan_source
 from trimtab.readers.inventory import Inventory, read_inventory
 from trimtab.readers.node_health import read_health
 from trimtab.readers.special_files import refuse_special
@@ -67,6 +69,7 @@ from trimtab.systems.kafka.writers import dumps, reassignment
 __all__ = ["RebalanceOptions", "plan_document", "rebalance"]
 
 FORMATS = ("table", "json", "kafka-reassignment")
+SYSTEMS = ("kafka", "redpanda")
 
 
 # The options of ``trimtab rebalance``, each declared once (the command's signature stays short).
@@ -95,13 +98,25 @@ _MaxMoves = Annotated[
 ]
 _Mode = Annotated[
     str | None,
-    typer.Option("--mode", help="off, node_add or continuous (default: config)."),
+    typer.Option(
+        "--mode",
+        help="off, node_add or continuous (default: config). Given here, count balancing joins "
+        "a drain or repair; else it is only shown.",
+    ),
 ]
 _RackAware = Annotated[
     bool | None,
     typer.Option(
         "--rack-aware/--no-rack-aware",
         help="Keep and repair rack diversity (default: config enable_rack_awareness).",
+    ),
+]
+_TopicAware = Annotated[
+    bool | None,
+    typer.Option(
+        "--topic-aware/--no-topic-aware",
+        help="Balance each topic's spread too, not only counts (default: config "
+        "partition_autobalancing_topic_aware).",
     ),
 ]
 _InProgress = Annotated[
@@ -126,6 +141,17 @@ _BrokerIds = Annotated[
     typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
 ]
 _Seed = Annotated[int, typer.Option("--seed", help="Seed of every random choice.")]
+_Plan = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help="Write the plan document here (for trimtab execute).",
+        dir_okay=False,
+    ),
+]
+_System = Annotated[
+    str, typer.Option("--system", help="kafka or redpanda: the cluster the plan is for.")
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,6 +166,7 @@ class RebalanceOptions:
     max_moves: int | None
     mode: str | None
     rack_aware: bool | None
+    topic_aware: bool | None
     in_progress: Path | None
     out_format: str
     output: Path | None
@@ -149,12 +176,16 @@ class RebalanceOptions:
     seed: int
     config: Path | None
     as_json: bool
+    plan: Path | None = None
+    system: str = "kafka"
+    argv: tuple[str, ...] | list[str] = ()
     optimal: bool = False
     time_limit: float = 60.0
 
 
 @app.command()
 def rebalance(
+    ctx: typer.Context,
     inventory: InventoryOption,
     assignment: _Assignment,
     log_dirs: _LogDirs = None,
@@ -163,6 +194,7 @@ def rebalance(
     max_moves: _MaxMoves = None,
     mode: _Mode = None,
     rack_aware: _RackAware = None,
+    topic_aware: _TopicAware = None,
     in_progress: _InProgress = None,
     out_format: _OutFormat = "table",
     output: _Output = None,
@@ -172,15 +204,23 @@ def rebalance(
     seed: _Seed = 0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
+    plan: _Plan = None,
+    system: _System = "kafka",
     optimal: OptimalFlag = False,
     time_limit: TimeLimitOption = 60.0,
 ) -> None:
     """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
     rack repair, then counts towards capacity shares.
 
+    A drain, a node down, a full disk or a rack repair moves only what it must; count
+    balancing joins it when --mode is given, and the plan says what it would add. Every plan
+    prints its moves against a lower bound (the fewest moves any plan reaching the same goals
+    needs).
+
     Prints the plan and, with --output, writes the reassignment document (only the partitions
     that change) and the rollback document (their current assignment). --format
     kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
+    --plan writes the plan document that trimtab execute runs.
     --optimal solves the same plan exactly (fewest moves, then bytes) and prints the proof.
     """
     options = RebalanceOptions(
@@ -192,6 +232,7 @@ def rebalance(
         max_moves=max_moves,
         mode=mode,
         rack_aware=rack_aware,
+        topic_aware=topic_aware,
         in_progress=in_progress,
         out_format=out_format,
         output=output,
@@ -201,6 +242,9 @@ def rebalance(
         seed=seed,
         config=config,
         as_json=as_json,
+        plan=plan,
+        system=system,
+        argv=command_argv(ctx),
         optimal=optimal,
         time_limit=time_limit,
     )
@@ -217,6 +261,9 @@ def _rebalance(o: RebalanceOptions) -> None:
             )
         if o.mode is not None and o.mode not in BALANCER_MODES:
             raise TrimtabError(f"unknown --mode {o.mode!r}: use one of {', '.join(BALANCER_MODES)}")
+        if o.system not in SYSTEMS:
+            raise TrimtabError(f"unknown --system {o.system!r}: use one of {', '.join(SYSTEMS)}")
+        check_plan_output(o.plan)
         back = o.rollback or (o.output.with_suffix(".rollback.json") if o.output else None)
         for option, path in (("--output", o.output), ("--rollback", back)):
             if path is not None:
@@ -225,7 +272,8 @@ def _rebalance(o: RebalanceOptions) -> None:
         if o.optimal and o.in_progress is not None:
             raise TrimtabError("--optimal plans from a settled assignment: leave out --in-progress")
         plan, ids, warnings, inv, proof = _plan(o, quiet=fmt != "table")
-    print_warnings(warnings)
+    # --json carries the rack diversity lost as figures (rack_diversity_lowered)
+    print_warnings([*warnings, *(diversity_warnings(plan) if fmt != "json" else [])])
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
     if o.output is not None and back is not None:
         write_atomically(o.output, proposed)
@@ -234,6 +282,8 @@ def _rebalance(o: RebalanceOptions) -> None:
             f"wrote {plural(len(plan.after), 'partition')} to {o.output}, the rollback to {back}",
             highlight=False,
         )
+    if o.plan is not None:
+        _write_plan(o, plan, ids)
     if fmt == "json":
         doc = plan_document(plan, ids)
         if proof is not None:
@@ -243,10 +293,45 @@ def _rebalance(o: RebalanceOptions) -> None:
         typer.echo(f"Current partition replica assignment\n{current}")
         typer.echo(f"Proposed partition reassignment configuration\n{proposed}", nl=False)
     elif fmt == "table":
-        _print_plan(plan, ids)
+        print_plan(plan, ids)
         if proof is not None:
             print_proof(*proof)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
+
+
+def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
+    """Write the plan document (``--plan``) and say its digest, which approves it."""
+    assert o.plan is not None
+    cfg = load_config(o.config).allocation
+    source = plan_source(
+        "trimtab rebalance",
+        {
+            "inventory": o.inventory,
+            "assignment": o.assignment,
+            "log_dirs": o.log_dirs,
+            "health": o.health,
+            "broker_ids": o.broker_id_file,
+            "in_progress": o.in_progress,
+            "config": o.config,
+        },
+        {
+            "mode": plan.mode,
+            "drain": o.drain,
+            "max_moves": o.max_moves,
+            "rack_aware": o.rack_aware,
+            "seed": o.seed,
+        },
+        o.argv,
+    )
+    document = rebalance_plan_document(
+        plan,
+        ids,
+        system=o.system,
+        created=created_now(),
+        source=source,
+        concurrent_moves=cfg.concurrent_moves,
+    )
+    write_plan_document(o.plan, document)
 
 
 def _plan(
@@ -288,6 +373,7 @@ def _plan(
                 mode=o.mode,
                 max_moves=o.max_moves,
                 rack_aware=o.rack_aware,
+                topic_aware=o.topic_aware,
                 seed=o.seed,
             )
         except ValueError as exc:  # an in-progress plan that does not fit the assignment
@@ -393,86 +479,3 @@ def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> 
             previous, target = tuple(back.get(n, n) for n in nodes), nodes
         out.append(InFlight(topic, partition, previous, target, steps[0][2]))
     return out
-
-
-def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, Any]:
-    """The ``--json`` document (nodes as broker ids)."""
-    return {
-        "moves": [
-            {
-                "topic": m.topic,
-                "partition": m.partition,
-                "from": ids[m.source],
-                "to": ids[m.target],
-                "reason": m.reason,
-                "bytes": m.size_bytes,
-            }
-            for m in plan.moves
-        ],
-        "cancelled": [
-            {"topic": c.topic, "partition": c.partition, "why": c.why} for c in plan.cancelled
-        ],
-        "unfixable": [
-            {
-                "reason": u.reason,
-                "why": u.why,
-                "topic": u.topic,
-                "partition": u.partition,
-                "broker": None if u.node is None else ids[u.node],
-            }
-            for u in plan.unfixable
-        ],
-        "counts_by_reason": plan.counts_by_reason,
-        "balance_before": plan.balance_before,
-        "balance_after": plan.balance_after,
-        "bytes_moved": plan.bytes_moved,
-    }
-
-
-def _print_plan(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
-    out.print(
-        f"[bold]{plan.cluster}[/]: {plural(len(plan.moves), 'replica move')} in "
-        f"{plural(len(plan.after), 'partition')} ({plan.bytes_moved:,} bytes), mode {plan.mode}; "
-        f"balance {plan.balance_before:.6f} → {plan.balance_after:.6f}",
-        highlight=False,
-    )
-    if plan.unavailable or plan.full:
-        down = ", ".join(str(ids[n]) for n in plan.unavailable) or "none"
-        full = ", ".join(f"{ids[n]} ({r:.1%})" for n, r in plan.full.items()) or "none"
-        out.print(f"down past the timeout: {down}; disks over the limit: {full}", highlight=False)
-    counts = figures_table(("reason", "moves", "not fixed"), text=("reason",))
-    missed: dict[str, int] = {}
-    for u in plan.unfixable:
-        missed[u.reason] = missed.get(u.reason, 0) + 1
-    for reason, made in plan.counts_by_reason.items():
-        counts.add_row(reason, f"{made:,}", f"{missed.get(reason, 0):,}")
-    out.print(counts)
-    if plan.moves:
-        table = figures_table(
-            ("topic", "partition", "from", "to", "reason", "bytes"), text=("topic", "reason")
-        )
-        for m in plan.moves[:50]:
-            table.add_row(
-                m.topic,
-                str(m.partition),
-                str(ids[m.source]),
-                str(ids[m.target]),
-                m.reason,
-                f"{m.size_bytes:,}",
-            )
-        if len(plan.moves) > 50:
-            table.caption = f"first 50 of {len(plan.moves):,} moves (--json lists all)"
-        out.print(table)
-    for c in plan.cancelled:
-        out.print(f"cancel {c.topic}/{c.partition}: {c.why}", highlight=False)
-    for u in plan.unfixable[:20]:
-        where = (
-            f"{u.topic}/{u.partition}"
-            if u.topic is not None
-            else f"broker {ids[u.node]}"
-            if u.node
-            else ""
-        )
-        out.print(f"[yellow]not fixed[/] ({u.reason}) {where}: {u.why}", highlight=False)
-    if len(plan.unfixable) > 20:
-        out.print(f"… and {len(plan.unfixable) - 20:,} more not fixed (--json lists all)")

@@ -10,7 +10,6 @@ settled load after (see :mod:`trimtab.shedding.plan`); ``--json`` for machines,
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -38,21 +37,26 @@ from trimtab.cli._common import (
     user_errors,
     writable_output,
 )
+from trimtab.cli.plan_output import check_plan_output, command_argv, write_plan_document
+from trimtab.cli.shed_json import broker_rows, iso_time, plan_json
 from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
 from trimtab.config import Config, SheddingConfig, Strategy
 from trimtab.contract import RejectedRow, timestamp
 from trimtab.errors import InputError, TrimtabError
+from trimtab.plans.pulsar import shed_plan_document
+from trimtab.plans.source import created_now, plan_source
 from trimtab.readers.inventory import read_inventory
 from trimtab.readers.metrics import read_bundle_metrics, read_node_metrics
 from trimtab.readers.table_files import Parsed
 from trimtab.shedding import LoadModel, Plan, advise, breakdown
+from trimtab.shedding.plain import plain_reasons
 from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built, NodeRow, build_snapshot, left_out_sentence
 from trimtab.systems.pulsar.admin import unload_command, unload_rest
 from trimtab.systems.pulsar.isolation import read_policies
 
-__all__ = ["Format", "ShedOptions", "Strategy", "plan_json", "shed"]
+__all__ = ["Format", "ShedOptions", "Strategy", "shed"]
 
 
 class Format(StrEnum):
@@ -134,6 +138,12 @@ _Out = Annotated[
     Path | None,
     typer.Option("--out", help="Write the unload commands and REST calls (--follow: append)."),
 ]
+_PlanFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan", help="Write the plan document here (for trimtab execute).", dir_okay=False
+    ),
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,6 +170,8 @@ class ShedOptions:
     follow: bool
     interval: float | None
     out_path: Path | None
+    plan_path: Path | None = None
+    argv: tuple[str, ...] | list[str] = ()
 
     @property
     def machine(self) -> bool:
@@ -169,6 +181,7 @@ class ShedOptions:
 
 @app.command()
 def shed(
+    ctx: typer.Context,
     inventory: _Inventory = None,
     brokers: _Brokers = None,
     bundles: _Bundles = None,
@@ -189,6 +202,7 @@ def shed(
     follow: _Follow = False,
     interval: _Interval = None,
     out_path: _Out = None,
+    plan_path: _PlanFile = None,
 ) -> None:
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
     options = ShedOptions(
@@ -212,10 +226,15 @@ def shed(
         follow=follow,
         interval=interval,
         out_path=out_path,
+        plan_path=plan_path,
+        argv=command_argv(ctx),
     )
     with user_errors():
         if out_path is not None:
             writable_output("--out", out_path, directory=False, parents=False)
+        if plan_path is not None and follow:
+            raise TrimtabError("--plan writes one plan: it cannot be combined with --follow")
+        check_plan_output(plan_path)
         if _reports_given(options):
             _shed_reports(options)
             return
@@ -238,6 +257,33 @@ def _reports_given(o: ShedOptions) -> bool:
         interval=o.interval,
         one_shot=[option for option, yes in given.items() if yes],
     )
+
+
+def _write_plan(o: ShedOptions, advice: Recommendation, cluster: str, cfg: Config) -> None:
+    """Write the plan document of the recommendation's net moves (``--plan``)."""
+    assert o.plan_path is not None
+    result = advice.plan
+    inputs: dict[str, Path | str | None] = {
+        "inventory": o.inventory,
+        "brokers": o.brokers,
+        "bundles": o.bundles,
+        "load_reports": o.load_reports,
+        "zk": o.zk,
+        "isolation_policies": o.isolation_policies,
+        "anti_affinity": o.anti_affinity,
+        "config": o.config,
+    }
+    settings = {"strategy": result.strategy, "cycles": o.cycles, "seed": o.seed, "now": o.now}
+    settings |= {"until_balanced": o.until_balanced, "max_cycles": o.max_cycles}
+    document = shed_plan_document(
+        result,
+        cluster=cluster,
+        created=created_now(),
+        source=plan_source("trimtab shed", inputs, settings, o.argv),
+        cooldown_s=cfg.shedding.shedding_delay_seconds,
+        recommended=advice.apply,
+    )
+    write_plan_document(o.plan_path, document)
 
 
 def _shed_reports(o: ShedOptions) -> None:
@@ -346,9 +392,11 @@ def _print_result(
     commands to ``--out``; True when JSON was printed, which says all (the refused rows too).
     Otherwise the plan's warning goes to stderr, so pulsar-admin output stays runnable."""
     result, fmt, out_path = advice.plan, options.fmt, options.out_path
-    commands = [unload_command(m) for _, m, _ in result.transfers]
+    commands = [unload_command(m) for _, m, _ in result.net_transfers]
+    if options.plan_path is not None:
+        _write_plan(options, advice, state.name, cfg)
     if out_path is not None:
-        rest = [unload_rest(m) for _, m, _ in result.transfers]
+        rest = [unload_rest(m) for _, m, _ in result.net_transfers]
         lines = [
             x for pair in zip(commands, rest, strict=True) for x in (pair[0], f"#   {pair[1]}")
         ]
@@ -419,94 +467,18 @@ def _parse_now(text: str) -> float:
     return moment
 
 
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
-
-
-def plan_json(result: Plan, state: ClusterState, built: Built, now: float) -> dict[str, Any]:
-    """The ``--json`` document (without ``rejected``/``warnings``)."""
-    decisions = [
-        {
-            "cycle": k,
-            "label": str(d.label),
-            "reason": str(d.reason),
-            "broker": d.broker,
-            "bundle": d.move.bundle if d.move else None,
-            "note": d.note,
-        }
-        for k, r in enumerate(result.results, start=1)
-        for d in r.decisions
-    ]
-    transfers = [
-        {
-            "cycle": k,
-            "bundle": m.bundle,
-            "source": m.source,
-            "destination": m.destination,
-            "throughput": m.throughput,
-            "reason": str(reason),
-        }
-        for k, m, reason in result.transfers
-    ]
-    return {
-        "cluster": state.name,
-        "strategy": result.strategy,
-        "now": _iso(now),
-        "cycles": len(result.results),
-        "target_std": result.target_std,
-        "std_before": result.std_before,
-        "std_after": result.std_after,
-        "reached": result.reached,
-        "warning": result.warning,
-        "decisions": decisions,
-        "transfers": transfers,
-        "brokers": _broker_rows(result, state),
-        "counts": {
-            f"{label}/{reason}": n
-            for (label, reason), n in sorted(breakdown(result.results).items())
-        },
-    }
-
-
-def _broker_rows(result: Plan, state: ClusterState) -> list[dict[str, Any]]:
-    start, end = result.start, result.end
-    count_before = Counter(start.bundles.broker_of(i) for i in range(len(start.bundles)))
-    count_after = Counter(end.bundles.broker_of(i) for i in range(len(end.bundles)))
-    rows = []
-    for node in state:
-        broker = str(node.id)
-        load = start.loads.get(broker)
-        after = end.loads.get(broker)
-        rows.append(
-            {
-                "broker": broker,
-                "state": node.state.value,
-                "cores": node.capacity.cores,
-                "nic_bps": node.capacity.nic_bps,
-                "bundles_before": count_before.get(broker, 0),
-                "bundles_after": count_after.get(broker, 0),
-                "load_before": result.loads_before.get(broker),
-                "load_after": result.loads_after.get(broker),
-                "throughput_before": load.throughput if load else None,
-                "throughput_after": after.throughput if after else None,
-                "updated_at": _iso(load.updated_at) if load else None,
-            }
-        )
-    return rows
-
-
 def _print_plan(result: Plan, state: ClusterState, built: Built, now: float, cfg: Config) -> None:
     mark = "[green]reached[/]" if result.reached else "[yellow]not reached[/]"
     out.print(
         f"[bold]{state.name}[/]  {result.strategy} shedder, {plural(len(result.results), 'cycle')} "
-        f"from {_iso(now)}; std {_std(result.std_before)} → {_std(result.std_after)} "
+        f"from {iso_time(now)}; std {_std(result.std_before)} → {_std(result.std_after)} "
         f"(target {result.target_std:g}: {mark})",
         highlight=False,
     )
     table = Table(title="brokers (load = smoothed weighted max; after = once the moves settle)")
     for column in ("broker", "cores", "NIC", "bundles", "load", "after", "throughput", "after "):
         table.add_column(column, justify="left" if column == "broker" else "right")
-    for row in _broker_rows(result, state):
+    for row in broker_rows(result, state):
         table.add_row(
             row["broker"],
             str(row["cores"]),
@@ -527,9 +499,9 @@ def _print_transfers(result: Plan, title: str) -> None:
         out.print("no transfers", highlight=False)
         return
     moves = Table(title=title)
-    for column in ("cycle", "bundle", "from", "to", "throughput", "reason"):
+    for column in ("cycle", "bundle", "from", "to", "throughput", "reason", "why"):
         moves.add_column(column, justify="right" if column in ("cycle", "throughput") else "left")
-    for k, m, reason in result.transfers:
+    for (k, m, reason), why in zip(result.transfers, plain_reasons(result), strict=True):
         moves.add_row(
             str(k),
             m.bundle,
@@ -537,6 +509,7 @@ def _print_transfers(result: Plan, title: str) -> None:
             m.destination or "(next lookup)",
             _mbps(m.throughput),
             str(reason),
+            why,
         )
     out.print(moves)
 

@@ -2,7 +2,7 @@
 and the live loop ``--follow``.
 
 Without ``--follow`` the reports are one snapshot, planned and printed exactly as the tables
-are (:func:`trimtab.cli.shed.plan_json`). With ``--follow`` one cycle runs per interval
+are (:func:`trimtab.cli.shed_json.plan_json`). With ``--follow`` one cycle runs per interval
 (``loadBalancerSheddingIntervalMinutes``, or ``--interval`` seconds) on the reports as they
 are then, with the shedder's state and the load history kept between cycles
 (:mod:`trimtab.systems.pulsar.follow`); each cycle prints one JSON line (``--json``) or a table,

@@ -391,3 +391,9 @@ class TlsConfig:
         "agent: require a client certificate signed by tlsTrustStore",
         aliases=("tlsClientAuthentication",),
     )
+    hostname_verification_enabled: bool = setting(
+        True,
+        "readers: a bookie port's certificate must name the host dialled (false: the CA's "
+        "signature alone; upstream's default is false); gRPC ports always check",
+        aliases=("tlsHostnameVerificationEnabled",),
+    )

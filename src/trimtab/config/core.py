@@ -39,7 +39,7 @@ from trimtab.config.pulsar import PULSAR_PLACEMENT_SWITCHES, SheddingConfig
 from trimtab.config.redpanda import AllocationConfig
 from trimtab.config.secrets import REDACTED, is_secret_name, remember_secret
 from trimtab.config.settings import Setting, nearest, settings_of
-from trimtab.config.upstream import defined_in, spellings, upstream_names
+from trimtab.config.upstream import PASSTHROUGH_PREFIXES, defined_in, spellings, upstream_names
 from trimtab.config.zookeeper import ZooKeeperConfig  # issue 41 part 2 (zksec)
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
@@ -156,6 +156,12 @@ def _switch(key: str, value: Any, source: str | None) -> bool:
     return bool(spec.coerce(value, key=key, source=source))
 
 
+def _passed_through(key: str) -> bool:
+    """Whether ``key`` carries a passthrough prefix (``bookkeeper_``...): meant for the
+    BookKeeper client, so it wins over the same key written bare in the same file."""
+    return key.startswith(PASSTHROUGH_PREFIXES)
+
+
 def apply_keys(
     data: Mapping[str, Any], *, source: str | None, strict: bool, blank_unset: bool = False
 ) -> LoadedConfig:
@@ -192,7 +198,13 @@ def apply_keys(
             continue
         if blank_unset and isinstance(value, str) and not value.strip():
             continue
-        if spec.key in seen:
+        if spec.key in seen and _passed_through(key) != _passed_through(seen[spec.key]):
+            # broker.conf: 'bookkeeper_X' is for its BookKeeper client, bare 'X' Pulsar's own
+            if not _passed_through(key):
+                ignored.append(IgnoredKey(key, defined_in(key)))
+                continue
+            ignored.append(IgnoredKey(seen[spec.key], defined_in(seen[spec.key])))
+        elif spec.key in seen:
             raise ConfigError(
                 f"config key '{key}' sets {spec.key}, already set by '{seen[spec.key]}'"
                 + (f" in {source}" if source else "")

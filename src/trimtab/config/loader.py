@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from trimtab.config.core import Config, LoadedConfig, apply_keys, lookup
+from trimtab.config.secrets import is_secret_name, remember_secret
 from trimtab.errors import ConfigError
 
-__all__ = ["read_config"]
+__all__ = ["read_config", "read_properties", "read_upstream_keys"]
 
 
 def read_config(path: str | Path, *, strict: bool = True) -> LoadedConfig:
@@ -40,6 +41,24 @@ def read_config(path: str | Path, *, strict: bool = True) -> LoadedConfig:
             raise ConfigError(f"config file {path} is not UTF-8 text: save it as UTF-8") from None
         return apply_keys(_flatten(data), source=str(path), strict=strict)
     return apply_keys(_read_properties(path), source=str(path), strict=strict, blank_unset=True)
+
+
+def read_upstream_keys(path: str | Path, names: tuple[str, ...]) -> dict[str, str]:
+    """The values of the upstream keys ``names`` written (non-empty) in the properties file
+    ``path`` (a ``broker.conf``), for the keys trimtab's settings do not hold but a system
+    client needs (``brokerClientAuthenticationParameters``, ``tlsTrustCertsFilePath``). A
+    secret's value is remembered, so it is scrubbed from every output."""
+    path = Path(path)
+    if not path.is_file():
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise ConfigError(f"config file {path} {what}")
+    found = {}
+    for key, value in _read_properties(path).items():
+        if key.strip() in names and value.strip():
+            found[key.strip()] = value.strip()
+            if is_secret_name(key):
+                remember_secret(value.strip())
+    return found
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -71,3 +90,20 @@ def _read_properties(path: Path) -> dict[str, str]:
     except Exception as exc:  # jproperties raises its own parse errors
         raise ConfigError(f"config file {path} is not a valid properties file: {exc}") from None
     return {key: value for key, (value, _meta) in props.items()}
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """A Java properties file another tool owns (Kafka's ``--command-config``) as key ->
+    value. Unlike :func:`read_config` it names no setting; a file that does not parse is a
+    :class:`ConfigError` quoting no line, since a line may hold a password."""
+    from jproperties import Properties
+
+    props = Properties()
+    try:
+        with path.open("rb") as handle:
+            props.load(handle, "utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except Exception:  # jproperties' own parse errors quote the line
+        raise ConfigError(f"{path} is not a Java properties file (key=value lines)") from None
+    return {str(key): str(value) for key, (value, _meta) in props.items()}

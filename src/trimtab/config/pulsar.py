@@ -91,6 +91,12 @@ class SheddingConfig:
         ),
         check=at_least(1),
     )
+    min_hottest_gain: float = setting(
+        0.02,
+        "a plan is recommended only if it lowers the hottest broker's settled load by at "
+        "least this much (load: a fraction of capacity; trimtab)",
+        check=between(0.0, 1.0),
+    )
     shedding_delay_seconds: int = setting(
         180,
         "cooldown after a broker unloads",

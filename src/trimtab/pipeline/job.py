@@ -46,6 +46,8 @@ from trimtab.pipeline.replay import replay_plans
 from trimtab.pipeline.report import inventory, write_staged_report
 from trimtab.pipeline.weights import bookie_weights
 from trimtab.shedding import Move
+from trimtab.shedding.decisions import Reason
+from trimtab.shedding.net import net_transfers
 from trimtab.systems.kafka.ids import broker_ids
 from trimtab.systems.kafka.writers import reassignment
 from trimtab.systems.pulsar.admin import unload_command
@@ -327,7 +329,8 @@ def _plans(
         entry["target_std"] = options.config.shedding.target_std
         if row["warning"]:
             entry["warning"] = row["warning"]
-    moves: dict[str, list[str]] = {}
+    # The exported commands carry net moves only (a round trip is no unload).
+    chains: dict[str, list[tuple[int, Move, Reason]]] = {}
     moved = [r for r in rows if r["kind"] == "transfer"]
     for row in sorted(moved, key=lambda r: tuple(r[c] for c in order)):
         move = Move(
@@ -336,10 +339,19 @@ def _plans(
             destination=row["destination"],
             throughput=row["throughput"],
         )
-        moves.setdefault(row["cluster"], []).append(unload_command(move))
+        chains.setdefault(row["cluster"], []).append((row["cycle"], move, Reason.UNKNOWN))
+    moves = {
+        cluster: [unload_command(m) for _, m, _ in net_transfers(chain)]
+        for cluster, chain in chains.items()
+    }
     for cluster, entry in summary.clusters.items():
+        entry["transfers"] = len(chains.get(cluster, []))  # the plan's, cycle by cycle
         lines = moves.get(cluster, [])
-        entry["transfers"] = len(lines)
+        if lines and entry.get("recommended", "") is None:  # offered, not recommended
+            lines = []
+        entry["unloads"] = len(lines)  # the net moves exported, when recommended
+        if not lines and entry.get("recommendation"):
+            lines = [f"# nothing to run: {entry['recommendation']}"]
         if "warning" in entry:  # as a comment, so the script still runs
             lines = [f"# warning: {entry['warning']}", *lines]
         out.write_text(f"exports/pulsar-admin/{cluster}.sh", "".join(f"{x}\n" for x in lines))

@@ -97,6 +97,10 @@ _JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptio
 
 #: The driver's log4j2 file when the user brings none (see :func:`logging_options`).
 LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.properties"
+#: The same under ``trimtab --verbose`` (:data:`VERBOSE_ENV` set): warnings and stack traces.
+LOG_CONFIG_VERBOSE = LOG_CONFIG.with_name("spark-log4j2-verbose.properties")
+#: Set by ``trimtab --verbose``: libraries' warnings (Spark, kazoo) reach stderr.
+VERBOSE_ENV = "TRIMTAB_VERBOSE"
 
 #: Local runs only: the driver is the executor, and Spark's 1 GiB default heap makes a
 #: fleet's aggregations spill long before the machine runs out of memory.
@@ -130,7 +134,8 @@ def logging_options(given: str, env: Mapping[str, str]) -> str:
     conf_dir = env.get("SPARK_CONF_DIR") or (str(Path(home, "conf")) if home else None)
     if conf_dir and any(Path(conf_dir).glob("log4j2*")):
         return given
-    return f"{given} -Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}".strip()
+    chosen = LOG_CONFIG_VERBOSE if env.get(VERBOSE_ENV) else LOG_CONFIG
+    return f"{given} -Dlog4j2.configurationFile={chosen.as_uri()}".strip()
 
 
 def parse_conf(pairs: list[str]) -> dict[str, str]:

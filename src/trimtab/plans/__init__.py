@@ -21,7 +21,15 @@ from trimtab.plans.document import (
     match_digest,
     read_plan,
 )
-from trimtab.plans.target import Check, Guards, Observation, Progress, Target, ThrottleSet
+from trimtab.plans.target import (
+    Check,
+    Guards,
+    Observation,
+    Progress,
+    Target,
+    ThrottlePreview,
+    ThrottleSet,
+)
 
 __all__ = [
     "FORMAT",
@@ -34,6 +42,7 @@ __all__ = [
     "PlanDocument",
     "Progress",
     "Target",
+    "ThrottlePreview",
     "ThrottleSet",
     "canonical_bytes",
     "load_plan",

@@ -197,7 +197,7 @@ def read_plan(text: str, source: str = "plan") -> PlanDocument:
         raise PlanError(f"{source}: not a plan document (not JSON: {exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise PlanError(
-            f"{source}: not a trimtab plan document (no \"format\": \"{FORMAT}\"); "
+            f'{source}: not a trimtab plan document (no "format": "{FORMAT}"); '
             "write one with `trimtab rebalance --plan FILE` or `trimtab shed --plan FILE`"
         )
     version = doc.get("version")
@@ -245,7 +245,9 @@ def match_digest(plan: PlanDocument, approved: str, *, candidates: Sequence[str]
     given = approved.strip().lower()
     digest = plan.digest
     if not _HEX.fullmatch(given):
-        raise PlanError(f"--approve {approved!r} is not a hex digest; use the digest the dry run prints")
+        raise PlanError(
+            f"--approve {approved!r} is not a hex digest; use the digest the dry run prints"
+        )
     if len(given) < MIN_PREFIX:
         raise PlanError(
             f"--approve needs at least {MIN_PREFIX} hex digits of the digest, got {len(given)}"

@@ -15,11 +15,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from trimtab.plans.document import Action
 
-__all__ = ["Check", "Guards", "Observation", "Progress", "Target", "ThrottleSet"]
+__all__ = [
+    "Check",
+    "Guards",
+    "Observation",
+    "Progress",
+    "Target",
+    "ThrottlePreview",
+    "ThrottleSet",
+]
 
 
 class Check(StrEnum):
@@ -119,3 +127,13 @@ class Target(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ThrottlePreview(Protocol):
+    """Optional for a target: what :meth:`Target.set_throttle` would write, and the values it
+    would replace, without writing anything. The executor journals it before setting, so a
+    kill between the cluster accepting a throttle and the journal recording it still leaves
+    enough to undo it (``clear_throttle`` of the preview)."""
+
+    def preview_throttle(self, rate: int, actions: Sequence[Action]) -> ThrottleSet: ...

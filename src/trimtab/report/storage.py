@@ -87,10 +87,17 @@ def allocation_section(data: ReportData, cluster: str, info: dict[str, Any]) -> 
         return subsection(heading, note(text))
     inventory = data.table("inventory")
     nodes = inventory[inventory["cluster"] == cluster]
-    cores = {  # the nodes that can take new replicas: writable ones (``is_active``)
+    # The nodes that can take new replicas: writable brokers (``is_active``). Bookies hold
+    # ledgers, not partitions: counting their cores would lower the even share and make every
+    # broker look overloaded.
+    cores = {
         str(n): int(c)
-        for n, c, s in zip(nodes["node"], nodes["cores"], nodes["state"], strict=True)
-        if pd.notna(c) and str(s).strip().lower() == "writable"
+        for n, c, s, r in zip(
+            nodes["node"], nodes["cores"], nodes["state"], nodes["role"], strict=True
+        )
+        if pd.notna(c)
+        and str(s).strip().lower() == "writable"
+        and str(r).strip().lower() in ("broker", "", "nan", "none")
     }
     replicas = mine.groupby("node").size().to_dict()
     busiest = mine.groupby(["node", "core"]).size().groupby("node").max().to_dict()

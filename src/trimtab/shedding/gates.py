@@ -144,8 +144,11 @@ def hit_note(hit: int, std: float, config: SheddingConfig) -> str:
             f"balanced: std {std:.3f} <= target {config.target_std:g}, "
             "no broker underloaded or overloaded"
         )
+    times = "1 time" if hit == 1 else f"{hit} times"
+    need = config.hit_count_threshold + 1  # upstream acts once the count exceeds the threshold
     return (
-        f"shedding condition hit {hit} time(s) in a row; acting after {config.hit_count_threshold}"
+        f"shedding condition hit {times} in a row; it acts at {need} in a row "
+        f"(loadBalancerSheddingConditionHitCountThreshold {config.hit_count_threshold}, exclusive)"
     )
 
 

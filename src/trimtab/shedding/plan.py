@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from trimtab.shedding.base import LoadStats, Shedder
 from trimtab.shedding.cycle import run_cycle
 from trimtab.shedding.decisions import CycleResult, Label, Move, Reason, ShedderState
+from trimtab.shedding.net import net_transfers
 from trimtab.shedding.predict import load_per_byte, project, report, shift
 from trimtab.shedding.snapshot import LoadSnapshot
 
@@ -90,6 +91,12 @@ class Plan:
             for d in result.decisions
             if d.move is not None
         ]
+
+    @property
+    def net_transfers(self) -> list[tuple[int, Move, Reason]]:
+        """:attr:`transfers` with each bundle's moves composed into one (see
+        :mod:`trimtab.shedding.net`): what the commands and the plan document carry."""
+        return net_transfers(self.transfers)
 
     @property
     def reached(self) -> bool:

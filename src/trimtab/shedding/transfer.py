@@ -106,10 +106,12 @@ class TransferShedder(Shedder):
                 continue
             elapsed = load.updated_at - recent[load.broker]
             if elapsed < delay:
-                note = (
-                    f"{load.broker} reported {elapsed:.0f}s after its last unload; "
-                    f"waiting for a report {delay}s after it"
+                when = (
+                    f"reported {elapsed:.0f}s after its last unload"
+                    if elapsed >= 0
+                    else f"has not reported since its last unload ({-elapsed:.0f}s before it)"
                 )
+                note = f"{load.broker} {when}; waiting for a report {delay}s after it"
                 held = skip(Reason.COOL_DOWN, note=note)
                 break
             del recent[load.broker]

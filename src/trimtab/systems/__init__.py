@@ -12,7 +12,9 @@ transports):
 * :mod:`~trimtab.systems.pulsar` — load reports, the follow loop's watcher, the ``/bookies`` rack
   map, isolation policies, pulsar-admin commands;
 * :mod:`~trimtab.systems.kafka` — assignment, log-dirs and reassignment documents (Kafka and
-  Redpanda).
+  Redpanda);
+* :mod:`~trimtab.systems.prometheus` — the ``/metrics`` endpoint every command serves, secured
+  as exporters are by a web configuration file.
 
 Readers turn what a system publishes into the engines' snapshots; writers turn plans into what
 the system's tools take. An import-linter contract in ``pyproject.toml`` keeps the layers.

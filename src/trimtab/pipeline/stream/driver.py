@@ -22,11 +22,13 @@ from trimtab.pipeline.fs import HadoopFS
 from trimtab.pipeline.inventory import Inventory
 from trimtab.pipeline.loads import window_seconds
 from trimtab.pipeline.stream.decide import Decider
+from trimtab.pipeline.stream.landing import watch_dirs
 from trimtab.pipeline.stream.options import StreamOptions, interval
 from trimtab.pipeline.stream.publish import Publisher
 from trimtab.pipeline.stream.rows import OUT_COLUMNS, OUT_SCHEMA, STATE_SCHEMA
 from trimtab.pipeline.stream.sources import inventory_signature, read_inventory, telemetry_stream
 from trimtab.pipeline.stream.state import ClusterStream
+from trimtab.pipeline.stream.wide import STREAM_TABLES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -82,6 +84,7 @@ def run_stream(
     should_stop: Callable[[], bool] = lambda: False,
     hurry: Callable[[], bool] = lambda: False,
     on_restart: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> None:
     """Run until ``should_stop``; restart the query from its checkpoint when the inventory's
     files change, so the state function decides with the new inventory.
@@ -89,9 +92,11 @@ def run_stream(
     A stop lets the trigger under way (or the first one, while the query starts) finish and
     publish (up to ``_DRAIN_S``, or until ``hurry``), so its decisions are out and the
     restart starts from the next one; stopped mid-trigger, the query would be interrupted
-    inside its writes (Spark logs each one)."""
+    inside its writes (Spark logs each one). ``on_warning`` hears of telemetry files that
+    changed after they landed (:mod:`~.landing`)."""
     fs = HadoopFS(spark)  # the run's one FileSystem wrapper
     publisher = Publisher(spark, fs, options.output, on_status)
+    landing = watch_dirs(options.input, STREAM_TABLES)
     while not should_stop():
         inventory = read_inventory(spark, fs, options.input, now=datetime.now(UTC))
         query = _start(spark, fs, options, inventory, publisher)
@@ -105,6 +110,9 @@ def run_stream(
                 if time.monotonic() - polled < options.inventory_poll_s:
                     continue
                 polled = time.monotonic()
+                for warning in landing.check(fs):
+                    if on_warning is not None:
+                        on_warning(warning)
                 if inventory_signature(fs, options.input) != inventory.signature:
                     if on_restart is not None:
                         on_restart("the inventory changed: restarting from the checkpoint")

@@ -16,7 +16,12 @@ Import from the modules (the package imports none of them, so naming one loads o
   from the operator's JSON and CSV files;
 * :mod:`~trimtab.systems.pulsar.admin` — moves as ``pulsar-admin`` commands and REST calls;
 * :mod:`~trimtab.systems.pulsar.cycle_json` — one cycle of the live loop as the JSON line
-  ``shed --follow --json`` prints (and its benchmark writes).
+  ``shed --follow --json`` prints (and its benchmark writes);
+* :mod:`~trimtab.systems.pulsar.target` — ``trimtab execute``'s target: a plan's unloads and
+  splits through the admin REST API, with :mod:`~trimtab.systems.pulsar.checks` (an action
+  against the live owners), :mod:`~trimtab.systems.pulsar.admin_api` (the admin calls),
+  :mod:`~trimtab.systems.pulsar.rest` (httpx, redirects, one error line) and
+  :mod:`~trimtab.systems.pulsar.credentials` (the token and TLS files).
 """
 
 __all__: list[str] = []

@@ -39,7 +39,7 @@ from trimtab.contract import RejectedRow
 from trimtab.errors import ReportError
 from trimtab.shedding.base import Shedder
 from trimtab.shedding.cycle import run_cycle
-from trimtab.shedding.decisions import CycleResult, ShedderState
+from trimtab.shedding.decisions import CycleResult, Decision, Reason, ShedderState, skip
 from trimtab.shedding.filters import Policies
 from trimtab.shedding.load import LoadModel
 from trimtab.shedding.snapshot import LoadSnapshot
@@ -129,8 +129,18 @@ class Follower:
         snapshot = built.snapshot
         if self.policies is not None:
             snapshot = replace(snapshot, policies=self.policies)
+        # A broker whose latest report was refused keeps its history (for when a good report
+        # comes) but not its place: without load data it is neither a source nor a destination.
+        waiting = sorted(b for b, e in reading.entries.items() if isinstance(e, ReportError))
+        if waiting:
+            loads = {b: x for b, x in snapshot.loads.items() if b not in waiting}
+            snapshot = replace(snapshot, loads=loads)
         result = run_cycle(self.shedder, snapshot, self.state, now=now, rng=self.rng)
         self.state = result.state
+        if waiting:
+            result = replace(
+                result, decisions=(*result.decisions, *_waiting_notes(reading, waiting))
+            )
         return Tick(self.cycles, now, result, built, joined, left, (*refused, *built.rejected))
 
     def _check(self, report: LoadReport) -> Checked:
@@ -163,6 +173,23 @@ class Follower:
         result = self.shedder.cycle(empty, self.state, now=now)
         self.state = result.state
         return Tick(self.cycles, now, result, None, (), (), ())
+
+
+def _waiting_notes(reading: Reading, waiting: list[str]) -> list[Decision]:
+    """One Skip/NoLoadData row per broker left out because its latest report was refused."""
+    notes = []
+    for broker in waiting:
+        entry = reading.entries[broker]
+        why = entry.reason if isinstance(entry, ReportError) else "refused"
+        notes.append(
+            skip(
+                Reason.NO_LOAD_DATA,
+                broker=broker,
+                note=f"latest report refused ({why}): neither a source nor a destination "
+                "until a good report arrives",
+            )
+        )
+    return notes
 
 
 class DirReports:

@@ -190,6 +190,8 @@ class GrpcBookieInfoClient:
             context = self._tls.build() if self._uses_tls(address) else None
         except TlsSettingsError as exc:
             return FetchError(FetchErrorKind.TLS, str(exc))
+        if context is not None:
+            context.check_hostname = True  # gRPC checks names whatever tlsHostnameVerification
         reason = probe(
             host.strip("[]"),
             int(port),

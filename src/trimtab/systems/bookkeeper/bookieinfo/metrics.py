@@ -15,15 +15,15 @@ before the policy's cap), ``trimtab_bookie_free_bytes{node}``, ``trimtab_bookie_
 Agent metrics (``trimtab agent --metrics-port``): ``trimtab_agent_disk_total_bytes``,
 ``trimtab_agent_disk_free_bytes``, ``trimtab_agent_readonly``, ``trimtab_agent_registered``,
 ``trimtab_agent_answers_total{status}``, ``trimtab_agent_zk_sessions_lost_total``.
+
+The endpoint that serves them (plain, or TLS and Basic auth from ``--web-config``) is
+:class:`trimtab.systems.prometheus.MetricsServer`, shared by every command that serves metrics.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -32,12 +32,11 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from trimtab.errors import AgentError
 from trimtab.systems.bookkeeper.bookieinfo.agent import AgentStatus
 from trimtab.systems.bookkeeper.bookieinfo.info import FetchErrorKind
 from trimtab.systems.bookkeeper.bookieinfo.reader import ReaderSnapshot, ScanKind
 
-__all__ = ["AgentCollector", "MetricsServer", "ReaderCollector", "registry_of"]
+__all__ = ["AgentCollector", "ReaderCollector"]
 
 
 class ReaderCollector(Collector):
@@ -142,31 +141,3 @@ class AgentCollector(Collector):
             )
         )
         return out
-
-
-def registry_of(*collectors: Collector) -> CollectorRegistry:
-    """A fresh registry holding ``collectors`` (never the global default registry)."""
-    registry = CollectorRegistry(auto_describe=False)
-    for collector in collectors:
-        registry.register(collector)
-    return registry
-
-
-class MetricsServer:
-    """An HTTP ``/metrics`` endpoint for one registry; binds loopback unless told otherwise."""
-
-    def __init__(self, registry: CollectorRegistry, *, port: int, host: str = "127.0.0.1") -> None:
-        try:
-            server, thread = start_http_server(port, addr=host, registry=registry)
-        except OSError as exc:  # taken since the command checked it: still one error line
-            reason = (exc.strerror or type(exc).__name__).lower()
-            raise AgentError(f"cannot serve metrics on {host}:{port}: {reason}") from None
-        self._server: WSGIServer = server
-        self._thread: threading.Thread = thread
-        self.port: int = server.server_port
-        self.host = host
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5.0)

@@ -31,6 +31,7 @@ from pathlib import Path
 import grpc
 
 from trimtab.errors import AgentError
+from trimtab.systems.stamps import file_stamps
 
 __all__ = [
     "SYSTEM_CAS",
@@ -47,19 +48,6 @@ _log = logging.getLogger(__name__)
 
 class TlsSettingsError(AgentError):
     """A TLS file that cannot be used, or settings that do not fit together."""
-
-
-def _stamp(paths: tuple[Path, ...]) -> tuple[tuple[int, int, int], ...]:
-    """What changes when a file is renewed (in place or by a rename over it)."""
-    stamps = []
-    for path in paths:
-        try:
-            st = path.stat()
-        except OSError:
-            stamps.append((-1, -1, -1))
-        else:
-            stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(stamps)
 
 
 def _read(path: Path, what: str, option: str) -> bytes:
@@ -117,12 +105,15 @@ class ServerTls:
 class ClientTls:
     """TLS as the readers dial nodes: the CA to check them with (``None``: the system's), and a
     client certificate for nodes that require one. ``everywhere``: TLS to every node, not only to
-    those whose registration asks for it."""
+    those whose registration asks for it. ``check_hostname`` False (upstream's
+    ``tlsHostnameVerificationEnabled=false``): a bookie port's certificate needs the CA's
+    signature only; gRPC, which has no such switch, always checks the name."""
 
     ca: Path | None = None
     cert: Path | None = None
     key: Path | None = None
     everywhere: bool = True
+    check_hostname: bool = True
 
     def __post_init__(self) -> None:
         if (self.cert is None) != (self.key is None):
@@ -142,6 +133,7 @@ class ClientTls:
     def build(self) -> ssl.SSLContext:
         """A client context (host names checked) from the files as they are now."""
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # checks host names and chains
+        context.check_hostname = self.check_hostname  # the chain is checked either way
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         if self.ca is not None:
             _load_ca(context, self.ca)
@@ -201,12 +193,12 @@ class ReloadingContext:
         self._files = files
         self._build = build
         self._lock = threading.Lock()
-        self._stamp = _stamp(files)
+        self._stamp = file_stamps(files)
         self._context = build()
         self.reloads = 0
 
     def get(self) -> ssl.SSLContext:
-        stamp = _stamp(self._files)
+        stamp = file_stamps(self._files)
         with self._lock:
             if stamp == self._stamp:
                 return self._context
@@ -224,7 +216,7 @@ class ReloadingContext:
 def grpc_server_credentials(tls: ServerTls) -> grpc.ServerCredentials:
     """gRPC server credentials that pick up renewed files at the next handshake."""
     tls.build()  # the files' errors as clear lines, before gRPC's own less clear ones
-    state = {"stamp": _stamp(tls.files)}
+    state = {"stamp": file_stamps(tls.files)}
     lock = threading.Lock()
 
     def configuration() -> grpc.ServerCertificateConfiguration:
@@ -232,7 +224,7 @@ def grpc_server_credentials(tls: ServerTls) -> grpc.ServerCredentials:
         return grpc.ssl_server_certificate_configuration([(key, cert)], root_certificates=ca)
 
     def fetch() -> grpc.ServerCertificateConfiguration | None:
-        stamp = _stamp(tls.files)
+        stamp = file_stamps(tls.files)
         with lock:
             if stamp == state["stamp"]:
                 return None

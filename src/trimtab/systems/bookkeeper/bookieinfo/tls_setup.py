@@ -80,14 +80,16 @@ def client_tls(
     key: Path | None = None,
 ) -> ClientTls | None:
     """The readers' TLS: options over the keys; ``None`` (TLS only where the registry asks,
-    with the system's CAs) when nothing is given. Given anything, TLS goes to every node, as
-    upstream's client with a TLS provider."""
+    with the system's CAs) when nothing is given (``tlsHostnameVerificationEnabled=false``
+    alone: the same, without the name check on bookie ports). Given anything, TLS goes to
+    every node, as upstream's client with a TLS provider."""
     ca_path = _path(ca, config.trust_store)
     cert_path = _path(cert, config.certificate_path)
     key_path = _path(key, config.key_store)
+    check_hostname = config.hostname_verification_enabled
     if not (ca_path or cert_path or key_path or config.provider_factory_class):
-        return None
+        return None if check_hostname else ClientTls(everywhere=False, check_hostname=False)
     _pem_only(config)
-    tls = ClientTls(ca=ca_path, cert=cert_path, key=key_path)
+    tls = ClientTls(ca=ca_path, cert=cert_path, key=key_path, check_hostname=check_hostname)
     tls.build()
     return tls

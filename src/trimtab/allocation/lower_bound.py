@@ -1,0 +1,295 @@
+"""The fewest replica moves (and bytes) any plan needs to reach the partition balancer's goals.
+
+Goals
+    Put next to every plan how far it could at best have been: ``moves / lower bound``. The
+    bound is computed from the instance alone (the nodes, the assignment, who is drained or
+    down, the disk limits, the racks and the mode), so it holds for every plan, trimtab's,
+    an exact optimum (``--optimal``) or another tool's, that reaches the same goals.
+
+A move is the net change of one replica: it leaves one node (its *source*) and carries its
+partition's bytes. Every term below counts moves by source, or by partition, so that no move
+is counted twice. Partitions the planner may not touch (no quorum, a reassignment under way)
+are left out: no plan moves them.
+
+The terms, and why each is a bound
+    Emptied nodes (``node_decommissioning``, ``node_unavailable``): a node being drained, or
+    down past the timeout in ``continuous`` mode, must end holding nothing; each replica on it
+    leaves it once at least. ``dₚ`` = the replicas of partition p on emptied nodes.
+    Full disks (``disk_full``, ``continuous``): node i above the soft limit must shed at least
+    ``eᵢ = usedᵢ − soft·totalᵢ`` bytes. No k replicas carry more than its k largest, so at least
+    ``kᵢ`` = the fewest largest partitions whose bytes reach ``eᵢ`` must leave it, and at least
+    ``eᵢ`` bytes (and never less than its ``kᵢ`` smallest partitions carry).
+    Rack violations (``rack_constraint_repair``, ``continuous`` and rack-aware): the goal is
+    that a partition's replicas share no rack while a rack with an active node (a *usable*
+    rack) holds none of them: it ends on RF racks, or on every usable rack. Let K be the
+    racks of the replicas that do not move and R those of the replicas not on emptied nodes
+    (K ⊆ R). Each move adds at most one rack, so ``m ≥ |final racks| − |K|``, which is at
+    least ``RF − |K| ≥ RF − |R|`` in the first case and ``|usable − K| ≥ |usable − R|`` in
+    the second: ``rₚ = min(RF − |R|, |usable − R|)`` moves, ``dₚ`` of which the emptied
+    nodes already force.
+    Counts (``partition_count_rebalancing``, when balancing is part of the plan): a balanced
+    plan leaves every active node within ``⌊tᵢ⌋..⌈tᵢ⌉``, tᵢ its reachable share of the
+    replicas the active nodes hold once the emptied nodes' replicas have joined them
+    (:func:`~trimtab.allocation.shares.target_shares`; the counts step stops only there
+    when nothing blocks it: a node below ⌊t⌋ has an excess below −1, so some node is above
+    its share by more than the step's threshold, and likewise above ⌈t⌉). Replicas
+    arriving only raise a count, so at least ``cᵢ = countᵢ − ⌈tᵢ⌉`` replicas leave node i;
+    and since every move lands on one node, at least ``Σ max(0, ⌊tᵢ⌋ − countᵢ)`` moves
+    land on the nodes below their share. The term reported is what the count goal adds to
+    the combined bound below (a move off an emptied node or a full disk may land where a
+    count is short, so the counts alone say little). A full disk takes no replica and
+    may end below its share, so the full nodes are left out of this goal and the others'
+    shares are taken of the fewest replicas they may end with (those they hold, those the
+    emptied nodes send, the kᵢ the full disks shed) for the second form, and of the most
+    (every replica of the full disks too) for the first: each stays a bound whatever the
+    full disks end with (a share grows with the total).
+
+Combining them (``moves`` is not the sum of the terms: one move may serve two goals)
+    Let F be the active nodes that must shed replicas, ``oᵢ = max(kᵢ, cᵢ) > 0``, and S the
+    partitions with no replica on F. Every move leaves an emptied node, a node of F, or
+    another node; the three sets of moves are disjoint. So::
+
+        moves ≥ Σₚ dₚ  +  Σ_{i∈F} oᵢ  +  Σ_{p∈S} max(0, rₚ − dₚ)
+
+    (a partition of S repairs its racks only by moves off emptied or other nodes, and those
+    off emptied nodes are in the first sum). ``bytes`` is the same sum over the bytes of each
+    set: the emptied replicas' sizes, for each i of F the larger of ``min(eᵢ, its movable
+    bytes)`` and its ``oᵢ`` smallest partitions, and ``sizeₚ·max(0, rₚ − dₚ)``. With count
+    balancing, counting the same moves by the node they land on gives the other bound,
+    ``Σ max(0, ⌊tᵢ⌋ − countᵢ)``: ``moves`` is the larger of the two.
+
+When the plan leaves something unfixed (a move budget, no node that may take a replica, a
+full disk with too few known sizes) it stops short of the goals and may make fewer moves
+than the bound; the plan says what it left.
+
+Worked example: brokers 1–6, 120 RF3 partitions, ``--drain 6`` holding 62 replicas: the bound
+is 62 moves and their bytes; a plan moving exactly broker 6's replicas is optimal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+
+from trimtab.allocation.balance_plan import (
+    COUNTS,
+    DECOMMISSION,
+    DISK_FULL,
+    RACK,
+    UNAVAILABLE,
+    InFlight,
+    Key,
+)
+from trimtab.allocation.health import NodeStatus, NodeView
+from trimtab.allocation.model import PartitionAssignment
+from trimtab.allocation.replica_constraints import disk_ratios
+from trimtab.allocation.shares import target_shares
+from trimtab.allocation.state import AllocationState
+from trimtab.cluster import ClusterState, NodeId
+from trimtab.config.redpanda import AllocationConfig, BalancerMode
+
+__all__ = ["LowerBounds", "bounds_of", "lower_bounds", "planning_state"]
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class LowerBounds:
+    """At least ``moves`` replica moves and ``bytes`` bytes; ``terms`` is each goal's own
+    bound by reason (the rack term beyond the moves off emptied nodes, the count term what
+    balancing adds to the bound of the others)."""
+
+    moves: int
+    bytes: int
+    terms: dict[str, int] = field(default_factory=dict)
+
+
+def lower_bounds(
+    cluster: ClusterState,
+    assignments: Iterable[PartitionAssignment],
+    config: AllocationConfig | None = None,
+    *,
+    health: Iterable[NodeStatus] = (),
+    drain: Collection[NodeId] = (),
+    now: float | None = None,
+    in_flight: Iterable[InFlight] = (),
+    mode: str | None = None,
+    rack_aware: bool | None = None,
+    balance: bool | None = None,
+) -> LowerBounds:
+    """The bound for the plan :func:`~trimtab.allocation.planner.plan_rebalance` makes of
+    the same arguments: the required goals, and count balancing when it is part of the plan
+    (``balance``; by default when ``mode`` is given or nothing is required). Reassignments
+    under way (``in_flight``) are left out, as the planner leaves them."""
+    cfg = config or AllocationConfig()
+    view, state = planning_state(cluster, assignments, cfg, health=health, drain=drain, now=now)
+    required, balanced = bounds_of(
+        state,
+        view,
+        mode=BalancerMode(mode or cfg.balancer_mode),
+        rack_aware=cfg.enable_rack_awareness if rack_aware is None else rack_aware,
+        soft=disk_ratios(cfg)[0],
+        frozen={(f.topic, f.partition) for f in in_flight},
+    )
+    included = balance if balance is not None else (mode is not None or required.moves == 0)
+    return balanced if included else required
+
+
+def planning_state(
+    cluster: ClusterState,
+    assignments: Iterable[PartitionAssignment],
+    config: AllocationConfig,
+    *,
+    health: Iterable[NodeStatus],
+    drain: Collection[NodeId],
+    now: float | None,
+) -> tuple[NodeView, AllocationState]:
+    """The cluster as the planner sees it and the allocation state over it (one definition
+    for the planner and the bound, so both see the same instance)."""
+    held = list(assignments)
+    view = NodeView.of(
+        cluster,
+        held,
+        health=health,
+        drain=drain,
+        now=now,
+        timeout_s=config.node_availability_timeout_sec,
+    )
+    return view, AllocationState.of(view.cluster, config, held)
+
+
+@dataclass(slots=True)
+class _Instance:
+    """What the terms are computed from: per partition (replica node indices, size, dₚ, rₚ)
+    and per node (movable replica sizes)."""
+
+    parts: list[tuple[list[int], int, int, int]] = field(default_factory=list)
+    sizes: dict[int, list[int]] = field(default_factory=dict)
+    emptied_by: dict[str, int] = field(default_factory=dict)
+    emptied_bytes: int = 0
+
+
+def bounds_of(
+    state: AllocationState,
+    view: NodeView,
+    *,
+    mode: BalancerMode,
+    rack_aware: bool,
+    soft: float,
+    frozen: Collection[Key] = (),
+) -> tuple[LowerBounds, LowerBounds]:
+    """(required goals only, with count balancing too) for ``state`` as ``view`` sees it
+    (the planner's own working state, before it moves anything)."""
+    continuous = mode is BalancerMode.CONTINUOUS
+    index = state.index
+    draining = {index[n] for n in view.draining}
+    timed_out = {index[n] for n in view.timed_out} - draining if continuous else set()
+    inst = _collect(state, view, draining, timed_out, rack_aware and continuous, frozen)
+    disk = _disk_needs(state, inst, soft, draining | timed_out) if continuous else {}
+    required = _combine(inst, {i: k for i, (k, _) in disk.items()}, disk)
+    if mode is BalancerMode.OFF:
+        return required, required
+    moved_in = sum(inst.emptied_by.values())
+    live = [
+        i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0 and i not in disk
+    ]
+    # what the balanced nodes hold at least (the full disks shed kᵢ) and at most (they shed all)
+    low = sum(state.counts[i] for i in live) + moved_in + sum(k for k, _ in disk.values())
+    high = low + sum(state.counts[i] - k for i, (k, _) in disk.items())
+    least = target_shares(state, rack_aware=rack_aware, total=low, excluded=disk)
+    most = (
+        least
+        if high == low
+        else target_shares(state, rack_aware=rack_aware, total=high, excluded=disk)
+    )
+    over, short = {}, 0
+    for i in live:
+        excess = state.counts[i] - math.ceil(most[i] - _EPS)
+        if excess > 0:
+            over[i] = min(excess, len(inst.sizes.get(i, ())))
+        short += max(0, math.floor(least[i] + _EPS) - state.counts[i])
+    needs = {i: max(over.get(i, 0), disk.get(i, (0, 0))[0]) for i in {*over, *disk}}
+    balanced = _combine(inst, needs, disk)
+    # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap
+    if short > balanced.moves:
+        balanced = LowerBounds(short, balanced.bytes, balanced.terms)
+    balanced.terms[COUNTS] = balanced.moves - required.moves  # what balancing adds to it
+    required.terms[COUNTS] = 0
+    return required, balanced
+
+
+def _collect(
+    state: AllocationState,
+    view: NodeView,
+    draining: set[int],
+    timed_out: set[int],
+    racks: bool,
+    frozen: Collection[Key],
+) -> _Instance:
+    """One pass over the partitions the planner may move (quorum, not under way)."""
+    index, rack_ids = state.index, state.rack_ids
+    down = {index[n] for n in view.down}
+    usable = {rack_ids[i] for i in range(len(state)) if state.active[i]}
+    inst = _Instance(emptied_by={DECOMMISSION: 0, UNAVAILABLE: 0})
+    for a in state.assignments():
+        if (a.topic, a.partition) in frozen:
+            continue
+        nodes = [index[n] for n in a.nodes]
+        if 2 * sum(i not in down for i in nodes) < len(nodes):
+            continue
+        d = 0
+        kept: set[int] = set()
+        for i in nodes:
+            if i in draining or i in timed_out:
+                d += 1
+                inst.emptied_by[DECOMMISSION if i in draining else UNAVAILABLE] += 1
+                inst.emptied_bytes += a.size_bytes
+            else:
+                kept.add(rack_ids[i])
+                inst.sizes.setdefault(i, []).append(a.size_bytes)
+        r = max(0, min(len(nodes) - len(kept), len(usable - kept))) if racks else 0
+        inst.parts.append((nodes, a.size_bytes, d, r))
+    return inst
+
+
+def _disk_needs(
+    state: AllocationState, inst: _Instance, soft: float, emptied: set[int]
+) -> dict[int, tuple[int, int]]:
+    """(kᵢ, bytes) for each node above the soft disk limit that is not emptied."""
+    out = {}
+    for i in range(len(state)):
+        total = state.disk_total[i]
+        used = state.disk_used[i] + state.assigned_bytes[i]
+        if total <= 0 or i in emptied or used <= soft * total:
+            continue
+        excess = used - soft * total
+        sized = sorted((s for s in inst.sizes.get(i, ()) if s > 0), reverse=True)
+        k, carried = 0, 0
+        while carried < excess and k < len(sized):
+            carried += sized[k]
+            k += 1
+        out[i] = (k, min(math.ceil(excess - _EPS), carried))
+    return out
+
+
+def _combine(
+    inst: _Instance, needs: dict[int, int], disk: dict[int, tuple[int, int]]
+) -> LowerBounds:
+    """The combined bound of the module docstring for the nodes that must shed ``needs``."""
+    shedding = {i: o for i, o in needs.items() if o > 0}
+    moves = sum(inst.emptied_by.values()) + sum(shedding.values())
+    size = inst.emptied_bytes
+    for i, o in shedding.items():
+        smallest = sum(sorted(inst.sizes.get(i, ()))[:o])
+        size += max(smallest, disk.get(i, (0, 0))[1])
+    rack_extra = 0
+    for nodes, part_size, d, r in inst.parts:
+        if r > d and not any(i in shedding for i in nodes):
+            moves += r - d
+            size += (r - d) * part_size
+        rack_extra += max(0, r - d)
+    terms = dict(inst.emptied_by)
+    terms[DISK_FULL] = sum(k for k, _ in disk.values())
+    terms[RACK] = rack_extra
+    return LowerBounds(moves, size, terms)

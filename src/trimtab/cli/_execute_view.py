@@ -1,0 +1,167 @@
+"""What ``trimtab execute`` shows people: the dry run's table, the live progress bar, the end.
+
+Tables go to stdout, the progress bar and notes to stderr; with ``--json`` none of this is
+used (the dry run prints one JSON document, a run one event per line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
+
+from trimtab._format import plural
+from trimtab.cli._common import err, figures_table, out, printable, progress_bar
+from trimtab.execute.dryrun import DryRun
+from trimtab.execute.outcome import Outcome
+from trimtab.execute.rates import format_rate
+from trimtab.execute.stats import RunStats
+from trimtab.plans.target import Check
+
+__all__ = ["ProgressView", "duration", "print_dry_run", "print_outcome"]
+
+SHOWN = 20  # READY/DONE rows a dry run lists (CHANGED and MOVING rows are always listed)
+
+
+def duration(seconds: float | None) -> str:
+    """``1h 02m``, ``3m 20s``, ``12s``; ``unknown`` for None."""
+    if seconds is None:
+        return "unknown"
+    s = round(seconds)
+    if s >= 3600:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 60}m {s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def _short(state: Mapping[str, Any]) -> str:
+    return printable(json.dumps(dict(state), separators=(",", ":")))
+
+
+def print_dry_run(dry: DryRun, plan_arg: str) -> None:
+    """The dry run for people: the actions, then the digest, counts and estimate."""
+    table = figures_table(
+        ("action", "item", "check", "planned", "live", "target", "bytes"),
+        text=("action", "item", "check", "planned", "live", "target"),
+        title=f"{dry.plan.system} plan for {printable(dry.plan.cluster)}",
+    )
+    quiet = 0
+    for action, seen in dry.seen:
+        if seen.check in (Check.READY, Check.DONE) and quiet >= SHOWN:
+            continue
+        quiet += seen.check in (Check.READY, Check.DONE)
+        check = seen.check.value + (f": {printable(seen.why)}" if seen.why else "")
+        table.add_row(
+            printable(action.id),
+            printable(action.item),
+            check,
+            _short(action.precondition),
+            _short(seen.live),
+            _short(action.target),
+            f"{action.bytes:,}",
+        )
+    out.print(table)
+    counts = dry.counts()
+    hidden = counts["ready"] + counts["done"] - quiet
+    if hidden > 0:
+        out.print(f"… and {plural(hidden, 'more action')} ready or done (--json lists all)")
+    est = dry.estimate
+    batches = f"{est.batches} batch" + ("" if est.batches == 1 else "es")
+    out.print(
+        f"would run {counts['ready']}, already done {counts['done']}, moving {counts['moving']}, "
+        f"no longer holding {counts['changed']}; {batches} of at most {dry.limits.max_in_flight}"
+    )
+    out.print(f"estimated duration at {format_rate(dry.rate)}: {duration(est.seconds)}")
+    out.print(f"digest: {dry.plan.digest}")
+    if counts["changed"]:
+        out.print("some preconditions no longer hold: re-plan (--replan) before approving")
+    else:
+        out.print(f"to run it: trimtab execute {printable(plan_arg)} --approve {dry.plan.digest}")
+
+
+def print_outcome(outcome: Outcome, stats: RunStats, warnings: list[str]) -> None:
+    """The end of a run: figures, then the diff when a precondition no longer held."""
+    counts = stats.by_state()
+    by_state: dict[str, int] = {}
+    for (state, _), n in counts.items():
+        by_state[state] = by_state.get(state, 0) + n
+    table = figures_table(
+        ("outcome", "done", "failed", "cancelled", "left", "bytes moved"), text=("outcome",)
+    )
+    left = stats.actions_total - by_state.get("done", 0)
+    table.add_row(
+        printable(outcome.reason),
+        str(by_state.get("done", 0)),
+        str(by_state.get("failed", 0)),
+        str(by_state.get("cancelled", 0)),
+        str(left),
+        f"{stats.bytes_moved:,}",
+    )
+    out.print(table)
+    if outcome.diffs:
+        diff = figures_table(
+            ("action", "item", "planned", "live", "why"),
+            text=("action", "item", "planned", "live", "why"),
+            title="no longer holds",
+        )
+        for d in outcome.diffs:
+            diff.add_row(
+                printable(d.action_id),
+                printable(d.item),
+                _short(d.planned),
+                _short(d.live),
+                printable(d.why),
+            )
+        out.print(diff)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {printable(warning)}", highlight=False)
+
+
+class _Eta(ProgressColumn):
+    """The ETA from the observed rate (the run's stats), not rich's own estimate."""
+
+    def __init__(self, stats: RunStats) -> None:
+        super().__init__()
+        self.stats = stats
+
+    def render(self, task: Task) -> Text:
+        return Text(f"ETA {duration(self.stats.eta())}")
+
+
+class ProgressView:
+    """A listener drawing actions and bytes done on stderr (only on a terminal)."""
+
+    def __init__(self, stats: RunStats, *, quiet: bool) -> None:
+        self.stats = stats
+        self.bar: Progress = progress_bar(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[moved]}"),
+            _Eta(stats),
+            TimeElapsedColumn(),
+            quiet=quiet,
+        )
+        self.task = self.bar.add_task("actions", total=stats.actions_total, moved="")
+
+    def __call__(self, rec: Mapping[str, Any]) -> None:
+        s = self.stats
+        moved = f"{s.bytes_moved:,}/{s.bytes_total:,} B" if s.bytes_total else ""
+        self.bar.update(self.task, completed=s.actions_done, moved=moved)
+
+    def __enter__(self) -> ProgressView:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()

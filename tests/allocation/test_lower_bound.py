@@ -1,0 +1,149 @@
+"""The lower bound of every plan (issue 40): never above what a plan reaching the goals
+moves, equal to it for drains, nodes down and rack repairs, and the same from the public
+function as in the plan."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.allocation.test_planner import PROPERTIES, Case, cases
+from trimtab.allocation import PartitionAssignment, Replica
+from trimtab.allocation.balance_plan import RebalancePlan
+from trimtab.allocation.health import NodeStatus, NodeView
+from trimtab.allocation.lower_bound import LowerBounds, lower_bounds
+from trimtab.allocation.planner import plan_rebalance
+from trimtab.allocation.shares import target_shares
+from trimtab.allocation.state import AllocationState
+from trimtab.cluster import Capacity, ClusterState, Node, NodeHealth, NodeId
+from trimtab.config import AllocationConfig
+from trimtab.config.redpanda import BalancerMode
+
+CONFIG = AllocationConfig(topic_partitions_per_shard=16, topic_partitions_reserve_shard0=0)
+
+
+def _args(case: Case, balance: bool | None, explicit_mode: bool) -> dict[str, Any]:
+    """The arguments the planner and the bound share."""
+    return {
+        "health": case.health,
+        "drain": case.drain,
+        "now": 0.0,
+        "mode": case.mode if explicit_mode else None,
+        "rack_aware": case.rack_aware,
+        "balance": balance,
+    }
+
+
+def _plan(case: Case, balance: bool | None, *, explicit_mode: bool = True) -> RebalancePlan:
+    config = replace(CONFIG, balancer_mode=BalancerMode(case.mode))
+    args = _args(case, balance, explicit_mode)
+    return plan_rebalance(case.cluster, case.held, config, max_moves=case.max_moves, **args)
+
+
+def _bound(case: Case, balance: bool | None, *, explicit_mode: bool = True) -> LowerBounds:
+    config = replace(CONFIG, balancer_mode=BalancerMode(case.mode))
+    return lower_bounds(case.cluster, case.held, config, **_args(case, balance, explicit_mode))
+
+
+def _balanced(case: Case, plan: RebalancePlan) -> bool:
+    """Every active node within ⌊t⌋..⌈t⌉ of its reachable share after the plan."""
+    after = {(a.topic, a.partition): a for a in case.held}
+    after.update({(a.topic, a.partition): a for a in plan.after})
+    view = NodeView.of(case.cluster, case.held, health=case.health, drain=case.drain, now=0.0)
+    state = AllocationState.of(view.cluster, CONFIG, after.values())
+    shares = target_shares(state, rack_aware=case.rack_aware)
+    return all(
+        math.floor(shares[i] + 1e-9) <= state.counts[i] <= math.ceil(shares[i] - 1e-9)
+        for i in range(len(state))
+        if state.active[i] and state.capacity[i] > 0
+    )
+
+
+def _reached(case: Case, plan: RebalancePlan) -> bool:
+    """The plan reached every goal its bound is for: nothing left unfixed, and balanced
+    when its balancing moves are in."""
+    balancing = plan.balancing is not None and plan.balancing.included
+    return not plan.unfixable and (not balancing or _balanced(case, plan))
+
+
+@PROPERTIES
+@given(cases(), st.sampled_from((None, False, True)))
+def test_moves_are_never_below_the_lower_bound(case: Case, balance: bool | None) -> None:
+    """On every generated instance whose plan reaches its goals, moves ≥ lower_bound_moves
+    and bytes ≥ lower_bound_bytes; the public function gives the plan's bound."""
+    case = replace(case, max_moves=10**6)
+    plan = _plan(case, balance)
+    assert _bound(case, balance) == LowerBounds(
+        plan.lower_bound_moves, plan.lower_bound_bytes, plan.lower_bound_terms
+    )
+    if _reached(case, plan):
+        assert len(plan.moves) >= plan.lower_bound_moves
+        assert plan.bytes_moved >= plan.lower_bound_bytes
+
+
+@PROPERTIES
+@given(cases())
+def test_drains_and_nodes_down_move_exactly_the_lower_bound(case: Case) -> None:
+    """Without balancing (the default when something is required and no mode is given),
+    racks or full disks, a plan that empties its nodes moves each of their replicas once."""
+    case = replace(case, max_moves=10**6, rack_aware=False, mode="continuous")
+    plan = _plan(case, None, explicit_mode=False)
+    if plan.full or plan.unfixable or (plan.balancing and plan.balancing.included):
+        return  # a full disk, something left, or nothing required (then balancing runs)
+    assert len(plan.moves) == plan.lower_bound_moves
+    assert plan.bytes_moved == plan.lower_bound_bytes
+    assert all(m.required for m in plan.moves)
+
+
+@PROPERTIES
+@given(cases())
+def test_rack_repairs_move_exactly_the_lower_bound(case: Case) -> None:
+    """Rack-aware, without balancing or full disks: drains and rack repairs together move
+    no more than the bound when they reach their goals."""
+    case = replace(case, max_moves=10**6, rack_aware=True, mode="continuous")
+    plan = _plan(case, False)
+    if plan.full or plan.unfixable:
+        return
+    assert len(plan.moves) == plan.lower_bound_moves
+
+
+def _cluster(racks: list[str]) -> ClusterState:
+    return ClusterState.of(
+        "c",
+        [
+            Node(
+                id=NodeId(str(i)),
+                location=f"/{rack}",
+                capacity=Capacity(cores=4, memory_bytes=1, disk_total_bytes=0, nic_bps=1),
+            )
+            for i, rack in enumerate(racks)
+        ],
+    )
+
+
+def test_a_rack_repair_moves_one_replica_per_violation() -> None:
+    """Two partitions with two replicas in rack a and a free rack c: two moves, bound two."""
+    cluster = _cluster(["a", "a", "b", "c", "c"])
+    held = [
+        PartitionAssignment("t", p, tuple(Replica(NodeId(str(i)), 0) for i in (0, 1, 2)))
+        for p in range(2)
+    ]
+    plan = plan_rebalance(cluster, held, CONFIG, rack_aware=True, balance=False)
+    assert plan.lower_bound_terms["rack_constraint_repair"] == 2
+    assert len(plan.moves) == plan.lower_bound_moves == 2
+    assert {m.reason for m in plan.moves} == {"rack_constraint_repair"}
+
+
+def test_a_rack_held_only_by_a_node_in_maintenance_still_counts_for_the_repair() -> None:
+    """Replicas on racks a, a, c with c's only node in maintenance and rack b free: the
+    repair moves one replica to b; the bound counts the racks still missing among the usable
+    ones, not only how many racks are usable (found by the property above)."""
+    cluster = _cluster(["a", "a", "c", "a", "b"])
+    held = [PartitionAssignment("t", 0, tuple(Replica(NodeId(str(i)), 0) for i in (0, 1, 2)))]
+    health = [NodeStatus(NodeId("2"), NodeHealth.MAINTENANCE)]
+    plan = plan_rebalance(cluster, held, CONFIG, health=health, rack_aware=True, balance=False)
+    assert len(plan.moves) == plan.lower_bound_moves == 1

@@ -1,0 +1,1 @@
+"""Stand-ins for servers that cannot be installed here, built from upstream's specifications."""

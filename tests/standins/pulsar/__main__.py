@@ -1,0 +1,61 @@
+"""Run the Pulsar admin stand-in as a process (subprocess and SIGKILL tests, the bench).
+
+    python -m tests.standins.pulsar --brokers 3 --namespace public/default=8 \\
+        [--cluster NAME] [--token-file F] [--tls-cert F --tls-key F [--client-ca F]] \\
+        [--time-scale X] [--unload-seconds S]
+
+It prints one JSON line, ``{"admin_url": ..., "brokers": [...], "cluster": ...}``, once every
+broker listens, then serves until SIGTERM or SIGINT. ``--token-file`` holds the one token it
+accepts (role ``admin``, a super-user).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from tests.standins.pulsar.standin import PulsarStandin, ServerTls
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.standins.pulsar")
+    parser.add_argument("--brokers", type=int, default=3)
+    parser.add_argument("--namespace", action="append", default=[], metavar="NS=BUNDLES")
+    parser.add_argument("--cluster", default="standalone")
+    parser.add_argument("--token-file", type=Path)
+    parser.add_argument("--tls-cert", type=Path)
+    parser.add_argument("--tls-key", type=Path)
+    parser.add_argument("--client-ca", type=Path)
+    parser.add_argument("--time-scale", type=float, default=1000.0)
+    parser.add_argument("--unload-seconds", type=float, default=30.0)
+    args = parser.parse_args(argv)
+    namespaces = {}
+    for spec in args.namespace or ["public/default=4"]:
+        name, _, count = spec.partition("=")
+        namespaces[name] = int(count or 4)
+    tokens = {args.token_file.read_text().strip(): "admin"} if args.token_file else None
+    tls = ServerTls(args.tls_cert, args.tls_key, args.client_ca) if args.tls_cert else None
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with PulsarStandin(
+        brokers=args.brokers,
+        namespaces=namespaces,
+        cluster=args.cluster,
+        tokens=tokens,
+        tls=tls,
+        time_scale=args.time_scale,
+        unload_seconds=args.unload_seconds,
+    ) as standin:
+        line = {"admin_url": standin.admin_url, "brokers": standin.brokers, "cluster": args.cluster}
+        print(json.dumps(line), flush=True)
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
