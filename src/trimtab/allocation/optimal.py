@@ -50,6 +50,7 @@ from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.optimal_model import MipArrays, build_model
 from trimtab.allocation.replica_constraints import disk_ratios
+from trimtab.allocation.shares import target_balance
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import AllocationConfig, BalancerMode
@@ -124,7 +125,9 @@ def plan_optimal(
     why = _Reasons(view, heuristic, state, aware)
     plan = _plan(state, heuristic, held, chosen_nodes, why)
     moves = len(plan.moves)
-    bound_moves = model.forced  # holds even when the solver proved nothing in its time
+    # the replicas that must move, and the planner's own bound, hold even when the solver
+    # proved nothing in its time
+    bound_moves = max(model.forced, heuristic.lower_bound_moves)
     if status == "optimal":
         bound_moves = moves
     elif math.isfinite(bound):
@@ -264,14 +267,18 @@ def _plan(
                     continue
                 come = next(pairs)
                 replicas.append(Replica(come, state.least_loaded_core(state.index[come])))
+                reason = why.of(a, r.node)
                 moves.append(
-                    PlannedMove(a.topic, a.partition, r.node, come, why.of(a, r.node), a.size_bytes)
+                    PlannedMove(
+                        a.topic, a.partition, r.node, come, reason, a.size_bytes, reason != COUNTS
+                    )
                 )
             new = PartitionAssignment(a.topic, a.partition, tuple(replicas), a.size_bytes)
             tx.add(new)
             before.append(a)
             after.append(new)
-        balance_after, per_node = state.balance(), state.per_node()
+        balance_after = target_balance(state, rack_aware=why.rack)
+        per_node = state.per_node()
     return RebalancePlan(
         cluster=heuristic.cluster,
         mode=heuristic.mode,
@@ -285,4 +292,9 @@ def _plan(
         balance_before=heuristic.balance_before,
         balance_after=balance_after,
         per_node=per_node,
+        lower_bound_moves=heuristic.lower_bound_moves,
+        lower_bound_bytes=heuristic.lower_bound_bytes,
+        lower_bound_terms=heuristic.lower_bound_terms,
+        balancing=heuristic.balancing,
+        diversity_lowered=heuristic.diversity_lowered,
     )

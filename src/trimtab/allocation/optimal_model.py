@@ -26,9 +26,10 @@ Constraints
     3. Disk: ``base(n) + Σₚ size(p)·x[p, n] <= limit(n)``, ``limit`` the soft disk limit
        (``partition_autobalancing_max_disk_usage_percent``).
     4. Racks, when rack-aware: ``Σ_{n in rack} x[p, n] <= 1``.
-    5. Balance: each active node no further from its capacity share ``share(n)`` (the
-       replicas the planner left on active nodes, in proportion to capacity) than the
-       planner left it: ``min(h(n), ⌊share(n)⌋) <= count(n) <= max(h(n), ⌈share(n)⌉)``,
+    5. Balance: each active node no further from its target share ``share(n)`` (the
+       replicas the planner left on active nodes, in proportion to capacity, rack-constrained
+       when rack-aware: :func:`~trimtab.allocation.shares.target_shares`) than the planner
+       left it: ``min(h(n), ⌊share(n)⌋) <= count(n) <= max(h(n), ⌈share(n)⌉)``,
        ``h(n)`` the planner's count, and within the node's partition slots.
 
     Where the planner could not meet a hard goal (a node it could not empty, a disk it left
@@ -51,6 +52,7 @@ import numpy as np
 
 from trimtab.allocation.health import NodeView
 from trimtab.allocation.model import PartitionAssignment
+from trimtab.allocation.shares import target_shares
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import NodeId
 
@@ -126,7 +128,7 @@ def build_model(
     rf_of = np.full(len(partitions), -1, dtype=np.int64)
     rf_of[movable] = rf_row
     entries = [(rf_of[part], np.ones(len(part)))]
-    entries.append(_count_rows(rows, state, heur, fixed, node, active))
+    entries.append(_count_rows(rows, state, heur, fixed, node, active, rack_aware))
     if sizes.any():
         entries.append(_disk_rows(rows, state, heur, fixed, sizes, part, node, active, soft))
     if rack_aware:
@@ -180,15 +182,15 @@ def _count_rows(
     fixed: np.ndarray,
     node: np.ndarray,
     active: np.ndarray,
+    rack_aware: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each active node's replica count no further from its capacity share than the planner
     left it, or within rounding of it (module doc, 5)."""
     counts = heur.sum(axis=0)
     cap = np.array(state.capacity, dtype=np.float64)
     live = active & (cap > 0)
-    share = np.zeros(len(state))
-    if live.any():
-        share[live] = counts[live].sum() * cap[live] / cap[live].sum()
+    total = int(counts[live].sum())
+    share = np.array(target_shares(state, rack_aware=rack_aware, total=total), dtype=np.float64)
     low = np.minimum(np.floor(share + 1e-9), counts)
     high = np.maximum(np.minimum(np.ceil(share - 1e-9), cap), counts)
     const = fixed.sum(axis=0)

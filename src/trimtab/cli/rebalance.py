@@ -43,13 +43,13 @@ from trimtab.cli._common import (
 )
 from trimtab.cli.allocate import write_atomically
 from trimtab.cli.plan_output import check_plan_output, command_argv, write_plan_document
-from trimtab.cli.rebalance_output import diversity_warnings, plan_document, print_plan
 from trimtab.cli.rebalance_optimal import (
     OptimalFlag,
     TimeLimitOption,
     print_proof,
     proof_document,
 )
+from trimtab.cli.rebalance_output import diversity_warnings, plan_document, print_plan
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
 from trimtab.errors import TrimtabError
