@@ -47,6 +47,7 @@ from trimtab.allocation.balance_plan import (
     RebalancePlan,
 )
 from trimtab.allocation.health import NodeStatus, NodeView
+from trimtab.allocation.lower_bound import planning_state
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.optimal_model import MipArrays, build_model
 from trimtab.allocation.replica_constraints import disk_ratios
@@ -100,15 +101,7 @@ def plan_optimal(
     highspy = _solver()
     cfg = config or AllocationConfig()
     held = sorted(assignments, key=lambda a: (a.topic, a.partition))
-    view = NodeView.of(
-        cluster,
-        held,
-        health=health,
-        drain=drain,
-        now=now,
-        timeout_s=cfg.node_availability_timeout_sec,
-    )
-    state = AllocationState.of(view.cluster, cfg, held)
+    view, state = planning_state(cluster, held, cfg, health=health, drain=drain, now=now)
     chosen = BalancerMode(mode or cfg.balancer_mode)
     emptied = set(view.draining)
     if chosen is BalancerMode.CONTINUOUS:
