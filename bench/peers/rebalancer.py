@@ -59,7 +59,8 @@ def scenario(
         kw["drain"] = [NodeId("5")]
     elif name == "add10":
         specs = nodes(count + 10, seed)
-        used = [n.capacity.disk_total_bytes - (n.capacity.disk_free_bytes or 0) for n in cluster]
+        disks = [cluster.node(NodeId(str(i))).capacity for i in range(count)]  # index order
+        used = [c.disk_total_bytes - (c.disk_free_bytes or 0) for c in disks]
         fresh = inventory(specs[:count] + specs[count:], used + [0] * 10)
         cluster = ClusterState.of(cluster.name, [*cluster.nodes, *fresh.nodes[count:]])
     else:
