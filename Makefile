@@ -104,8 +104,13 @@ proto: $(VENV)/.installed-dev
 # `python tools/upstream_keys.py fixture NEW.conf` under a header line naming file and commit.
 # The BookKeeper client list comes from ClientConfiguration.java (tools/upstream_keys.py java).
 UPSTREAM_CONF := tests/data/upstream_conf
+# bk_server.conf's list is every release's keys: BOOKKEEPER_GIT=path/to/bookkeeper(.git) rebuilds it.
 upstream-keys: | $(BIN)/python
-	for name in bk_server broker broker_2x; do \
+	@if [ -n "$(BOOKKEEPER_GIT)" ]; then \
+	    $(BIN)/python tools/upstream_keys.py releases "$(BOOKKEEPER_GIT)" conf/bk_server.conf \
+	        bookkeeper-server/conf/bk_server.conf > src/trimtab/data/upstream_bk_server.keys; \
+	else echo "upstream_bk_server.keys kept (give BOOKKEEPER_GIT= to rebuild it from every release)"; fi
+	for name in broker broker_2x; do \
 	    origin=$$(head -1 $(UPSTREAM_CONF)/$$name.conf | sed -e 's/^# //' -e 's/: its key=value.*//'); \
 	    $(BIN)/python tools/upstream_keys.py keys $(UPSTREAM_CONF)/$$name.conf --origin "$$origin" \
 	        > src/trimtab/data/upstream_$$name.keys; \

@@ -102,11 +102,17 @@ def test_topology_reports_rejected_rows_and_keeps_the_rest(tmp_path: Path) -> No
     bad = tmp_path / "nodes.csv"
     lines = SAMPLE.read_text().splitlines()
     bad.write_text(
-        "\n".join([*lines, "bk-prod,bk99:3181,us-east,rack1,8,1,10,20,1,writable"]) + "\n"
+        "\n".join(
+            [
+                *lines,
+                f"bk-prod,bk99:3181,us-east,rack1,8,{2**36},{10**7},{2 * 10**7},{10**10},writable",
+            ]
+        )
+        + "\n"
     )
     result = runner.invoke(app, ["topology", "-i", str(bad)], env={"COLUMNS": "200"})
     assert result.exit_code == 0
-    assert f"{bad}:26" in result.stderr and "disk_free_bytes 20 is above" in result.stderr
+    assert f"{bad}:26" in result.stderr and "disk_free_bytes 20000000 is above" in result.stderr
     assert "1 of 25 inventory rows rejected" in result.stderr
     doc = json.loads(runner.invoke(app, ["topology", "-i", str(bad), "--json"]).stdout)
     assert [(r["line"], r["row"]["node"]) for r in doc["rejected"]] == [(26, "bk99:3181")]

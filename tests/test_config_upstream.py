@@ -29,6 +29,8 @@ UPSTREAM = Path(__file__).parent / "data" / "upstream_conf"
 BK_SERVER = UPSTREAM / "bk_server.conf"
 BROKER = UPSTREAM / "broker.conf"
 BROKER_2X = UPSTREAM / "broker_2x.conf"  # before 2.10: some keys were renamed since
+# bk_server.conf as released: the first release, and 4.9.2 (the BookKeeper of Pulsar 2.4)
+BK_RELEASES = sorted(UPSTREAM.glob("bookkeeper-*-bk_server.conf"))
 runner = CliRunner()
 
 
@@ -121,7 +123,9 @@ class TestRealFiles:
         assert loaded.ignored == ()
 
     @pytest.mark.parametrize(
-        "conf", [BK_SERVER, BROKER, BROKER_2X], ids=["bk_server.conf", "broker.conf", "2.x"]
+        "conf",
+        [BK_SERVER, BROKER, BROKER_2X, *BK_RELEASES],
+        ids=["bk_server.conf", "broker.conf", "2.x", *(c.name for c in BK_RELEASES)],
     )
     def test_every_key_upstream_documents_loads_even_commented_ones(
         self, conf: Path, tmp_path: Path
@@ -142,6 +146,44 @@ class TestRealFiles:
         assert cfg.placement.ensemble_placement_policy == "rackaware"
         assert cfg.topology.dns_resolver_class == "script"
         assert cfg.bookie_info.disk_usage_lwm_threshold == 0.95  # upstream's sample, not 0.90
+
+    def test_a_pulsar_2_4_bookkeeper_conf_key_gone_from_later_releases_loads(
+        self, tmp_path: Path
+    ) -> None:
+        """numJournalCallbackThreads (BookKeeper 4.9, Pulsar 2.4's bookkeeper.conf) is known:
+        ignored as a bk_server.conf key, not refused as unknown."""
+        conf = tmp_path / "bookkeeper.conf"
+        conf.write_text("bookiePort=3181\nnumJournalCallbackThreads=8\n")
+        loaded = read_config(conf)
+        assert _ignored(loaded.ignored)["numJournalCallbackThreads"] == (
+            "BookKeeper bk_server.conf",
+        )
+        result = runner.invoke(app, ["config", "-c", str(conf)])
+        assert result.exit_code == 0, result.stderr
+
+    @pytest.mark.parametrize(
+        ("store", "zookeeper", "expected"),
+        [
+            ("zk:zk-new:2181", "zk-old:2181", "zk:zk-new:2181"),
+            ("", "zk-old:2181", "zk-old:2181"),
+        ],
+        ids=["metadataStoreUrl set wins", "metadataStoreUrl blank: zookeeperServers"],
+    )
+    def test_a_pulsar_3_1_broker_conf_with_both_store_keys_loads(
+        self, tmp_path: Path, store: str, zookeeper: str, expected: str
+    ) -> None:
+        """Pulsar 3.1's image writes metadataStoreUrl and zookeeperServers: the first wins when
+        it is set, as ServiceConfiguration.getMetadataStoreUrl() decides; the legacy key is
+        listed as ignored, not a conflict."""
+        text = BROKER.read_text()
+        text = re.sub(r"(?m)^metadataStoreUrl=.*$", f"metadataStoreUrl={store}", text)
+        conf = tmp_path / "broker.conf"
+        conf.write_text(text + f"zookeeperServers={zookeeper}\n")
+        loaded = read_config(conf)
+        assert loaded.config.topology.metadata_store_url == expected
+        assert ("zookeeperServers" in _ignored(loaded.ignored)) == bool(store)
+        result = runner.invoke(app, ["config", "-c", str(conf)])
+        assert result.exit_code == 0, result.stderr
 
     def test_older_broker_conf_with_since_renamed_keys_loads(self) -> None:
         """A 2.x broker.conf loads: renamed keys are known, its OverloadShedder maps to overload."""
@@ -240,11 +282,10 @@ class TestKeyLists:
     @pytest.mark.parametrize(
         ("conf", "keys", "origin"),
         [
-            (BK_SERVER, "upstream_bk_server.keys", "apache/bookkeeper conf/bk_server.conf @ "),
             (BROKER, "upstream_broker.keys", "apache/pulsar conf/broker.conf @ "),
             (BROKER_2X, "upstream_broker_2x.keys", "apache/pulsar conf/broker.conf @ "),
         ],
-        ids=["bk_server.conf", "broker.conf", "broker.conf 2.x"],
+        ids=["broker.conf", "broker.conf 2.x"],
     )
     def test_key_list_is_what_the_tool_extracts_from_the_upstream_file(
         self, conf: Path, keys: str, origin: str
@@ -254,6 +295,49 @@ class TestKeyLists:
         assert text.splitlines()[0].startswith(f"# upstream: {origin}")
         extracted = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
         assert _key_list(keys) == sorted(extracted)
+
+    def test_bk_server_key_list_is_every_release_s_keys(self) -> None:
+        """The bk_server.conf list is the union over every release tag: it holds each released
+        file's keys (the first release, 4.9.2, today's) and says so in its header."""
+        text = (files("trimtab") / "data" / "upstream_bk_server.keys").read_text("utf-8")
+        assert "at every release tag, release-4.0.0 to " in text.splitlines()[0]
+        listed = set(_key_list("upstream_bk_server.keys"))
+        for conf in (BK_SERVER, *BK_RELEASES):
+            keys = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
+            assert keys <= listed, conf.name
+        assert _key_list("upstream_bk_server.keys") == sorted(listed)
+
+    def test_tool_lists_the_keys_of_every_release_tag(self, tmp_path: Path) -> None:
+        """``releases`` reads the file at each release tag, whichever path it had then, and
+        lists every key any release shipped (docker tags skipped)."""
+        import subprocess
+
+        def git(*args: str) -> None:
+            subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+        git("init", "-q")
+        git("config", "user.email", "t@example.net")
+        git("config", "user.name", "t")
+        old = tmp_path / "bookkeeper-server" / "conf" / "bk_server.conf"
+        old.parent.mkdir(parents=True)
+        old.write_text("bookiePort=3181\n#numJournalCallbackThreads=8\n")
+        git("add", "-A")
+        git("commit", "-qm", "4.0")
+        git("tag", "release-4.0.0")
+        git("rm", "-rq", "bookkeeper-server")
+        new = tmp_path / "conf" / "bk_server.conf"
+        new.parent.mkdir()
+        new.write_text("bookiePort=3181\njournalDirectories=/j\n")
+        git("add", "-A")
+        git("commit", "-qm", "4.7")
+        git("tag", "release-4.7.0")
+        git("tag", "release-4.7.0-docker")
+        tags, texts = _tool().release_files(
+            tmp_path / ".git", ["conf/bk_server.conf", "bookkeeper-server/conf/bk_server.conf"]
+        )
+        assert tags == ["release-4.0.0", "release-4.7.0"]
+        keys = {k for text in texts for k, _, _ in _tool().conf_entries(text.splitlines())}
+        assert keys == {"bookiePort", "numJournalCallbackThreads", "journalDirectories"}
 
     def test_tool_reads_commented_keys_but_not_prose(self) -> None:
         """'# key=value' documents a key; '# a = b (prose)' and '# Options:' do not."""

@@ -30,7 +30,7 @@ def _inventory(path: Path, unknown_free: str) -> Path:
     rows = [HEADER]
     for i, (gb, free) in enumerate(disks):
         cell = str(int(free) * GB) if free else ""
-        rows.append(f"c,b{i}:3181,dc1,r{i % 2},8,1,{gb * GB},1,writable,{cell}")
+        rows.append(f"c,b{i}:3181,dc1,r{i % 2},8,68719476736,{gb * GB},10000000000,writable,{cell}")
     path.write_text("\n".join(rows) + "\n")
     return path
 

@@ -16,7 +16,7 @@ from trimtab.readers.inventory import REQUIRED_COLUMNS, read_inventory
 HEADER = (
     "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state"
 )
-GOOD = "c1,bk1:3181,dc1,r1,8,1000,4000,1000,10000000000,writable"
+GOOD = "c1,bk1:3181,dc1,r1,8,68719476736,4000000000000,1000000000000,10000000000,writable"
 
 
 def write_csv(tmp_path: Path, *rows: str, header: str = HEADER) -> Path:
@@ -31,8 +31,8 @@ def test_reads_a_good_csv_into_clusters(tmp_path: Path) -> None:
         write_csv(
             tmp_path,
             GOOD,
-            "c1,bk2:3181,,,16,1000,8000,,1,readonly",
-            "c2,b1:8080,eu,r9,4,1,1,1,1,down",
+            "c1,bk2:3181,,,16,68719476736,8000000000000,,10000000000,readonly",
+            "c2,b1:8080,eu,r9,4,68719476736,1000000000000,1,10000000000,down",
         )
     )
     assert sorted(inv.clusters) == ["c1", "c2"] and inv.rejected == ()
@@ -46,18 +46,54 @@ def test_reads_a_good_csv_into_clusters(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("row", "reason"),
     [
-        (",bk9:3181,dc1,r1,8,1000,4000,1000,1,writable", "missing cluster"),
-        ("c1,,dc1,r1,8,1000,4000,1000,1,writable", "missing node"),
-        ("c1,bk 9:3181,dc1,r1,8,1000,4000,1000,1,writable", "bad node id"),
-        ("c1,bk9:3181,dc1,r1,eight,1000,4000,1000,1,writable", "cores must be a whole number"),
-        ("c1,bk9:3181,dc1,r1,0,1000,4000,1000,1,writable", "cores must be above 0"),
-        ("c1,bk9:3181,dc1,r1,8,1000,-4000,0,1,writable", "disk_total_bytes must be 0 or more"),
-        ("c1,bk9:3181,dc1,r1,8,1000,4000,5000,1,writable", "disk_free_bytes 5000 is above"),
-        ("c1,bk9:3181,dc1,r1,8,1000,4000,1000,1,draining", "bad state 'draining'"),
-        ("c1,bk9:3181,dc1,r1,8,1000,4000,1000,1,", "missing state"),
-        ("c1,bk9:3181,dc1,r1/a,8,1000,4000,1000,1,writable", "must not contain '/'"),
-        ("c1,bk9:3181,dc1,r1,8.5,1000,4000,1000,1,writable", "cores must be a whole number"),
-        ("c1,bk9:3181,dc1,r1,8,1000,4000,1000,1,writable,extra", "more fields than the header"),
+        (
+            ",bk9:3181,dc1,r1,8,68719476736,4000000000000,1000000000000,10000000000,writable",
+            "missing cluster",
+        ),
+        (
+            "c1,,dc1,r1,8,68719476736,4000000000000,1000000000000,10000000000,writable",
+            "missing node",
+        ),
+        (
+            "c1,bk 9:3181,dc1,r1,8,68719476736,4000000000000,1000000000000,10000000000,writable",
+            "bad node id",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,eight,68719476736,4000000000000,1000000000000,10000000000,writable",
+            "cores must be a whole number",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,0,68719476736,4000000000000,1000000000000,10000000000,writable",
+            "cores must be above 0",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,8,68719476736,-4000,0,10000000000,writable",
+            "disk_total_bytes must be 0 or more",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,8,68719476736,4000000000000,5000000000000,10000000000,writable",
+            "disk_free_bytes 5000000000000 is above",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,8,68719476736,4000000000000,1000000000000,10000000000,draining",
+            "bad state 'draining'",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,8,68719476736,4000000000000,1000000000000,10000000000,",
+            "missing state",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1/a,8,68719476736,4000000000000,1000000000000,10000000000,writable",
+            "must not contain '/'",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,8.5,68719476736,4000000000000,1000000000000,10000000000,writable",
+            "cores must be a whole number",
+        ),
+        (
+            "c1,bk9:3181,dc1,r1,8,68719476736,4000000000000,1000000000000,10000000000,writable,extra",
+            "more fields than the header",
+        ),
         (GOOD, "an exact duplicate of an earlier row for node bk1:3181 of cluster 'c1'"),
     ],
     ids=lambda v: v if " " in v else None,
@@ -80,7 +116,7 @@ def test_line_numbers_follow_quoted_multiline_fields(tmp_path: Path) -> None:
     """A quoted field spanning lines does not shift the line numbers of later rows."""
     path = write_csv(
         tmp_path,
-        'c1,bk1:3181,dc1,"r1",8,1000,4000,1000,1,"writable"',
+        'c1,bk1:3181,dc1,"r1",8,68719476736,4000000000000,1000000000000,10000000000,"writable"',
         'c1,"bk\n2",dc1,r1,8,1,1,1,1,writable',
         "c1,bk3:3181,dc1,r1,x,1,1,1,1,writable",
     )
@@ -91,7 +127,11 @@ def test_line_numbers_follow_quoted_multiline_fields(tmp_path: Path) -> None:
 def test_big_disk_sizes_stay_exact(tmp_path: Path) -> None:
     """Byte counts beyond 2**53 are read exactly, not through a float."""
     big = 2**60 + 1
-    inv = read_inventory(write_csv(tmp_path, f"c1,bk1:3181,dc1,r1,8,1,{big},{big - 1},1,writable"))
+    inv = read_inventory(
+        write_csv(
+            tmp_path, f"c1,bk1:3181,dc1,r1,8,68719476736,{big},{big - 1},10000000000,writable"
+        )
+    )
     assert inv.clusters["c1"].node("bk1:3181").capacity.disk_total_bytes == big
 
 
@@ -121,7 +161,7 @@ def test_parquet_with_native_types(tmp_path: Path) -> None:
             "cluster": ["c1", "c1"],
             "node": ["bk1:3181", "bk2:3181"],
             "cores": [8, 0],
-            "memory_bytes": [1, 1],
+            "memory_bytes": [2**36, 2**36],
             "disk_total_bytes": [4 * 10**12, 1],
             "nic_bps": [10**10, 1],
             "state": ["writable", "writable"],
@@ -197,3 +237,42 @@ def test_bundled_sample_is_clean() -> None:
     sample = Path(__file__).parents[1] / "src" / "trimtab" / "data" / "sample_inventory.csv"
     inv = read_inventory(sample)
     assert inv.rejected == () and inv.warnings == () and inv.accepted == 24
+
+
+def _good_rows() -> list[dict[str, str]]:
+    good = dict(zip(HEADER.split(","), GOOD.split(","), strict=True))
+    return [good, {**good, "node": "bk2:3181"}]
+
+
+def test_a_json_array_of_rows_is_a_table(tmp_path: Path) -> None:
+    """The common export form, an array of row objects (pretty-printed), is read row by row
+    with the line each starts on; it was one malformed row and an empty topology before."""
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps([*_good_rows(), 42], indent=2) + "\n")
+    inv = read_inventory(path)
+    assert sorted(n.id for n in inv.clusters["c1"]) == ["bk1:3181", "bk2:3181"]
+    assert [(r.rule, r.line) for r in inv.rejected] == [("malformed", 26)]
+    assert inv.rows_read == 3
+
+
+def test_json_lines_and_an_array_on_one_line_read_alike(tmp_path: Path) -> None:
+    """JSON lines and a one-line array give the same inventory."""
+    lines, array = tmp_path / "a.jsonl", tmp_path / "b.json"
+    lines.write_text("".join(json.dumps(r) + "\n" for r in _good_rows()))
+    array.write_text(json.dumps(_good_rows()))
+    assert read_inventory(lines).clusters == read_inventory(array).clusters
+
+
+def test_a_broken_array_is_one_error_with_its_line(tmp_path: Path) -> None:
+    """An array that does not parse: one error naming the line, not silent rows."""
+    path = tmp_path / "nodes.json"
+    path.write_text("[\n" + json.dumps(_good_rows()[0]) + ",\n{oops}\n]\n")
+    with pytest.raises(InputError, match="line 3: not a JSON array of objects"):
+        read_inventory(path)
+
+
+def test_one_json_document_over_many_lines_says_what_it_seems_to_be() -> None:
+    """A load report given as the inventory: named as one, not 58 malformed rows."""
+    report = Path(__file__).parents[1] / "examples/shedding/load-reports/broker1:8080.json"
+    with pytest.raises(InputError, match="it seems to be a Pulsar LocalBrokerData"):
+        read_inventory(report)

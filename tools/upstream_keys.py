@@ -3,26 +3,32 @@
 trimtab accepts every key of a real ``bk_server.conf``, BookKeeper client configuration or
 Pulsar ``broker.conf`` and lists the ones it does not read; these lists are how it knows them.
 
-    python tools/upstream_keys.py keys FILE --origin "apache/bookkeeper conf/bk_server.conf@SHA"
+    python tools/upstream_keys.py keys FILE... --origin "apache/bookkeeper conf/bk_server.conf@SHA"
     python tools/upstream_keys.py fixture FILE          # key=value lines only, for tests/data
     python tools/upstream_keys.py java FILE... --origin "apache/bookkeeper ClientConfiguration@SHA"
+    python tools/upstream_keys.py releases GITDIR conf/bk_server.conf OLDER/PATH/bk_server.conf
 
-``keys`` and ``fixture`` read a Java ``.properties`` file as upstream ships it: both active
+``keys`` and ``fixture`` read a Java ``.properties`` file as upstream ships it (``keys`` takes
+several, such as the file at every release tag, and lists every key any of them ships): both active
 ``key=value`` lines and commented ``#key=value`` lines count, since upstream documents many
 keys only commented out. ``java`` reads configuration classes (``ClientConfiguration.java``)
 for the string constants they pass to ``get*``/``set*`` as a key, for the client, which has no
-default file in upstream's ``conf/``. Output goes to stdout, sorted, after ``#`` header lines.
+default file in upstream's ``conf/``. ``releases`` reads a git repository (a bare mirror will
+do): the file at every ``release-*`` tag (the first of the given paths it has there), and
+lists every key any release shipped, so a file of an old release loads too. Output goes to
+stdout, sorted, after ``#`` header lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["conf_entries", "java_keys", "main"]
+__all__ = ["conf_entries", "java_keys", "main", "release_files"]
 
 # A key starts the line (after '#' when commented out); camelCase, dots and underscores only,
 # so prose such as "# throttle-dispatch-rate = (publish-rate ..." is not taken for a key.
@@ -63,19 +69,51 @@ def _header(origin: str) -> str:
     )
 
 
+def release_files(git_dir: Path, paths: list[str]) -> tuple[list[str], list[str]]:
+    """The tags read (release order) and the file's text at each ``release-*`` tag of the
+    repository at ``git_dir`` (docker tags skipped), the first of ``paths`` it holds."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=False
+        )
+
+    tags = [t for t in git("tag", "--list", "release-*").stdout.split() if "docker" not in t]
+    tags.sort(key=lambda t: [int(p) if p.isdigit() else 0 for p in re.split(r"[.-]", t)[1:]])
+    read: list[str] = []
+    texts: list[str] = []
+    for tag in tags:
+        shown = next(
+            (g for path in paths if (g := git("show", f"{tag}:{path}")).returncode == 0), None
+        )
+        if shown is not None:
+            read.append(tag)
+            texts.append(shown.stdout)
+    return read, texts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("keys", "fixture", "java"))
+    parser.add_argument("mode", choices=("keys", "fixture", "java", "releases"))
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--origin", default="", help="repository, path and commit read")
     args = parser.parse_args(argv)
+    if args.mode == "releases":
+        tags, texts = release_files(args.files[0], [str(f) for f in args.files[1:]])
+        keys = {key for text in texts for key, _, _ in conf_entries(text.splitlines())}
+        origin = args.origin or (
+            f"{args.files[1]} at every release tag, {tags[0]} to {tags[-1]} ({len(tags)} tags); "
+            "the union"
+        )
+        sys.stdout.write(_header(origin) + "".join(f"{k}\n" for k in sorted(keys)))
+        return 0
     texts = [f.read_text(encoding="utf-8") for f in args.files]
     if args.mode == "fixture":
         for key, value, commented in conf_entries(texts[0].splitlines()):
             sys.stdout.write(f"{'#' if commented else ''}{key}={value}\n")
         return 0
-    if args.mode == "keys":
-        keys = {key for key, _, _ in conf_entries(texts[0].splitlines())}
+    if args.mode == "keys":  # several files: every key any of them ships (a release history)
+        keys = {key for text in texts for key, _, _ in conf_entries(text.splitlines())}
     else:
         keys = java_keys(texts)
     sys.stdout.write(_header(args.origin) + "".join(f"{k}\n" for k in sorted(keys)))

@@ -46,8 +46,14 @@ _HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+)$")
 class NodeId(str):
     """A node's id, ``host:port`` or ``host``; a ``str`` so it sorts, hashes and serialises as one.
 
-    >>> NodeId("bk1.dc1:3181").host, NodeId("bk1.dc1:3181").port
+    Host names are compared without regard to letter case, as DNS compares them: the id is
+    kept in lower case, so ``BK1.dc1:3181`` and ``bk1.dc1:3181`` are one node (two inventory
+    rows naming it are a ``duplicate`` or a ``conflict``, never two nodes).
+
+    >>> NodeId("bk1.dc1:3181").host, NodeId("BK1.DC1:3181").port
     ('bk1.dc1', 3181)
+    >>> NodeId("BK1.dc1:3181") == NodeId("bk1.DC1:3181")
+    True
     """
 
     __slots__ = ()
@@ -55,7 +61,7 @@ class NodeId(str):
     def __new__(cls, text: str) -> NodeId:
         if isinstance(text, NodeId):
             return text
-        text = str(text).strip()
+        text = str(text).strip().lower()  # DNS names are case-insensitive (RFC 4343)
         host, port = _split_host_port(text)
         if not host or not _HOST.match(host):
             raise ValueError(f"bad node id {text!r}: expected host:port, e.g. 'bk1.rack1:3181'")

@@ -15,6 +15,9 @@ INVENTORY = EXAMPLES / "inventory.csv"
 REQUESTS = EXAMPLES / "requests.csv"
 runner = CliRunner()
 WIDE = {"COLUMNS": "200"}
+#: cores, memory (64 GiB), disk (1 TB) and NIC (10 Gb/s) of a test broker.
+CAPACITY = "4,68719476736,1000000000000,10000000000"
+CAPACITY_8 = "8,68719476736,1000000000000,10000000000"
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -143,7 +146,7 @@ def test_nodes_without_numeric_ids_need_a_broker_id_table(tmp_path: Path) -> Non
     """Kafka output for host-named nodes asks for --broker-ids, then uses it."""
     inventory = tmp_path / "nodes.csv"
     rows = ["cluster,node,cores,memory_bytes,disk_total_bytes,nic_bps,state"]
-    rows += [f"k,kafka-{i}.example:9092,4,1,1000000000000,1,writable" for i in range(3)]
+    rows += [f"k,kafka-{i}.example:9092,{CAPACITY},writable" for i in range(3)]
     inventory.write_text("\n".join(rows) + "\n")
     code, _, err = run("-i", str(inventory), "-r", str(REQUESTS), "--format", "kafka-reassignment")
     assert code == 2 and "--broker-ids" not in err and "node, broker_id" in err
@@ -169,16 +172,14 @@ def test_rebalancing_an_existing_assignment_moves_replicas_to_new_nodes(tmp_path
     replicas onto the newcomers and lists only moved and new partitions for Kafka."""
     small = tmp_path / "small.csv"
     header = "cluster,node,cores,memory_bytes,disk_total_bytes,nic_bps,state\n"
-    small.write_text(header + "".join(f"k,{i},4,1,1000000000000,1,writable\n" for i in range(3)))
+    small.write_text(header + "".join(f"k,{i},{CAPACITY},writable\n" for i in range(3)))
     current = tmp_path / "current.json"
     code, _, _ = run(
         "-i", str(small), "-r", str(REQUESTS), "--format", "kafka-reassignment", "-o", str(current)
     )
     assert code == 0
     grown = tmp_path / "grown.csv"
-    grown.write_text(
-        small.read_text() + "k,3,4,1,1000000000000,1,writable\nk,4,8,1,1000000000000,1,writable\n"
-    )
+    grown.write_text(small.read_text() + f"k,3,{CAPACITY},writable\nk,4,{CAPACITY_8},writable\n")
     code, out, _ = run("-i", str(grown), "--existing", str(current), "--rebalance", "--json")
     assert code == 0
     doc = json.loads(out)

@@ -25,7 +25,8 @@ def cluster(tmp_path: Path) -> tuple[str, ...]:
     inventory = tmp_path / "inventory.csv"
     rows = ["cluster,node,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state"]
     rows += [
-        f"prod,{b},rack-{'abc'[(b - 1) // 2]},{8 if b % 2 else 4},1,{10_000 * GB},1,writable"
+        f"prod,{b},rack-{'abc'[(b - 1) // 2]},{8 if b % 2 else 4},{2**36},{10_000 * GB},"
+        f"{10**10},writable"
         for b in range(1, BROKERS + 1)
     ]
     inventory.write_text("\n".join(rows) + "\n")

@@ -96,7 +96,9 @@ def test_balancing_without_rack_awareness_says_it_lowers_rack_diversity(tmp_path
     inventory = tmp_path / "inventory.csv"
     inventory.write_text(
         "cluster,node,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state\n"
-        + "".join(f"c,{n.id},{n.rack.strip('/')},4,1,{10**12},1,writable\n" for n in cluster)
+        + "".join(
+            f"c,{n.id},{n.rack.strip('/')},4,{2**36},{10**12},{10**10},writable\n" for n in cluster
+        )
     )
     assignment = tmp_path / "assignment.json"
     partitions = [

@@ -230,3 +230,36 @@ def test_pulsar_racks_placing_nobody_with_a_failing_script_is_one_warning(
     assert len(lines) == 1 and lines[0].startswith("warning: Pulsar's rack map"), lines
     assert "all on the default rack" in lines[0] and str(script) in lines[0]
     assert "default-rack  6 nodes" in run.result.stdout
+
+
+def test_wrong_depth_entries_are_skipped_with_one_warning(
+    zookeeper: ZooKeeperServer, zk: Any
+) -> None:
+    """A ``/bookies`` map with a bookie one level too high and a rack of three levels among
+    racks of two: ``topology`` still runs, says so in one ``warning:`` line, and places the
+    bookies of the good entries where the map says."""
+    sample = Path(__file__).parents[2] / "src" / "trimtab" / "data" / "sample_inventory.csv"
+    doc = {
+        "default": {
+            "bk01.us-east.example.net:3181": {"rack": "/zk-dc/zk-rack"},
+            "bk02.us-east.example.net:3181": "/zk-dc/zk-rack",
+            "bk03.us-east.example.net:3181": {"rack": "/zk-dc/zk-rack/extra"},
+        },
+        "bk04.us-east.example.net:3181": {"rack": "/zk-dc/zk-rack"},
+    }
+    from tests.robustness.harness import invoke
+
+    zk.ensure_path(BOOKIES_PATH)
+    zk.set(BOOKIES_PATH, json.dumps(doc).encode())
+    try:
+        args = ["topology", "-i", str(sample), "--cluster", "bk-prod", "--json"]
+        run = invoke([*args, "--pulsar-racks", zookeeper.hosts], watchdog=60)
+    finally:
+        zk.delete(BOOKIES_PATH)
+    assert run.result.exit_code == 0, run.describe()
+    clusters = json.loads(run.result.stdout)["clusters"]
+    nodes = {n["id"]: n["location"] for n in clusters[0]["nodes"]}
+    assert nodes["bk01.us-east.example.net:3181"] == "/zk-dc/zk-rack"
+    assert nodes["bk03.us-east.example.net:3181"] == "/default-region/default-rack"
+    warnings = [line for line in run.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "3 entries skipped" in warnings[0], run.stderr

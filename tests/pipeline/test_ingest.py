@@ -22,8 +22,8 @@ from trimtab.pipeline.schemas import INPUT_TABLES
 
 NODES = (
     "cluster,node,region,rack,cores,memory_bytes,disk_total_bytes,disk_free_bytes,nic_bps,state\n"
-    "c1,bk1:3181,dc1,r1,8,1,1000,500,10,writable\n"
-    "c1,bk2:3181,dc1,r2,8,1,1000,500,10,readonly\n"
+    "c1,bk1:3181,dc1,r1,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
+    "c1,bk2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n"
 )
 METRICS_HEADER = (
     "ts,cluster,node,cpu,memory,direct_memory,net_in_bps,net_out_bps,msg_in_per_s,msg_out_per_s,"
@@ -107,7 +107,7 @@ def test_quarantine_rows_keep_source_rule_reason_and_raw_row(dirty_ingested: Ing
     assert rows
     row = rows[0]
     assert row["table"] == "node_metrics" and row["source_file"].endswith("bad-rows.csv")
-    assert row["reason"] == "cpu 1.5 is outside 0..1"
+    assert row["reason"] == "cpu 1.5 is above 1: usages are fractions; for 1.5 % write 0.015"
     assert json.loads(row["row"])["cpu"] == "1.5"
 
 
@@ -132,7 +132,7 @@ CASES = [
     (
         "out_of_range",
         "2026-11-01T00:00:00Z,c1,bk1:3181,0.5,1.01,0.1,1,1,1,1,1,1,500,1000\n",
-        "memory 1.01 is outside 0..1",
+        "memory 1.01 is above 1: usages are fractions; for 1.01 % write 0.0101",
     ),
     (
         "negative",
@@ -211,11 +211,13 @@ def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
     write(
         tmp_path / "nodes" / "nodes.csv",
         NODES
-        + "c1,bk3:3181,dc1,r1,8,1,1000,500,10,draining\n"
-        + "c1,bk 4:3181,dc1,r1,8,1,1000,500,10,writable\n"
-        + "c1,bk5:3181,dc1,r1/x,8,1,1000,500,10,writable\n"
-        + "c1,bk1:3181,dc1,r1,16,1,1000,500,10,writable\n"
-        + "c1,bk2:3181,dc1,r2,8,1,1000,500,10,readonly\n",
+        + "c1,bk3:3181,dc1,r1,8,68719476736,1000000000000,500000000000,10000000000,draining\n"
+        + "c1,bk 4:3181,dc1,r1,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
+        + "c1,bk5:3181,dc1,r1/x,8,68719476736,1000000000000,500000000000,10000000000,writable\n"
+        + "c1,bk1:3181,dc1,r1,16,68719476736,1000000000000,500000000000,10000000000,writable\n"
+        + "c1,bk2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n"
+        # the same host in capitals: one node, as DNS compares names (issue 42)
+        + "c1,BK2:3181,dc1,r2,8,68719476736,1000000000000,500000000000,10000000000,readonly\n",
     )
     write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER)
@@ -223,13 +225,14 @@ def test_inventory_rules(spark: SparkSession, tmp_path: Path) -> None:
         ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)  # a table with a header but no rows
     write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
     ingested = ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)
-    # bk2's second row is an exact copy: the first is kept. bk1's rows differ: both refused.
+    # bk2's second and third (BK2) rows are exact copies: the first is kept. bk1's rows
+    # differ: both refused.
     assert by_rule(ingested, "nodes") == {
         None: 1,
         "bad_state": 1,
         "bad_node_id": 1,
         "bad_location": 1,
-        "duplicate": 1,
+        "duplicate": 2,
         "conflict": 2,
     }
 
@@ -533,3 +536,18 @@ def test_quarantine_holds_each_refused_row_once_when_earlier_tables_have_none(
     assert [(r["table"], r["rule"]) for r in rows] == [("bundle_metrics", "bad_bundle")]
     assert rows[0]["source_file"].endswith("bundle_metrics/a.csv")
     assert json.loads(rows[0]["row"])["bundle"] == "no-bundle"
+
+
+def test_an_inventory_as_a_json_array_is_read_row_by_row(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """nodes/ as a pretty-printed JSON array of row objects (the common export form): every
+    element a row, as the commands' reader takes it (issue 42)."""
+    header, *lines = NODES.strip().splitlines()
+    rows = [dict(zip(header.split(","), line.split(","), strict=True)) for line in lines]
+    write(tmp_path / "nodes" / "nodes.json", json.dumps(rows, indent=2) + "\n")
+    write(tmp_path / "node_metrics" / "m.csv", METRICS_HEADER + GOOD)
+    write(tmp_path / "bundle_metrics" / "b.csv", BUNDLES_HEADER + BUNDLE_LINE)
+    ingested = ingest(spark, HadoopFS(spark), str(tmp_path), now=NOW)
+    assert by_rule(ingested, "nodes") == {None: 2}
+    assert by_rule(ingested, "node_metrics") == {None: 1}

@@ -98,6 +98,14 @@ def _encodings(tables: Tables, files: Files) -> None:
     files["allocation_requests/empty.csv"] = b""
 
 
+def _percent_telemetry(tables: Tables, files: Files) -> None:
+    """Every usage written in percent (85 for 0.85), a NIC written in Gb/s (issue 42)."""
+    for row in tables["node_metrics"]:
+        for column in ("cpu", "memory", "direct_memory"):
+            row[column] = round(float(row[column]) * 100 + 1.5, 1)
+    tables["nodes"][0]["nic_bps"] = 10
+
+
 def _huge_and_bad_names(tables: Tables, files: Files) -> None:
     _huge_numbers(tables, files)
     _bad_names(tables, files)
@@ -109,6 +117,7 @@ FLEETS = [
     Fleet("every node down", _all_down),
     Fleet("garbage parquet", _garbage_parquet),
     Fleet("encodings", _encodings),
+    Fleet("telemetry in percent", _percent_telemetry),
 ]
 
 
@@ -145,3 +154,22 @@ def test_pipeline_keeps_the_contract_on_malformed_fleets(spark: SparkSession, fl
             tables = json.loads((out / "run.json").read_text())["tables"]
             for name, counts in tables.items():
                 assert counts["read"] == counts["accepted"] + counts["quarantined"], name
+
+
+@pytest.mark.slow
+def test_pipeline_with_no_usable_telemetry_says_why_and_publishes_nothing(
+    spark: SparkSession,
+) -> None:
+    """Usages in percent quarantine every sample: the run stops with one error line naming
+    the dominant rule and what to write instead, exit 2, nothing published (it said "mean
+    load 0.000" and exit 0 before, issue 42)."""
+    with fresh_dir() as tmp:
+        _write_fleet(tmp / "in", Fleet("percent", _percent_telemetry))
+        out = tmp / "out"
+        args = ["pipeline", "run", "--input", str(tmp / "in"), "--output", str(out)]
+        run = invoke([*args, "--now", NOW, "--master", "local[2]"], watchdog=1200)
+        check_contract(run, outputs=[out])
+        assert run.result.exit_code == 2, run.describe()
+        assert "no usable telemetry" in run.stderr and "as out_of_range" in run.stderr
+        assert "usages are fractions; for" in run.stderr
+        assert not out.exists()

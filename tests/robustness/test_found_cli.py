@@ -386,3 +386,107 @@ def test_pipeline_negative_seed_is_refused_before_spark(tmp_path: Path) -> None:
     run = ["pipeline", "run", "--input", str(tmp_path), "--output", str(tmp_path / "o")]
     result = runner.invoke(app, [*run, "--seed", "-1"])
     assert result.exit_code == 2 and "--seed" in result.output and "Traceback" not in result.output
+
+
+# --- units that can be mistaken, and one node per host (issue 42) ----------------------------
+
+
+def _with_row(tmp_path: Path, source: Path, change: dict[int, str], node: str) -> Path:
+    """``source`` plus a copy of its first row with node ``node`` and fields changed."""
+    text = source.read_text().splitlines()
+    fields = text[1].split(",")
+    fields[1] = node
+    for index, value in change.items():
+        fields[index] = value
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text("\n".join([*text, ",".join(fields)]) + "\n")
+    return inventory
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("nic_bps", "10", "nic_bps 10 is 10 bit/s; for 10 Gb/s write 10000000000"),
+        ("memory_bytes", "64", "memory_bytes 64 is 64 bytes; for 64 GiB write 68719476736"),
+        (
+            "disk_total_bytes",
+            "2000",
+            "disk_total_bytes 2000 is 2000 bytes; for 2000 GB write 2000000000000",
+        ),
+    ],
+)
+def test_a_capacity_in_a_bigger_unit_is_rejected_naming_it(
+    tmp_path: Path, column: str, value: str, said: str
+) -> None:
+    """nic_bps 10 meant as 10 Gb/s gave a load of 9.6e7x before: now the row is refused with
+    the unit it seems to be in and what to write; the other rows are used."""
+    header = SAMPLE.read_text().splitlines()[0].split(",")
+    change = {header.index(column): value}
+    if column == "disk_total_bytes":
+        change[header.index("disk_free_bytes")] = ""
+    inventory = _with_row(tmp_path, SAMPLE, change, "odd.example.net:3181")
+    result = runner.invoke(app, ["topology", "-i", str(inventory)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    assert said in " ".join(result.stderr.split())
+
+
+def test_an_inventory_all_in_gbps_is_one_error_with_the_dominant_reason(tmp_path: Path) -> None:
+    """Every NIC written in Gb/s: no empty topology with exit 0, one error naming the rule and
+    the unit."""
+    lines = INVENTORY.read_text().splitlines()
+    header = lines[0].split(",")
+    nic = header.index("nic_bps")
+    rows = [line.split(",") for line in lines[1:]]
+    for row in rows:
+        row[nic] = "25"
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text("\n".join([lines[0], *(",".join(r) for r in rows)]) + "\n")
+    line = user_error("topology", "-i", str(inventory))
+    assert "no usable inventory row" in line and "as implausible" in line
+    assert "for 25 Gb/s write 25000000000" in line
+
+
+def test_usages_in_percent_are_one_error_saying_what_to_write(tmp_path: Path) -> None:
+    """cpu in percent quarantined every row and ended "mean load 0.000", exit 0: now one error
+    naming the fraction to write."""
+    table = pa_csv.read_csv(SHEDDING / "node_metrics.csv").to_pylist()
+    for row in table:
+        row["cpu"] = round(row["cpu"] * 100, 2)
+    metrics = tmp_path / "node_metrics.csv"
+    pa_csv.write_csv(pa.Table.from_pylist(table), metrics)
+    args = ["shed", "-i", str(INVENTORY), "--brokers", str(metrics)]
+    line = user_error(*args, "--bundles", str(SHEDDING / "bundle_metrics.csv"))
+    assert "usages are fractions; for 77 % write 0.77" in line
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["exact copy", "differing row"])
+def test_ids_differing_only_in_case_are_one_node(tmp_path: Path, same: bool) -> None:
+    """BK01... and bk01... are one host, as DNS compares names: a duplicate (the first kept) or
+    a conflict (both refused), never two bookies that could hold two replicas of a ledger."""
+    first = SAMPLE.read_text().splitlines()[1].split(",")
+    header = SAMPLE.read_text().splitlines()[0].split(",")
+    change = {} if same else {header.index("cores"): "64"}
+    change.update({i: v for i, v in enumerate(first) if i not in change and i != 1})
+    inventory = _with_row(tmp_path, SAMPLE, change, first[1].upper())
+    result = runner.invoke(app, ["topology", "-i", str(inventory), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    ids = [n["id"] for c in doc["clusters"] for n in c["nodes"]]
+    assert len(ids) == len(set(ids)) and first[1].upper() not in ids
+    reasons = [r["reason"] for r in doc["rejected"]]
+    assert len(reasons) == (1 if same else 2)
+    said = "an exact duplicate of an earlier row" if same else "conflicting rows for node"
+    assert all(said in reason for reason in reasons)
+    assert (first[1].lower() in ids) == same
+
+
+def test_a_nic_in_bytes_per_second_is_a_warning_naming_the_unit(tmp_path: Path) -> None:
+    """nic_bps 3125000000 is 3.125 Gb/s, no NIC's speed, and 25 Gb/s in bytes: kept (a NIC
+    may be limited so), with one warning saying what to write if bytes were meant."""
+    text = (ROOT / "examples" / "rebalance" / "inventory.csv").read_text()
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text(text.replace(",25000000000,writable", ",3125000000,writable"))
+    result = runner.invoke(app, ["topology", "-i", str(inventory)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("warning:")]
+    assert "nic_bps 3125000000" in line and "write 25000000000" in line

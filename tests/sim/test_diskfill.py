@@ -177,7 +177,9 @@ class TestCommand:
             "disk_free_bytes"
         ]
         for i, (gb, free) in enumerate([(100, 100), (200, 150), (300, 300), (100, 80)]):
-            rows.append(f"c,b{i}:3181,dc1,r{i % 2},8,1,{gb * GB},1,writable,{free * GB}")
+            rows.append(
+                f"c,b{i}:3181,dc1,r{i % 2},8,{2**36},{gb * GB},{10**10},writable,{free * GB}"
+            )
         inv = tmp_path / "nodes.csv"
         inv.write_text("\n".join(rows) + "\n")
         result = CliRunner().invoke(
@@ -195,7 +197,8 @@ class TestCommand:
             "disk_free_bytes"
         ]
         for i, gb in enumerate([100, 100, 200, 200, 300, 100]):  # the seed's disks
-            rows.append(f"c,b{i}:3181,dc1,r{i % 2},8,1,{gb * GB},1,writable,{gb * 6 // 10 * GB}")
+            free = gb * 6 // 10 * GB
+            rows.append(f"c,b{i}:3181,dc1,r{i % 2},8,{2**36},{gb * GB},{10**10},writable,{free}")
         inv = tmp_path / "nodes.csv"
         inv.write_text("\n".join(rows) + "\n")
         command = ["simulate", "diskfill", "-i", str(inv), "--policy", "default", "--refresh", "0"]

@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,6 +55,7 @@ __all__ = [
     "MasterOption",
     "app",
     "bounded",
+    "dominant_reason",
     "err",
     "figures_table",
     "load_config",
@@ -307,7 +309,11 @@ def figures_table(columns: Sequence[str], *, text: Collection[str], **options: A
 
 
 def select_clusters(inv: Inventory, name: str | None) -> list[ClusterState]:
-    """Every cluster of the inventory, or only the one ``--cluster`` names (which must exist)."""
+    """Every cluster of the inventory, or only the one ``--cluster`` names (which must exist).
+    An inventory none of whose rows was usable is one error naming the dominant reason with
+    an example, never an empty cluster."""
+    if not inv.clusters and inv.rejected:
+        raise TrimtabError(f"no usable inventory row: {dominant_reason(inv.rejected)}")
     if name is None:
         return list(inv.clusters.values())
     if name not in inv.clusters:
@@ -323,6 +329,18 @@ def one_cluster(inv: Inventory, name: str | None) -> ClusterState:
         return clusters[0]
     names = ", ".join(c.name for c in clusters) or "none"
     raise TrimtabError(f"the inventory holds clusters {names}: choose one with --cluster")
+
+
+def dominant_reason(rejected: Sequence[RejectedRow]) -> str:
+    """``all N rows were rejected, M of them as RULE (e.g. f:3: reason)``: the rule most rows
+    broke, with one example."""
+    by_rule = Counter(row.rule or row.reason for row in rejected)
+    rule, count = by_rule.most_common(1)[0]
+    example = next(row for row in rejected if (row.rule or row.reason) == rule)
+    return (
+        f"all {len(rejected)} row(s) were rejected, {count} of them as {rule} "
+        f"(e.g. {printable(example)})"
+    )
 
 
 def print_warnings(warnings: Iterable[str]) -> None:

@@ -97,7 +97,8 @@ _Existing = Annotated[
     Path | None,
     typer.Option(
         "--existing",
-        help="Current assignment, Kafka reassignment JSON (as --generate prints it).",
+        help="Current assignment: reassignment JSON, kafka-reassign-partitions.sh --generate "
+        "or --execute output, or rpk cluster partitions list (table or JSON).",
     ),
 ]
 _Rebalance = Annotated[

@@ -24,6 +24,7 @@ from trimtab.cli._common import (
     out,
     owned_output,
     print_json,
+    printable,
     progress_bar,
     user_errors,
     writable_output,
@@ -193,6 +194,10 @@ def _print_run(summary: RunSummary, *, as_json: bool) -> None:
             out.print(f"[bold]{name}:[/] {info['recommendation']}", highlight=False)
         if info.get("warning"):
             out.print(f"[yellow]warning:[/] {name}: {info['warning']}", highlight=False)
+        if info.get("no_telemetry"):
+            err.print(
+                f"[yellow]warning:[/] {name}: {printable(info['no_telemetry'])}", highlight=False
+            )
         if stale := info.get("stale_bundles"):
             sentence = left_out_sentence(stale["count"], stale["first"])
             out.print(f"[bold]{name}:[/] {sentence}", highlight=False)

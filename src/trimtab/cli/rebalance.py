@@ -76,7 +76,10 @@ SYSTEMS = ("kafka", "redpanda")
 _Assignment = Annotated[
     Path,
     typer.Option(
-        "--assignment", "-a", help="Current assignment: Kafka reassignment JSON (--generate)."
+        "--assignment",
+        "-a",
+        help="Current assignment: reassignment JSON, kafka-reassign-partitions.sh --generate "
+        "or --execute output, or rpk cluster partitions list (table or JSON).",
     ),
 ]
 _LogDirs = Annotated[

@@ -43,7 +43,15 @@ from trimtab.config.upstream import PASSTHROUGH_PREFIXES, defined_in, spellings,
 from trimtab.config.zookeeper import ZooKeeperConfig  # issue 41 part 2 (zksec)
 from trimtab.errors import ConfigError, UnknownConfigKeyError
 
-__all__ = ["Config", "IgnoredKey", "LoadedConfig", "apply_keys", "is_secret_setting", "lookup"]
+__all__ = [
+    "SUPERSEDED_BY",
+    "Config",
+    "IgnoredKey",
+    "LoadedConfig",
+    "apply_keys",
+    "is_secret_setting",
+    "lookup",
+]
 
 
 _SECTIONS: dict[str, type] = {
@@ -172,6 +180,7 @@ def apply_keys(
     as Pulsar reads ``broker.conf``, where ``key=`` means "not set".
     """
     updates: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
+    superseded = _superseded(data, blank_unset=blank_unset)
     seen: dict[str, str] = {}
     ignored: list[IgnoredKey] = []
     warnings: list[str] = []
@@ -184,6 +193,9 @@ def apply_keys(
         if switch is not None:
             if not (blank_unset and isinstance(value, str) and not value.strip()):
                 switches[switch] = value
+            continue
+        if key in superseded:
+            ignored.append(IgnoredKey(key, superseded[key]))
             continue
         spec = lookup(key)
         if spec is None:
@@ -214,6 +226,26 @@ def apply_keys(
     _pulsar_placement(switches, updates, source)
     sections = {name: section_cls(**updates[name]) for name, section_cls in _SECTIONS.items()}
     return LoadedConfig(Config(**sections), tuple(ignored), tuple(warnings), frozenset(seen))
+
+
+#: A legacy key -> the key that wins over it when a file sets both, as upstream reads them.
+#: Pulsar's ``ServiceConfiguration.getMetadataStoreUrl()`` returns ``metadataStoreUrl`` when it
+#: is not blank and only otherwise ``zookeeperServers`` (Pulsar 3.x's container image writes
+#: both), so the legacy key is then ignored rather than a conflict.
+SUPERSEDED_BY = {"zookeeperServers": "metadataStoreUrl"}
+
+
+def _superseded(data: Mapping[str, Any], *, blank_unset: bool) -> dict[str, tuple[str, ...]]:
+    """The legacy keys of ``data`` that a newer key also set in ``data`` overrides, each with
+    the note shown beside an ignored key."""
+    keys = {str(k).strip(): v for k, v in data.items()}
+    out: dict[str, tuple[str, ...]] = {}
+    for legacy, newer in SUPERSEDED_BY.items():
+        value = keys.get(newer)
+        unset = value is None or (blank_unset and isinstance(value, str) and not value.strip())
+        if legacy in keys and not unset:
+            out[legacy] = (f"Pulsar broker.conf (superseded by {newer}, as the broker reads it)",)
+    return out
 
 
 def _index() -> dict[str, Setting]:

@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from trimtab.contract.declarations import BUNDLE_PATTERN, LONG_MAX, RowError
+from trimtab.contract.declarations import BUNDLE_PATTERN, EPOCH_S_MAX, LONG_MAX, RowError
 
 __all__ = [
     "blank",
@@ -79,14 +79,15 @@ def number(value: Any) -> float | None:
 
 
 def timestamp(value: Any) -> float | None:
-    """UTC epoch seconds from epoch seconds, ISO 8601 text or a datetime; None if neither."""
+    """UTC epoch seconds from epoch seconds, ISO 8601 text or a datetime; None if neither
+    (epoch seconds from year 5138 on, :data:`EPOCH_S_MAX`, are none either)."""
     if isinstance(value, datetime):
         return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
     if isinstance(value, bool):
         return None
     seconds = number(value)
     if seconds is not None:
-        return seconds if math.isfinite(seconds) else None
+        return seconds if math.isfinite(seconds) and abs(seconds) < EPOCH_S_MAX else None
     try:
         moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
     except ValueError:

@@ -13,12 +13,19 @@ __all__ = [
     "BYTES_MAX",
     "BYTES_PER_S_MAX",
     "CORES_MAX",
+    "DISK_BYTES_LEAST",
+    "EPOCH_MS_MAX",
+    "EPOCH_S_MAX",
     "FUTURE_TOLERANCE_S",
     "LONG_MAX",
     "MEMBERSHIP_RULES",
+    "MEMORY_BYTES_LEAST",
     "MESSAGES_PER_S_MAX",
+    "MS_HINT",
+    "NIC_BPS_LEAST",
     "NODE_ID_PATTERN",
     "PARTITIONS_MAX",
+    "PERCENT_HINT",
     "REPLICAS_MAX",
     "ROW_RULES",
     "TABLES",
@@ -30,6 +37,7 @@ __all__ = [
     "RowError",
     "Rule",
     "Table",
+    "UnitHint",
 ]
 
 ColumnType = Literal["string", "double", "long", "timestamp"]
@@ -37,6 +45,13 @@ Row = dict[str, Any]
 
 #: How far in the future a sample's ``ts`` may lie before it is refused (clock skew).
 FUTURE_TOLERANCE_S = 300.0
+#: Epoch seconds at or beyond this are not a time any sample has (year 5138): such a ``ts``
+#: is ``bad_timestamp``; up to :data:`EPOCH_MS_MAX` it reads as epoch milliseconds, and the
+#: reason says what to write (the same bound in the readers and the pipeline).
+EPOCH_S_MAX = 1e11
+EPOCH_MS_MAX = 1e14
+#: The reason for a ``ts`` in milliseconds: ``{name}``, ``{v}`` as given, ``{x}`` in seconds.
+MS_HINT = "{name} {v} is epoch milliseconds; {name} is epoch seconds: write {x}"
 #: The largest whole number a ``count`` column holds (Spark's ``long``).
 LONG_MAX = 2**63 - 1
 # The most a node (or one bundle, one request) can plausibly have or do. A cell above its bound
@@ -94,11 +109,33 @@ _NUMBERS = (Kind.FRACTION, Kind.RATE)
 
 
 @dataclass(frozen=True, slots=True)
+class UnitHint:
+    """What a value below a column's plausible least most likely is, in words a reason can
+    carry: ``text`` with ``{v}`` (the value as given) and ``{x}`` (the value times ``factor``,
+    what to write instead) and ``{name}`` (the column). Python fills it with :meth:`format`,
+    Spark with ``format_string`` (:meth:`spark`), so both say the same words."""
+
+    text: str
+    factor: float
+
+    def format(self, name: str, value: str, instead: str) -> str:
+        """The reason for column ``name`` holding ``value`` (``instead``: what to write)."""
+        return self.text.format(name=name, v=value, x=instead)
+
+    def spark(self, name: str) -> str:
+        """``text`` as a ``format_string`` pattern: ``{v}`` is argument 1, ``{x}`` 2."""
+        pattern = self.text.replace("%", "%%").replace("{name}", name)
+        return pattern.replace("{v}", "%1$s").replace("{x}", "%2$s")
+
+
+@dataclass(frozen=True, slots=True)
 class Column:
     """One column. ``required``: the column must be in every file and its value not blank
     (an optional column may be absent; a blank value is then unknown). ``key``: the column
     names the row (blank -> ``missing_key``). ``positive``: a count that must be above 0.
-    ``most``: the largest plausible value of a number (above: ``implausible``)."""
+    ``most``: the largest plausible value of a number (above: ``implausible``). ``least``:
+    the smallest plausible value (below: ``implausible``, the reason from ``hint`` naming the
+    unit the value seems to be in)."""
 
     name: str
     type: ColumnType
@@ -107,6 +144,8 @@ class Column:
     key: bool = False
     positive: bool = False
     most: int | None = None
+    least: int | None = None
+    hint: UnitHint | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +211,27 @@ def _bytes(name: str, *, required: bool = True) -> Column:
     return _c(name, "long", Kind.COUNT, required=required, most=BYTES_MAX)
 
 
+def _capacity(
+    name: str, least: int, hint: UnitHint, *, most: int = BYTES_MAX, positive: bool = False
+) -> Column:
+    """An inventory capacity: a whole number with a plausible least, under which (0 aside,
+    "none") it is most likely written in a bigger unit (10 meant as 10 Gb/s)."""
+    return Column(name, "long", Kind.COUNT, True, False, positive, most, least, hint)
+
+
+#: The least plausible NIC speed of a node (1 Mb/s), memory (1 MiB) and disk (1 MB): below,
+#: the value is most likely in Gb/s, GiB or GB, and the reason says what to write instead.
+#: (Low on purpose: upstream's own tests run bookies of 10 MB disks, and they must load.)
+NIC_BPS_LEAST = 10**6
+MEMORY_BYTES_LEAST = 2**20
+DISK_BYTES_LEAST = 10**6
+_NIC_HINT = UnitHint("nic_bps {v} is {v} bit/s; for {v} Gb/s write {x}", 1e9)
+_MEMORY_HINT = UnitHint("memory_bytes {v} is {v} bytes; for {v} GiB write {x}", 2**30)
+_DISK_HINT = UnitHint("disk_total_bytes {v} is {v} bytes; for {v} GB write {x}", 1e9)
+#: Usages are fractions; a value above 1 is most likely a percentage.
+PERCENT_HINT = UnitHint("{name} {v} is above 1: usages are fractions; for {v} % write {x}", 0.01)
+
+
 _TS = _c("ts", "timestamp", Kind.TIMESTAMP, key=True)
 _CLUSTER = _c("cluster", "string", Kind.TEXT, key=True)
 _RATES = (
@@ -196,10 +256,10 @@ TABLES: dict[str, Table] = {
             _c("region", "string", Kind.LOCATION, required=False),
             _c("rack", "string", Kind.LOCATION, required=False),
             _c("cores", "long", Kind.COUNT, positive=True, most=CORES_MAX),
-            _bytes("memory_bytes"),
-            _bytes("disk_total_bytes"),
+            _capacity("memory_bytes", MEMORY_BYTES_LEAST, _MEMORY_HINT),
+            _capacity("disk_total_bytes", DISK_BYTES_LEAST, _DISK_HINT),
             _bytes("disk_free_bytes", required=False),
-            _c("nic_bps", "long", Kind.COUNT, positive=True, most=BITS_PER_S_MAX),
+            _capacity("nic_bps", NIC_BPS_LEAST, _NIC_HINT, most=BITS_PER_S_MAX, positive=True),
             _c("state", "string", Kind.STATE),
             _c("role", "string", Kind.ROLE, required=False),
         ),
@@ -270,10 +330,19 @@ ROW_RULES: tuple[Rule, ...] = (
     Rule("wrong_type", "a number column holds no number, or a whole-number column no long"),
     Rule("missing_value", "a required value (cores, state, cpu, partitions...) is blank"),
     Rule("not_finite", "a number is NaN or infinite"),
-    Rule("out_of_range", "a usage (cpu, memory, direct_memory) lies outside 0..1"),
+    Rule(
+        "out_of_range",
+        "a usage (cpu, memory, direct_memory) lies outside 0..1 (above 1: most likely a "
+        "percentage, the reason says the fraction to write)",
+    ),
     Rule("negative", "a count or rate is below 0"),
     Rule("not_positive", "cores, nic_bps, partitions or replication_factor is 0"),
-    Rule("implausible", "a number above what one machine can have or do (its column's most)"),
+    Rule(
+        "implausible",
+        "a number above what one machine can have or do (its column's most), or a capacity "
+        "below its least (nic_bps under 1 Mb/s, memory_bytes under 1 MiB, disk_total_bytes "
+        "under 1 MB: most likely written in Gb/s, GiB or GB); the reason names the unit",
+    ),
     Rule("free_above_total", "disk_free_bytes is above disk_total_bytes"),
     Rule(
         "bad_state",

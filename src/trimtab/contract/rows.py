@@ -13,7 +13,11 @@ from typing import Any
 from trimtab.cluster import NodeHealth, NodeId, NodeState, Role, location_of
 from trimtab.contract.cells import blank, number, split_bundle, text, timestamp, whole
 from trimtab.contract.declarations import (
+    EPOCH_MS_MAX,
+    EPOCH_S_MAX,
     FUTURE_TOLERANCE_S,
+    MS_HINT,
+    PERCENT_HINT,
     ROW_RULES,
     TOPIC_PATTERN,
     Kind,
@@ -82,11 +86,17 @@ def _bad_timestamp(cells: _Cells) -> None:
             continue
         stamp = timestamp(value)
         if stamp is None:
-            raise RowError(
-                "bad_timestamp",
-                f"{column.name} {value!r} is neither epoch seconds nor ISO 8601",
-            )
+            raise RowError("bad_timestamp", _bad_time_reason(column.name, value))
         cells.values[column.name] = stamp
+
+
+def _bad_time_reason(name: str, value: Any) -> str:
+    """Why ``value`` is no timestamp; one in epoch milliseconds says what to write."""
+    seconds = number(value)
+    if seconds is not None and EPOCH_S_MAX <= abs(seconds) < EPOCH_MS_MAX:
+        instead = f"{seconds / 1000:.3f}".rstrip("0").rstrip(".")
+        return MS_HINT.format(name=name, v=str(value).strip(), x=instead)
+    return f"{name} {value!r} is neither epoch seconds nor ISO 8601"
 
 
 def _wrong_type(cells: _Cells) -> None:
@@ -129,12 +139,18 @@ def _out_of_range(cells: _Cells) -> None:
         value = cells.values.get(column.name)
         raw = cells.raw.get(column.name)
         if value is not None and value > 1:
-            raise RowError(
-                "out_of_range",
-                f"{column.name} {raw!r} is above 1: usages are fractions (0.85 = 85 %)",
-            )
+            shown = _shown(raw)
+            instead = _shown(round(value * PERCENT_HINT.factor, 12))
+            raise RowError("out_of_range", PERCENT_HINT.format(column.name, shown, instead))
         if value is not None and value < 0:
             raise RowError("out_of_range", f"{column.name} {raw!r} is outside 0..1")
+
+
+def _shown(value: Any) -> str:
+    """A cell as a reason shows it: the text as given, a whole float without ``.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value).strip()
 
 
 def _negative(cells: _Cells) -> None:
@@ -161,12 +177,17 @@ def _not_positive(cells: _Cells) -> None:
 def _implausible(cells: _Cells) -> None:
     for column in cells.table.columns:
         value = cells.values.get(column.name)
-        if column.most is not None and value is not None and value > column.most:
+        if value is None:
+            continue
+        if column.most is not None and value > column.most:
             raise RowError(
                 "implausible",
                 f"{column.name} {cells.raw.get(column.name)!r} is above {column.most:,}, the "
                 "plausible most: check the unit",
             )
+        if column.least is not None and column.hint is not None and 0 < value < column.least:
+            instead = _shown(int(value * column.hint.factor))
+            raise RowError("implausible", column.hint.format(column.name, _shown(value), instead))
 
 
 def _free_above_total(cells: _Cells) -> None:

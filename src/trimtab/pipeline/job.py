@@ -102,6 +102,15 @@ class RunSummary:
     clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
     timings_s: dict[str, float] = field(default_factory=dict)
     spark: dict[str, str] = field(default_factory=dict)
+    # one reason per (table, rule) of the quarantine, for the sentences of the summary
+    examples: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def unusable(self) -> bool:
+        """True when telemetry was given and not one node_metrics row was usable (a run
+        then stops with the dominant reason instead of planning on nothing)."""
+        table = self.tables.get("node_metrics", {})
+        return bool(table.get("read")) and not table.get("accepted")
 
     def as_json(self, options: JobOptions, started: datetime) -> dict[str, Any]:
         return {
@@ -250,6 +259,11 @@ def _loads(
         out.write_table("node_load", loads, dictionary=("cluster", "node"))
         latest = out.read_table(spark, "node_load").where("latest")
     _load_summary(latest, summary)
+    _telemetry_verdict(summary)
+    if summary.unusable:  # nothing to decide on: refused before anything is published
+        verdicts = [c["no_telemetry"] for c in summary.clusters.values() if "no_telemetry" in c]
+        why = verdicts[0] if verdicts else "no usable telemetry and no usable inventory row"
+        raise TrimtabError(f"{why}; nothing was published")
     return latest
 
 
@@ -434,31 +448,55 @@ def _load_summary(loads: DataFrame, summary: RunSummary) -> None:
             entry["load_std"] = round(float(values.std()), 6)
 
 
-def _by_rule(spark: SparkSession, out: StagedOutput) -> list[tuple[str, str, int]]:
-    """(table, rule, rows) of the staged ``quarantine``: on a local output counted by
-    pyarrow on two of its columns (no Spark job), elsewhere by Spark."""
+def _by_rule(spark: SparkSession, out: StagedOutput) -> list[tuple[str, str, int, str]]:
+    """(table, rule, rows, one reason) of the staged ``quarantine``: on a local output counted
+    by pyarrow on three of its columns (no Spark job), elsewhere by Spark."""
     local = out.local_path("quarantine")
     if local is None:
-        counted = out.read_table(spark, "quarantine").groupBy("table", "rule").count()
-        return [(r["table"], r["rule"], r["count"]) for r in counted.collect()]
-    columns = pq.read_table(local, columns=["table", "rule"])
-    counts = columns.group_by(["table", "rule"]).aggregate([("rule", "count")]).to_pylist()
-    return [(c["table"], c["rule"], c["rule_count"]) for c in counts]
+        counted = (
+            out.read_table(spark, "quarantine")
+            .groupBy("table", "rule")
+            .agg(F.count("*").alias("count"), F.min("reason").alias("reason"))
+        )
+        return [(r["table"], r["rule"], r["count"], r["reason"]) for r in counted.collect()]
+    columns = pq.read_table(local, columns=["table", "rule", "reason"])
+    counts = columns.group_by(["table", "rule"]).aggregate([("rule", "count"), ("reason", "min")])
+    return [(c["table"], c["rule"], c["rule_count"], c["reason_min"]) for c in counts.to_pylist()]
+
+
+def _telemetry_verdict(summary: RunSummary) -> None:
+    """Per cluster with nodes but no node holding a load: ``no_telemetry``, a sentence with
+    the dominant reason the node_metrics rows were refused for (issue 42: a run whose
+    telemetry was all in percent said "mean load 0.000")."""
+    table = summary.tables.get("node_metrics", {})
+    rules = summary.quarantine_by_rule.get("node_metrics", {})
+    if rules:
+        rule, count = max(rules.items(), key=lambda item: (item[1], item[0]))
+        example = summary.examples.get(("node_metrics", rule), "")
+        why = f"{count} of {table.get('read', 0)} node_metrics rows were quarantined as {rule}" + (
+            f" (e.g. {example})" if example else ""
+        )
+    else:
+        why = "no node_metrics row names its nodes"
+    for entry in summary.clusters.values():
+        if entry.get("nodes") and not entry.get("nodes_with_load"):
+            entry["no_telemetry"] = f"no usable telemetry: {why}"
 
 
 def _count(
     ingested: Ingested,
     summary: RunSummary,
     reports: StagedReports | None,
-    refused: list[tuple[str, str, int]],
+    refused: list[tuple[str, str, int, str]],
 ) -> None:
     """Rows read, accepted and quarantined per table, and quarantined rows per rule.
 
     Rows read are counted on the files themselves (no rule runs for that); the quarantined
     ones in the written quarantine (``refused``: table, rule, rows); the rest were accepted.
     """
+    summary.examples = {(where, rule): reason for where, rule, _, reason in refused}
     for name, table in ingested.tables.items():
-        by_rule = {rule: rows for where, rule, rows in refused if where == name}
+        by_rule = {rule: rows for where, rule, rows, _ in refused if where == name}
         quarantined = sum(by_rule.values())
         summary.tables[name] = {
             "read": table.rows_read,

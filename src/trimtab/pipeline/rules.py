@@ -21,8 +21,12 @@ from pyspark.sql import functions as F
 from trimtab.cluster import NodeState, Role
 from trimtab.contract import (
     BUNDLE_PATTERN,
+    EPOCH_MS_MAX,
+    EPOCH_S_MAX,
     LONG_MAX,
+    MS_HINT,
     NODE_ID_PATTERN,
+    PERCENT_HINT,
     ROW_RULES,
     TOPIC_PATTERN,
     Column,
@@ -48,7 +52,7 @@ __all__ = [
 
 _NUMBERS = (Kind.FRACTION, Kind.RATE)
 # Epoch seconds beyond this are not a time any sample has (year 5138): refused, not overflowed.
-_EPOCH_MAX = 1e11
+_EPOCH_MAX = EPOCH_S_MAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,10 +166,20 @@ def _missing_key(ctx: _Ctx) -> Found:
 
 @_spark("bad_timestamp")
 def _bad_timestamp(ctx: _Ctx) -> Found:
-    return [
-        (f"{q(c.name)} IS NULL", _format(f"{c.name} %s is not a timestamp", ctx.texts[c.name]))
-        for c in ctx.table.of(Kind.TIMESTAMP)
-    ]
+    found: Found = []
+    for c in ctx.table.of(Kind.TIMESTAMP):
+        given = ctx.texts[c.name]
+        number = f"TRY_CAST({given} AS DOUBLE)"
+        millis = f"(abs({number}) >= {EPOCH_S_MAX!r} AND abs({number}) < {EPOCH_MS_MAX!r})"
+        seconds = f"CAST(CAST({number} / 1000 AS DECIMAL(20, 3)) AS STRING)"
+        instead = f"regexp_replace(regexp_replace({seconds}, '0+$', ''), '\\\\.$', '')"
+        hint = MS_HINT.replace("{name}", c.name).replace("{v}", "%1$s").replace("{x}", "%2$s")
+        ms_reason = _format(hint, f"trim({given})", instead)
+        other = _format(f"{c.name} %s is not a timestamp", given)
+        found.append(
+            (f"{q(c.name)} IS NULL", f"CASE WHEN {millis} THEN {ms_reason} ELSE {other} END")
+        )
+    return found
 
 
 @_spark("wrong_type")
@@ -210,13 +224,21 @@ def _zeros(columns: Sequence[Column]) -> Sql:
 
 @_spark("out_of_range")
 def _out_of_range(ctx: _Ctx) -> Found:
-    return [
-        (
-            f"({q(c.name)} < 0 OR {q(c.name)} > 1)",
-            _format(f"{c.name} %s is outside 0..1", q(c.name)),
+    found: Found = []
+    for c in ctx.table.of(Kind.FRACTION):
+        col = q(c.name)
+        instead = f"round({col} * {PERCENT_HINT.factor!r}, 12)"
+        percent = _format(PERCENT_HINT.spark(c.name), _shown(col), _shown(instead))
+        below = _format(f"{c.name} %s is outside 0..1", col)
+        found.append(
+            (f"({col} < 0 OR {col} > 1)", f"CASE WHEN {col} > 1 THEN {percent} ELSE {below} END")
         )
-        for c in ctx.table.of(Kind.FRACTION)
-    ]
+    return found
+
+
+def _shown(value: Sql) -> Sql:
+    """A number as a reason shows it, as the Python side does: ``85``, not ``85.0``."""
+    return f"regexp_replace(CAST({value} AS STRING), '\\\\.0$', '')"
 
 
 @_spark("negative")
@@ -241,7 +263,7 @@ def _not_positive(ctx: _Ctx) -> Found:
 
 @_spark("implausible")
 def _implausible(ctx: _Ctx) -> Found:
-    return [
+    found: Found = [
         (
             f"{q(c.name)} > {c.most!r}",
             _format(
@@ -252,6 +274,18 @@ def _implausible(ctx: _Ctx) -> Found:
         for c in ctx.table.columns
         if c.most is not None
     ]
+    for c in ctx.table.columns:
+        if c.least is None or c.hint is None:
+            continue
+        col = q(c.name)
+        instead = f"CAST(CAST({col} * {c.hint.factor!r} AS BIGINT) AS STRING)"
+        found.append(
+            (
+                f"({col} > 0 AND {col} < {c.least!r})",
+                _format(c.hint.spark(c.name), _shown(col), instead),
+            )
+        )
+    return found
 
 
 @_spark("free_above_total")

@@ -25,9 +25,10 @@ from typing import Any
 
 from trimtab.cluster import Capacity, ClusterState, Node, location_of
 from trimtab.contract import TABLES, RejectedRow, check_row
-from trimtab.readers.table_files import TableSpec, parse_table, refuse_repeats
+from trimtab.readers.table_files import RawRow, TableSpec, parse_table, refuse_repeats
 
 __all__ = [
+    "NIC_SPEEDS_BPS",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
     "Inventory",
@@ -66,7 +67,30 @@ def read_inventory(path: str | Path) -> Inventory:
     for cluster, node in (row for row, _ in parsed.accepted):
         nodes.setdefault(cluster, []).append(node)
     clusters = {name: ClusterState.of(name, members) for name, members in sorted(nodes.items())}
-    return Inventory(clusters, tuple(parsed.rejected), parsed.rows_read, tuple(parsed.warnings))
+    warnings = [*parsed.warnings, *_nic_in_bytes(parsed.accepted)]
+    return Inventory(clusters, tuple(parsed.rejected), parsed.rows_read, tuple(warnings))
+
+
+#: The speeds NICs are sold at, in bits per second (1 Gb/s to 800 Gb/s).
+NIC_SPEEDS_BPS = frozenset(
+    round(g * 10**9) for g in (1, 2.5, 5, 10, 25, 40, 50, 100, 200, 400, 800)
+)
+
+
+def _nic_in_bytes(rows: list[tuple[tuple[str, Node], RawRow]]) -> list[str]:
+    """One warning per value of ``nic_bps`` that is no NIC's speed while eight times it is
+    (1250000000 for 10 Gb/s): most likely bytes per second. A warning, not a refusal: a
+    NIC limited to 1.25 Gb/s is possible."""
+    seen: dict[int, list[str]] = {}
+    for (_, node), raw in rows:
+        bps = node.capacity.nic_bps
+        if bps not in NIC_SPEEDS_BPS and bps * 8 in NIC_SPEEDS_BPS:
+            seen.setdefault(bps, []).append(f"{raw.source}:{raw.line}")
+    return [
+        f"nic_bps {bps} ({len(where)} row(s), e.g. {where[0]}) is {bps / 1e9:g} Gb/s, no NIC's "
+        f"speed: if it is {bps * 8 / 1e9:g} Gb/s written in bytes per second, write {bps * 8}"
+        for bps, where in sorted(seen.items())
+    ]
 
 
 def _parse_row(raw: Mapping[str, Any]) -> tuple[str, Node]:

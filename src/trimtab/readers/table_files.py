@@ -7,7 +7,8 @@ table with named columns. This module turns a path into raw rows that keep their
 raises :class:`~trimtab.errors.InputError` naming the table, the path and the fix.
 
 Formats are chosen by suffix: ``.csv``; ``.jsonl``, ``.ndjson`` or ``.json`` (one object per
-line); ``.parquet`` or ``.pq``. A directory is read file by file in name order. Text files are
+line, or one array of objects, as most tools export a table); ``.parquet`` or ``.pq``. A
+directory is read file by file in name order. Text files are
 UTF-8, with or without a byte-order mark (as Excel writes them); any other encoding, and a binary
 file, is refused naming the file and the line of the first bad byte.
 """
@@ -25,6 +26,7 @@ from typing import Any, Generic, TypeVar
 from trimtab.config.settings import nearest
 from trimtab.contract import RejectedRow, RowError, Table, settle_repeats
 from trimtab.errors import InputError
+from trimtab.readers.sniff import seems_to_be
 from trimtab.readers.special_files import refuse_special
 
 __all__ = [
@@ -139,7 +141,7 @@ def _read_rows(file: Path, spec: TableSpec) -> tuple[list[RawRow], list[str]]:
     if kind == "csv":
         rows, columns = _csv_rows(file, _text(file, spec), spec)
     elif kind == "json":
-        rows, columns = _json_rows(_text(file, spec))
+        rows, columns = _json_rows(_text(file, spec), file, spec)
     else:
         rows, columns = _parquet_rows(file, spec)
     source = str(file)
@@ -195,8 +197,21 @@ def _csv_rows(
     return iter(rows), columns
 
 
-def _json_rows(text: str) -> tuple[Iterator[tuple[int, Any]], list[str]]:
+def _json_rows(
+    text: str, file: Path, spec: TableSpec
+) -> tuple[Iterator[tuple[int, Any]], list[str]]:
+    """Rows of a JSON file: an array of objects (as most tools export), or one object per
+    line (JSON lines). Each row keeps the line it starts on."""
+    if text.lstrip().startswith("["):
+        return _json_array_rows(text, file, spec)
     lines = text.splitlines()
+    if sum(1 for line in lines if line.strip()) > 1 and _one_object(text):
+        guess = seems_to_be(text)
+        seems = f": it seems to be {guess}" if guess else ""
+        raise InputError(
+            f"{spec.name} {file} is one JSON document over many lines, not a table{seems}. "
+            "Give one object per line (JSON lines) or an array of row objects"
+        )
     parsed: list[tuple[int, Any]] = []
     columns: set[str] = set()
     for number, line in enumerate(lines, start=1):
@@ -213,6 +228,59 @@ def _json_rows(text: str) -> tuple[Iterator[tuple[int, Any]], list[str]]:
         parsed.append((number, obj))
     # A JSON-lines file's "columns" are those any row has; rows lacking one are rejected per row.
     return iter(parsed), sorted(columns) if parsed else []
+
+
+def _json_array_rows(
+    text: str, file: Path, spec: TableSpec
+) -> tuple[Iterator[tuple[int, Any]], list[str]]:
+    """The elements of a JSON array, each with the line it starts on; an element that is not
+    an object is a row refused as malformed, an array that does not parse is an error."""
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    parsed: list[tuple[int, Any]] = []
+    columns: set[str] = set()
+    while True:
+        pos = _skip_space(text, pos)
+        if pos < len(text) and text[pos] == "]":
+            break
+        line = text.count("\n", 0, pos) + 1
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise InputError(
+                f"{spec.name} {file} line {line}: not a JSON array of objects ({exc}); give an "
+                "array of row objects or one object per line (JSON lines)"
+            ) from None
+        if isinstance(obj, dict):
+            columns.update(obj)
+            parsed.append((line, obj))
+        else:
+            parsed.append((line, json.dumps(obj)))
+        pos = _skip_space(text, pos)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+        elif pos >= len(text) or text[pos] != "]":
+            line = text.count("\n", 0, pos) + 1
+            raise InputError(
+                f"{spec.name} {file} line {line}: not a JSON array of objects (expected ',' or "
+                "']'); give an array of row objects or one object per line (JSON lines)"
+            )
+    if text[pos + 1 :].strip():
+        raise InputError(f"{spec.name} {file}: text after the end of the JSON array")
+    return iter(parsed), sorted(columns) if parsed else []
+
+
+def _one_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
 
 
 def _parquet_rows(file: Path, spec: TableSpec) -> tuple[Iterator[tuple[int, Any]], list[str]]:
@@ -233,7 +301,7 @@ def _check_columns(file: Path, columns: list[str], spec: TableSpec, warnings: li
     if missing:
         raise InputError(
             f"{spec.name} {file} lacks required column(s) {', '.join(missing)}; "
-            f"it has {', '.join(columns)}. Required: {', '.join(spec.required)}"
+            f"it has {', '.join(columns)}{_kind_of(file)}. Required: {', '.join(spec.required)}"
         )
     known = list(spec.required + spec.optional)
     for column in columns:
@@ -241,6 +309,20 @@ def _check_columns(file: Path, columns: list[str], spec: TableSpec, warnings: li
             hint = nearest(column, known)
             suffix = f" (did you mean '{hint}'?)" if hint else ""
             warnings.append(f"{file}: column '{column}' is not used{suffix}")
+
+
+def _kind_of(file: Path) -> str:
+    """`` (it seems to be …)`` for a text file of a kind :mod:`~trimtab.readers.sniff` knows
+    but that is no table of this name; empty otherwise."""
+    if file.suffix.lower() in (".parquet", ".pq"):
+        return ""
+    try:
+        with file.open("r", encoding="utf-8-sig", errors="replace") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return ""
+    guess = seems_to_be(head)
+    return f" (it seems to be {guess})" if guess and not guess.startswith("a CSV table") else ""
 
 
 def refuse_repeats(

@@ -27,9 +27,10 @@ def checked_default_rack(default_rack: str) -> str:
 
 
 def checked_host(host: str, *, source: str) -> str:
-    """``host`` stripped, or :class:`InvalidTopologyError` naming ``source`` when it is empty
-    or holds whitespace."""
-    key = host.strip()
+    """``host`` stripped and in lower case (host names compare as DNS compares them, as node
+    ids do), or :class:`InvalidTopologyError` naming ``source`` when it is empty or holds
+    whitespace."""
+    key = host.strip().lower()
     if not key or any(c.isspace() for c in key):
         raise InvalidTopologyError(f"{source}: bad host name {host!r}")
     return key

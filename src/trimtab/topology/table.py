@@ -91,9 +91,10 @@ class TableResolver:
         return dict(sorted(self._table.items()))
 
     def resolve(self, names: Sequence[str]) -> list[str]:
-        """One location per name, in order; names not in the table get the default rack."""
+        """One location per name, in order, whatever its letter case; names not in the table
+        get the default rack."""
         table = self._table
-        return [table.get(name.strip(), self.default_rack) for name in names]
+        return [table.get(name.strip().lower(), self.default_rack) for name in names]
 
     def reload_cached_mappings(self) -> None:
         """Re-read the file, as upstream's ``reloadCachedMappings`` asks (see :meth:`reload`)."""

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from trimtab.contract import Kind
 from trimtab.errors import InputError
 from trimtab.pipeline.fs import HadoopFS, local_directory
 from trimtab.pipeline.rules import (
@@ -40,6 +41,8 @@ __all__ = ["TableRead", "footer_schema", "read_table", "table_fix", "typed_colum
 
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json"}
 _FORMATS |= {".jsonl": "json", ".ndjson": "json"}
+#: The "header" of a JSON file holding one array of row objects (read whole, not by line).
+_ARRAY = "[array]"
 _CORRUPT = "_corrupt_record"
 
 
@@ -82,6 +85,9 @@ def read_table(
         if fmt is None:
             continue
         header = fs.first_line(file) if fmt == "csv" else ""
+        if fmt == "json" and fs.first_line(file).lstrip("\ufeff").lstrip().startswith("["):
+            header = _ARRAY  # an array of row objects, as most tools export a table
+
         groups.setdefault((fmt, header), []).append(file)
         size += length
     if not groups:
@@ -138,6 +144,8 @@ def typed_sql(
         as_text = fmt != "parquet" or stored.get(column.name) == "string"
         texts[column.name] = source if as_text else f"CAST({source} AS STRING)"
         value = _typed(source, column.type, "csv" if as_text else fmt)
+        if column.kind in (Kind.NODE_ID, Kind.NODE_REF):  # hosts compare as DNS does (NodeId)
+            value = f"lower(trim({value}))"
         typed.append(f"{value} AS {q(column.name)}")
         if as_text and column.type != "string":
             failed = f"{source} IS NOT NULL AND trim({source}) != '' AND {value} IS NULL"
@@ -180,7 +188,11 @@ def _read_group(
             schema = T.StructType([T.StructField(c, T.StringType()) for c in present])
             schema = schema.add(_CORRUPT, T.StringType())
             frame = reader.json(
-                files, schema=schema, mode="PERMISSIVE", columnNameOfCorruptRecord=_CORRUPT
+                files,
+                schema=schema,
+                mode="PERMISSIVE",
+                columnNameOfCorruptRecord=_CORRUPT,
+                multiLine=header == _ARRAY,  # each element of the array is a row
             )
     missing = [c for c in table.required if c not in present]
     if missing and fmt != "json":

@@ -1,9 +1,11 @@
 """What a Kafka or Redpanda cluster's own tools print, read into the allocator's state.
 
-* The current assignment (:func:`read_current_assignment`, :func:`read_reassignment`): the
-  reassignment format ``kafka-reassign-partitions.sh --generate`` prints as "Current partition
-  replica assignment" (the format :mod:`~trimtab.systems.kafka.writers` writes), broker ids
-  turned back into nodes by :func:`~trimtab.systems.kafka.ids.broker_ids`.
+* The current assignment (:func:`read_current_assignment`, :func:`read_reassignment`): a
+  reassignment JSON (the format :mod:`~trimtab.systems.kafka.writers` writes), or the whole
+  saved output of ``kafka-reassign-partitions.sh --generate``/``--execute``
+  (:mod:`~trimtab.systems.kafka.tool_output`), or an rpk partition listing
+  (:mod:`~trimtab.systems.kafka.rpk`); broker ids turned back into nodes by
+  :func:`~trimtab.systems.kafka.ids.broker_ids`.
 * The sizes of partitions from ``kafka-log-dirs.sh --describe`` (:func:`read_log_dirs`), whose
   output is::
 
@@ -16,13 +18,12 @@
   (:func:`free_space_from_log_dirs`).
 
 Redpanda answers the same admin API (``DescribeLogDirs``), so the tool reads it too. A
-document of another shape is an :class:`~trimtab.errors.InputError` naming the file and what
-is wrong.
+document of another shape is an :class:`~trimtab.errors.InputError` naming the file, what it
+seems to be (:mod:`~trimtab.readers.sniff`) and the command that makes the expected one.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,10 +34,15 @@ from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.errors import InputError
+from trimtab.readers.sniff import refusal
 from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids
+from trimtab.systems.kafka.rpk import parse_rpk
+from trimtab.systems.kafka.tool_output import broker_id, json_documents, parse_reassign_output
 
 __all__ = [
+    "ASSIGNMENT_COMMAND",
+    "LOG_DIRS_COMMAND",
     "LogDirs",
     "free_space_from_log_dirs",
     "read_current_assignment",
@@ -45,59 +51,58 @@ __all__ = [
 ]
 
 
-def _json_file(source: Path, what: str, *, after_status: bool = False) -> Any:
-    """The JSON document in ``source``; with ``after_status``, the text from the first line
-    that opens a JSON object (Kafka's tools print status lines first)."""
+def _text_file(source: Path, what: str) -> str:
+    """The text of ``source``; a missing, special or non-UTF-8 file is an error naming it."""
     refuse_special(f"{what} file", source)
     try:
-        text = source.read_text(encoding="utf-8")
+        return source.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{what} file {source} does not exist") from None
     except UnicodeDecodeError:
         raise InputError(f"{what} file {source} is not UTF-8 text: give a JSON file") from None
     except OSError as exc:
         raise InputError(f"{what} file {source} cannot be read: {exc.strerror}") from None
-    if after_status:
-        lines = text.splitlines(keepends=True)
-        start = next((k for k, line in enumerate(lines) if line.lstrip().startswith("{")), None)
-        if start is None:
-            raise InputError(f"{what} file {source} holds no JSON document")
-        text = "".join(lines[start:])
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"{what} file {source} is not JSON: {exc}") from None
+
+
+#: The command that prints a current assignment trimtab reads, for refusals.
+ASSIGNMENT_COMMAND = (
+    "kafka-reassign-partitions.sh --bootstrap-server HOST:9092 --generate "
+    "--topics-to-move-json-file topics.json --broker-list 1,2,3 > current.txt "
+    "(its whole output), or rpk cluster partitions list --all --format json"
+)
 
 
 def read_reassignment(path: str | Path) -> list[tuple[str, int, list[int]]]:
-    """(topic, partition, broker ids) of a reassignment-format file, such as the "Current
-    partition replica assignment" that ``--generate`` prints; a malformed entry is an error
-    naming it."""
+    """(topic, partition, broker ids) of a current assignment as the tools print it: a
+    reassignment JSON, the whole output of ``kafka-reassign-partitions.sh --generate`` (its
+    "Current partition replica assignment") or ``--execute`` (the assignment before it, the
+    rollback), or an rpk partition listing (:mod:`~trimtab.systems.kafka.rpk`). Anything else
+    (``--verify`` output included, which holds no replica lists) is an error that says what
+    the file seems to be and how to make the expected one."""
     source = Path(path)
-    doc = _json_file(source, "assignment", after_status=True)
-    if (
-        not isinstance(doc, dict)
-        or doc.get("version") != 1
-        or not isinstance(doc.get("partitions"), list)
-    ):
-        raise InputError(f'{source}: expected {{"version": 1, "partitions": [...]}}')
-    out = []
-    for n, entry in enumerate(doc["partitions"]):
-        topic = entry.get("topic") if isinstance(entry, dict) else None
-        partition = entry.get("partition") if isinstance(entry, dict) else None
-        replicas = entry.get("replicas") if isinstance(entry, dict) else None
-        if (
-            not isinstance(topic, str)
-            or not isinstance(partition, int)
-            or not isinstance(replicas, list)
-            or not all(isinstance(r, int) and not isinstance(r, bool) for r in replicas)
-        ):
-            raise InputError(
-                f"{source}: partitions[{n}] needs a topic (string), a partition (integer) and "
-                f"replicas (broker ids), got {entry!r}"
+    text = _text_file(source, "assignment")
+    try:
+        output = parse_reassign_output(text, str(source))
+        entries = output.current if output is not None else parse_rpk(text, str(source))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if output is not None and output.kind == "verify":
+        raise InputError(
+            f"{source} is the output of kafka-reassign-partitions.sh --verify: it says how far "
+            "a reassignment got, not where the replicas are. Give the current assignment; "
+            f"make one with: {ASSIGNMENT_COMMAND}"
+        )
+    if entries is None:
+        raise InputError(
+            refusal(
+                source,
+                "a current partition assignment (Kafka reassignment JSON, "
+                "kafka-reassign-partitions.sh --generate/--execute output, or an rpk listing)",
+                ASSIGNMENT_COMMAND,
+                text,
             )
-        out.append((topic, partition, list(replicas)))
-    return out
+        )
+    return entries
 
 
 def read_current_assignment(
@@ -140,32 +145,38 @@ class LogDirs:
         return max(self.sizes.get((topic, partition), {}).values(), default=0)
 
 
+#: The command that prints the log dirs trimtab reads, for refusals.
+LOG_DIRS_COMMAND = "kafka-log-dirs.sh --bootstrap-server HOST:9092 --describe > log-dirs.txt"
+
+
 def read_log_dirs(path: str | Path) -> LogDirs:
-    """The ``--describe`` output at ``path`` (its leading status lines skipped); a document
-    of another shape is an error naming what is wrong."""
+    """The ``--describe`` output at ``path`` (its leading status lines skipped; broker ids
+    as numbers or strings of digits); a document of another shape is an error saying what it
+    seems to be."""
     source = Path(path)
-    doc = _json_file(source, "log dirs", after_status=True)
-    if not isinstance(doc, dict) or not isinstance(doc.get("brokers"), list):
+    text = _text_file(source, "log dirs")
+    docs = [doc for _, doc in json_documents(text)]
+    doc = next((d for d in docs if isinstance(d, dict) and "brokers" in d), None)
+    if doc is None or not isinstance(doc.get("brokers"), list):
         raise InputError(
-            f'{source}: expected kafka-log-dirs.sh --describe output, {{"version": 1, '
-            '"brokers": [{"broker": 1, "logDirs": [...]}]}'
+            refusal(source, "kafka-log-dirs.sh --describe output", LOG_DIRS_COMMAND, text)
         )
     out = LogDirs()
     errors: list[str] = []
     for b, broker in enumerate(doc["brokers"]):
-        if not isinstance(broker, dict) or not _whole(broker.get("broker")):
+        number = broker_id(broker.get("broker")) if isinstance(broker, dict) else None
+        if number is None:
             raise InputError(f"{source}: brokers[{b}] needs a broker id, got {broker!r}")
-        broker_id = broker["broker"]
-        out.used.setdefault(broker_id, 0)
+        out.used.setdefault(number, 0)
         for d, log_dir in enumerate(broker.get("logDirs") or []):
             where = f"{source}: brokers[{b}].logDirs[{d}]"
             if not isinstance(log_dir, dict):
                 raise InputError(f"{where} is not an object")
             if log_dir.get("error"):
-                errors.append(f"broker {broker_id} {log_dir.get('logDir')}: {log_dir['error']}")
+                errors.append(f"broker {number} {log_dir.get('logDir')}: {log_dir['error']}")
                 continue
             for entry in log_dir.get("partitions") or []:
-                _add_partition(out, broker_id, entry, where)
+                _add_partition(out, number, entry, where)
     return LogDirs(out.sizes, out.used, tuple(errors))
 
 

@@ -9,9 +9,11 @@ A Pulsar-managed BookKeeper resolves racks with ``BookieRackAffinityMapping`` (f
 that is ``group -> bookie address -> {rack, hostname}``. As upstream, a bookie is found by its
 ``host:port`` address and by its host alone (BookKeeper asks by host), and also by the entry's
 ``hostname`` field; a rack without a leading ``/`` gets one; an empty rack or ``/`` means
-"unknown" (the default rack). Entries whose rack is not a valid location are skipped with a
-warning, and a document that is not such JSON keeps the last good table, so a bad write by
-hand never moves the whole cluster to the default rack. A missing znode is an empty table.
+"unknown" (the default rack). Entries at the wrong depth of the document, whose rack is not a
+valid location, or whose rack has another number of levels than the others are skipped with
+one warning and the rest used (:func:`read_bookies_document`); a document that is not such
+JSON keeps the last good table, so a bad write by hand never moves the whole cluster to the
+default rack. A missing znode is an empty table.
 
 The table lives in a :class:`~trimtab.topology.table.TableResolver`; every change of the znode
 (kazoo's ``DataWatch`` re-arms the watch, also across reconnects) replaces it and tells the
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -33,38 +36,82 @@ from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity
 from trimtab.topology._common import LOG
 from trimtab.topology.table import RackChangeListener, TableResolver
 
-__all__ = ["BOOKIES_PATH", "PulsarRackResolver", "parse_bookies_racks"]
+__all__ = ["BOOKIES_PATH", "PulsarRackResolver", "parse_bookies_racks", "read_bookies_document"]
 
 #: Upstream ``BookieRackAffinityMapping.BOOKIE_INFO_ROOT_PATH``.
 BOOKIES_PATH = "/bookies"
 
 
 def parse_bookies_racks(document: bytes | str) -> dict[str, str]:
-    """``host:port``, host and ``hostname`` -> location from a ``/bookies`` document.
+    """``host:port``, host and ``hostname`` -> location from a ``/bookies`` document; the
+    entries :func:`read_bookies_document` skips are one warning on the topology's logger.
 
-    Raises :class:`ValueError` if the document is not ``{group: {address: {...}}}`` JSON.
+    Raises :class:`ValueError` if the document is not a JSON object of groups.
+    """
+    table, skipped = read_bookies_document(document)
+    if skipped:
+        shown = "; ".join(skipped[:3]) + (
+            f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        )
+        LOG.warning(
+            "/bookies: %d entr%s skipped, the rest used: %s",
+            len(skipped),
+            "y" if len(skipped) == 1 else "ies",
+            shown,
+        )
+    return table
+
+
+def read_bookies_document(document: bytes | str) -> tuple[dict[str, str], list[str]]:
+    """The rack table of a ``/bookies`` document and a sentence per entry left out.
+
+    An entry is left out, the others kept, when it sits at the wrong depth of
+    ``{group: {address: {"rack": ...}}}`` (a group that is not an object, a bookie whose
+    value is not an object), when its rack is not a location, or when its rack has another
+    number of levels than most racks of the document (``/dc1/r1/x`` among ``/dc1/r1``): one
+    tree holds one depth, and upstream's ``NetworkTopologyImpl`` refuses such a bookie too.
+    Raises :class:`ValueError` only when the document is not a JSON object.
     """
     groups: Any = json.loads(document) if document else {}
     if not isinstance(groups, dict):
         raise ValueError("expected a JSON object of groups")
-    table: dict[str, str] = {}
+    found: list[tuple[str, Mapping[str, Any], str]] = []
+    skipped: list[str] = []
     for group, bookies in groups.items():
         if not isinstance(bookies, dict):
-            raise ValueError(f"group {group!r} is not an object of bookies")
+            skipped.append(
+                f"group {group!r} is {json.dumps(bookies)[:60]}, not an object of bookies"
+            )
+            continue
         for address, info in bookies.items():
+            if not isinstance(info, dict):
+                skipped.append(
+                    f"{group}/{address} is {json.dumps(info)[:60]}, not "
+                    '{"rack": "/rack", "hostname": ...} (a bookie entry one level too high?)'
+                )
+                continue
             location = _rack_of(info)
             if location is None:
-                if isinstance(info, dict) and str(info.get("rack") or "").strip() not in ("", "/"):
-                    LOG.warning("/bookies: bookie %s has a bad rack %r; skipped", address, info)
+                if str(info.get("rack") or "").strip() not in ("", "/"):
+                    skipped.append(f"{group}/{address} has a bad rack {info.get('rack')!r}")
                 continue
-            for key in _keys(str(address), info):
-                table[key] = location
-    return table
+            found.append((str(address), info, location))
+    depths = Counter(location.count("/") for _, _, location in found)
+    depth = depths.most_common(1)[0][0] if depths else 0
+    table: dict[str, str] = {}
+    for address, info, location in found:
+        if location.count("/") != depth:
+            skipped.append(
+                f"{address} has rack {location} of {location.count('/')} level(s), the others "
+                f"have {depth}"
+            )
+            continue
+        for key in _keys(address, info):
+            table[key] = location
+    return table, skipped
 
 
-def _rack_of(info: object) -> str | None:
-    if not isinstance(info, dict):
-        return None
+def _rack_of(info: Mapping[str, Any]) -> str | None:
     rack = str(info.get("rack") or "").strip()
     if rack in ("", "/"):
         return None
@@ -75,9 +122,9 @@ def _rack_of(info: object) -> str | None:
 
 
 def _keys(address: str, info: Mapping[str, Any]) -> list[str]:
-    address = address.strip()
+    address = address.strip().lower()  # as node ids: host names compare without case
     host = address.rsplit(":", 1)[0] if ":" in address else address
-    hostname = str(info.get("hostname") or "").strip()
+    hostname = str(info.get("hostname") or "").strip().lower()
     keys = dict.fromkeys((address, host, hostname))
     return [k for k in keys if k and not any(c.isspace() for c in k)]
 

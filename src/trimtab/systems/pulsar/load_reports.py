@@ -15,9 +15,15 @@ The document (upstream ``LocalBrokerData``, ``ResourceUsage``, ``NamespaceBundle
       limit}``. cpu in percent of one core (limit = 100 × cores), memory in MiB, bandwidth in
       kilobits/s. A share is ``usage / limit``, and 0 when ``limit <= 0`` (unknown), as
       upstream's ``percentUsage``.
-    * ``msgThroughputIn/Out`` (bytes/s), ``msgRateIn/Out`` (msg/s), ``lastUpdate`` (epoch ms).
+    * ``msgThroughputIn/Out`` (bytes/s), ``msgRateIn/Out`` (msg/s), ``lastUpdate`` (epoch ms;
+      one in epoch seconds is refused saying so and what to write).
     * ``lastStats``: bundle -> ``{msgRateIn, msgThroughputIn, msgRateOut, msgThroughputOut,
       consumerCount, producerCount, topics, cacheSize}``.
+    * The extensible load manager (PIP-192) writes ``BrokerLoadData`` instead: the same
+      usages and rates, ``updatedAt`` for ``lastUpdate``, no bundles; its busiest bundles are
+      a ``TopBundlesLoadData`` (``{"topBundlesLoadData": [{"bundleName", "stats"}]}``), read
+      from ``<host:port>.top-bundles.json`` beside ``<host:port>.json``
+      (:func:`read_report_dir`). Both are read as one report.
     * ``bundles``, ``webServiceUrl``, ``pulsarServiceUrl``, ``brokerVersionString``, ...:
       kept for display; every other field is ignored, as upstream's readers ignore them.
 
@@ -44,23 +50,29 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from trimtab.cluster import Capacity, NodeId
 from trimtab.errors import ReportError
+from trimtab.readers.sniff import seems_to_be
 from trimtab.readers.special_files import refuse_special
 
 __all__ = [
+    "LAST_UPDATE_MS_LEAST",
+    "REPORT_COMMAND",
     "RESOURCES",
     "BundleStats",
     "LoadReport",
     "ResourceUsage",
     "broker_of_file",
     "is_system_bundle",
+    "is_top_bundles",
     "parse_report",
+    "parse_top_bundles",
     "read_report_dir",
     "to_document",
 ]
@@ -213,17 +225,20 @@ def to_document(report: LoadReport) -> dict[str, Any]:
     }
 
 
+#: Fields only the extensible load manager's ``BrokerLoadData`` (PIP-192) has.
+_BROKER_LOAD_DATA = ("weightedMaxEMA", "maxResourceUsage", "updatedAt", "reportedAt")
+#: The command that prints the document trimtab reads, for refusals.
+REPORT_COMMAND = "pulsar-admin broker-stats load-report > HOST:PORT.json (one file per broker)"
+
+
 def parse_report(data: bytes | str, *, source: str, broker: str | None = None) -> LoadReport:
-    """Read one ``LocalBrokerData`` document, or raise :class:`ReportError` with the reason."""
-    try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        doc = json.loads(text)
-    except UnicodeDecodeError:
-        raise ReportError(source, "not UTF-8 text") from None
-    except ValueError as exc:
-        raise ReportError(source, f"not JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise ReportError(source, f"a load report is a JSON object, got {type(doc).__name__}")
+    """Read one ``LocalBrokerData`` (modular load manager) or ``BrokerLoadData`` (extensible
+    load manager, PIP-192: no bundle stats; see :func:`parse_top_bundles`) document, or
+    raise :class:`ReportError` with the reason."""
+    doc = _json_object(data, source)
+    extensible = "lastStats" not in doc and any(k in doc for k in _BROKER_LOAD_DATA)
+    if "lastStats" not in doc and not extensible:
+        _refuse_other(doc, source)
     usages = {name: _usage(doc, name, source) for name in RESOURCES}
     for name in _BOUNDED:
         u = usages[name]
@@ -233,7 +248,7 @@ def parse_report(data: bytes | str, *, source: str, broker: str | None = None) -
                 f"{name} usage {u.usage:g} is above its limit {u.limit:g}, which it cannot be",
             )
     rates = {name: _rate(doc, name, source) for name in _RATES}
-    stats = doc.get("lastStats")
+    stats = {} if extensible else doc.get("lastStats")
     if not isinstance(stats, dict):
         raise ReportError(source, _missing("lastStats", stats, "an object of bundle stats"))
     return LoadReport(
@@ -244,12 +259,65 @@ def parse_report(data: bytes | str, *, source: str, broker: str | None = None) -
         msg_throughput_out=rates["msgThroughputOut"],
         msg_rate_in=rates["msgRateIn"],
         msg_rate_out=rates["msgRateOut"],
-        last_update=_rate(doc, "lastUpdate", source) / 1000.0,
+        last_update=_last_update(doc, source, "updatedAt" if extensible else "lastUpdate"),
         last_stats={str(k): _bundle(v, f"lastStats[{k!r}]", source) for k, v in stats.items()},
         bundles=frozenset(str(b) for b in doc.get("bundles") or () if isinstance(b, str)),
         web_service_url=_text(doc.get("webServiceUrl")),
         pulsar_service_url=_text(doc.get("pulsarServiceUrl")),
         broker_version=_text(doc.get("brokerVersionString")),
+    )
+
+
+def parse_top_bundles(data: bytes | str, *, source: str) -> dict[str, BundleStats]:
+    """The bundles of a ``TopBundlesLoadData`` (PIP-192: ``{"topBundlesLoadData":
+    [{"bundleName", "stats": NamespaceBundleStats}]}``, the broker's busiest bundles), by
+    name; :class:`ReportError` when the document is not one."""
+    doc = _json_object(data, source)
+    entries = doc.get("topBundlesLoadData")
+    if not isinstance(entries, list):
+        raise ReportError(source, _missing("topBundlesLoadData", entries, "a list of bundles"))
+    out: dict[str, BundleStats] = {}
+    for n, entry in enumerate(entries):
+        name = entry.get("bundleName") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ReportError(source, f"topBundlesLoadData[{n}] has no bundleName")
+        out[name] = _bundle(entry.get("stats"), f"topBundlesLoadData[{n}].stats", source)
+    return out
+
+
+def is_top_bundles(data: bytes | str) -> bool:
+    """Whether ``data`` is a ``TopBundlesLoadData`` document (read beside a BrokerLoadData)."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and "topBundlesLoadData" in doc
+
+
+def _json_object(data: bytes | str, source: str) -> dict[str, Any]:
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        doc = json.loads(text)
+    except UnicodeDecodeError:
+        raise ReportError(source, "not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:
+        raise ReportError(source, f"not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ReportError(source, f"a load report is a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def _refuse_other(doc: dict[str, Any], source: str) -> None:
+    """A document of neither load manager: refused saying what it seems to be, unless it
+    has the usages of one or nothing at all (then the field it lacks is named, as before)."""
+    if not doc or any(name in doc for name in RESOURCES):
+        return
+    guess = seems_to_be(json.dumps(doc))
+    seems = f"it seems to be {guess}" if guess else "it is no format trimtab knows"
+    raise ReportError(
+        source,
+        "not a Pulsar load report (LocalBrokerData, or BrokerLoadData of the extensible load "
+        f"manager): {seems}. Make one with: {REPORT_COMMAND}",
     )
 
 
@@ -273,6 +341,31 @@ def _rate(doc: Mapping[str, Any], field: str, source: str) -> float:
     if value < 0:
         raise ReportError(source, f"{field} must be >= 0, got {value:g}")
     return value
+
+
+#: The least plausible ``lastUpdate`` in epoch milliseconds (1973-03-03): below it (0 aside,
+#: never written), the broker's clock did not write it; from 1e8 up it reads as epoch
+#: seconds of 1973 to 5138, the mistake a hand-made report makes.
+LAST_UPDATE_MS_LEAST = 1e11
+
+
+def _last_update(doc: Mapping[str, Any], source: str, field: str = "lastUpdate") -> float:
+    """``lastUpdate`` (``updatedAt`` of a BrokerLoadData; epoch milliseconds) as epoch
+    seconds; one in seconds is refused naming the unit, as it made every broker look out of
+    date with no hint (issue 42)."""
+    ms = _rate(doc, field, source)
+    if 0 < ms < LAST_UPDATE_MS_LEAST:
+        if ms >= 1e8:
+            when = datetime.fromtimestamp(ms, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            raise ReportError(
+                source,
+                f"{field} {ms:.0f} is epoch seconds ({when}); a load report's {field} "
+                f"is epoch milliseconds: write {ms * 1000:.0f}",
+            )
+        raise ReportError(
+            source, f"{field} {ms:g} is not a time a broker wrote (epoch milliseconds)"
+        )
+    return ms / 1000.0
 
 
 def _usage(doc: Mapping[str, Any], name: str, source: str) -> ResourceUsage:
@@ -329,8 +422,9 @@ def _broker(doc: Mapping[str, Any], source: str, given: str | None) -> str:
 
 
 def broker_of_file(name: str) -> str | None:
-    """The broker a file named ``host:port`` or ``host:port.json`` is the report of."""
-    stem = name.removesuffix(".json")
+    """The broker a file named ``host:port`` or ``host:port.json`` is the report of (also
+    ``host:port.top-bundles.json``, its PIP-192 TopBundlesLoadData)."""
+    stem = name.removesuffix(".json").removesuffix(".top-bundles")
     try:
         NodeId(stem)
     except ValueError:
@@ -355,11 +449,19 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
         raise InputError(f"--load-reports {root}: no report files (one JSON file per broker)")
     newest: dict[str, LoadReport] = {}
     errors: list[ReportError] = []
+    top: dict[str, tuple[str, dict[str, BundleStats]]] = {}
     for file in files:
+        data = file.read_bytes()
         try:
-            report = parse_report(
-                file.read_bytes(), source=str(file), broker=broker_of_file(file.name)
-            )
+            if is_top_bundles(data):
+                broker = broker_of_file(file.name)
+                if broker is None:
+                    raise ReportError(
+                        str(file), "name a TopBundlesLoadData <host:port>.top-bundles.json"
+                    )
+                top[broker] = (str(file), parse_top_bundles(data, source=str(file)))
+                continue
+            report = parse_report(data, source=str(file), broker=broker_of_file(file.name))
         except ReportError as exc:
             errors.append(exc)
             continue
@@ -370,4 +472,11 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
             errors.append(ReportError(old.source, reason))
             report = new
         newest[report.broker] = report
+    for broker, (source, bundles) in sorted(top.items()):
+        if broker not in newest:
+            errors.append(ReportError(source, f"no BrokerLoadData of broker {broker} beside it"))
+        elif newest[broker].last_stats:
+            errors.append(ReportError(source, f"broker {broker}'s report has its bundles already"))
+        else:
+            newest[broker] = replace(newest[broker], last_stats=bundles)
     return list(newest.values()), errors
