@@ -62,7 +62,8 @@ def scenario(
         disks = [cluster.node(NodeId(str(i))).capacity for i in range(count)]  # index order
         used = [c.disk_total_bytes - (c.disk_free_bytes or 0) for c in disks]
         fresh = inventory(specs[:count] + specs[count:], used + [0] * 10)
-        cluster = ClusterState.of(cluster.name, [*cluster.nodes, *fresh.nodes[count:]])
+        joining = [n for n in fresh.nodes if int(n.id) >= count]  # nodes are kept by id
+        cluster = ClusterState.of(cluster.name, [*cluster.nodes, *joining])
     else:
         kw["health"] = [NodeStatus(NodeId("0"), NodeHealth.DOWN, down_since=NOW - 3600)]
     return cluster, held, kw
