@@ -22,6 +22,7 @@ from trimtab._format import plural
 from trimtab.allocation.balance_plan import InFlight, RebalancePlan
 from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.model import PARTITION_ROLE
+from trimtab.allocation.optimal import OptimalPlan, plan_optimal
 from trimtab.allocation.planner import plan_rebalance
 from trimtab.cli._common import (
     ClusterOption,
@@ -42,6 +43,12 @@ from trimtab.cli._common import (
 )
 from trimtab.cli.allocate import write_atomically
 from trimtab.cli.plan_output import check_plan_output, command_argv, write_plan_document
+from trimtab.cli.rebalance_optimal import (
+    OptimalFlag,
+    TimeLimitOption,
+    print_proof,
+    proof_document,
+)
 from trimtab.cli.rebalance_output import diversity_warnings, plan_document, print_plan
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import BALANCER_MODES
@@ -175,6 +182,8 @@ class RebalanceOptions:
     plan: Path | None = None
     system: str = "kafka"
     argv: tuple[str, ...] | list[str] = ()
+    optimal: bool = False
+    time_limit: float = 60.0
 
 
 @app.command()
@@ -200,6 +209,8 @@ def rebalance(
     as_json: JsonFlag = False,
     plan: _Plan = None,
     system: _System = "kafka",
+    optimal: OptimalFlag = False,
+    time_limit: TimeLimitOption = 60.0,
 ) -> None:
     """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
     rack repair, then counts towards capacity shares.
@@ -213,6 +224,7 @@ def rebalance(
     that change) and the rollback document (their current assignment). --format
     kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
     --plan writes the plan document that trimtab execute runs.
+    --optimal solves the same plan exactly (fewest moves, then bytes) and prints the proof.
     """
     options = RebalanceOptions(
         inventory=inventory,
@@ -236,6 +248,8 @@ def rebalance(
         plan=plan,
         system=system,
         argv=command_argv(ctx),
+        optimal=optimal,
+        time_limit=time_limit,
     )
     _rebalance(options)
 
@@ -258,7 +272,9 @@ def _rebalance(o: RebalanceOptions) -> None:
             if path is not None:
                 owned_output(path, marker=None)
                 writable_output(option, path, directory=False, parents=False)
-        plan, ids, warnings, inv = _plan(o, quiet=fmt != "table")
+        if o.optimal and o.in_progress is not None:
+            raise TrimtabError("--optimal plans from a settled assignment: leave out --in-progress")
+        plan, ids, warnings, inv, proof = _plan(o, quiet=fmt != "table")
     # --json carries the rack diversity lost as figures (rack_diversity_lowered)
     print_warnings([*warnings, *(diversity_warnings(plan) if fmt != "json" else [])])
     proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
@@ -272,12 +288,17 @@ def _rebalance(o: RebalanceOptions) -> None:
     if o.plan is not None:
         _write_plan(o, plan, ids)
     if fmt == "json":
-        print_json(plan_document(plan, ids))
+        doc = plan_document(plan, ids)
+        if proof is not None:
+            doc["optimal"] = proof_document(*proof)
+        print_json(doc)
     elif fmt == "kafka-reassignment" and o.output is None:
         typer.echo(f"Current partition replica assignment\n{current}")
         typer.echo(f"Proposed partition reassignment configuration\n{proposed}", nl=False)
     elif fmt == "table":
         print_plan(plan, ids)
+        if proof is not None:
+            print_proof(*proof)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
 
 
@@ -318,9 +339,16 @@ def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, i
 
 def _plan(
     o: RebalanceOptions, *, quiet: bool
-) -> tuple[RebalancePlan, dict[NodeId, int], list[str], Inventory]:
+) -> tuple[
+    RebalancePlan,
+    dict[NodeId, int],
+    list[str],
+    Inventory,
+    tuple[OptimalPlan, RebalancePlan] | None,
+]:
     """The plan of the cluster as the inputs give it, the broker id of each node, the
-    warnings, and the inventory read."""
+    warnings, the inventory read, and with --optimal the solver's plan (the plan returned)
+    with the fast planner's."""
     cfg = load_config(o.config).allocation
     inv = read_inventory(o.inventory)
     state = one_cluster(inv, o.cluster).for_role(PARTITION_ROLE)
@@ -353,7 +381,22 @@ def _plan(
             )
         except ValueError as exc:  # an in-progress plan that does not fit the assignment
             raise TrimtabError(f"--in-progress {o.in_progress}: {exc}") from None
-    return plan, ids, warnings, inv
+        if not o.optimal:
+            return plan, ids, warnings, inv, None
+        bar.add_task(f"solving exactly (at most {o.time_limit:g} s)", total=None)
+        proof = plan_optimal(
+            state,
+            held,
+            plan,
+            cfg,
+            health=statuses,
+            drain=drain,
+            now=now,
+            mode=o.mode,
+            rack_aware=o.rack_aware,
+            time_limit_s=o.time_limit,
+        )
+    return proof.plan, ids, warnings, inv, (proof, plan)
 
 
 def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:

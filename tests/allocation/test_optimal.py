@@ -1,0 +1,166 @@
+"""``rebalance --optimal``: the exact least-movement plan, on instances whose optimum is known
+by hand, a property against the fast planner and a simple bound, and the command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from trimtab.allocation.model import PartitionAssignment, Replica
+from trimtab.allocation.optimal import plan_optimal
+from trimtab.allocation.planner import plan_rebalance
+from trimtab.cli import app
+from trimtab.cluster import Capacity, ClusterState, Node, NodeId
+from trimtab.config import AllocationConfig
+
+GB = 10**9
+CONFIG = AllocationConfig()
+EXAMPLES = Path(__file__).parents[2] / "examples" / "rebalance"
+BASE = ("-i", str(EXAMPLES / "inventory.csv"), "-a", str(EXAMPLES / "assignment.json"))
+
+
+def cluster(racks: list[str], used: dict[int, int] | None = None) -> ClusterState:
+    used = used or {}
+    return ClusterState.of(
+        "c",
+        [
+            Node(
+                id=NodeId(str(i)),
+                location=f"/{rack}",
+                capacity=Capacity(
+                    cores=1,
+                    memory_bytes=1,
+                    disk_total_bytes=100 * GB,
+                    disk_free_bytes=100 * GB - used.get(i, 0),
+                    nic_bps=1,
+                ),
+            )
+            for i, rack in enumerate(racks)
+        ],
+    )
+
+
+def part(p: int, nodes: tuple[int, ...], size: int = GB) -> PartitionAssignment:
+    return PartitionAssignment("t", p, tuple(Replica(NodeId(str(n)), 0) for n in nodes), size)
+
+
+def both(state: ClusterState, held: list[PartitionAssignment], **kw: object):
+    fast = plan_rebalance(state, held, CONFIG, max_moves=10**6, **kw)  # type: ignore[arg-type]
+    return fast, plan_optimal(state, held, fast, CONFIG, **kw)  # type: ignore[arg-type]
+
+
+def test_a_drain_moves_exactly_the_replicas_of_the_drained_node() -> None:
+    """Partitions on (0, 1) and (0, 2), node 0 drained: two moves are needed and enough."""
+    held = [part(0, (0, 1)), part(1, (0, 2))]
+    _, best = both(cluster(["a"] * 4), held, drain=[NodeId("0")], mode="off")
+    assert (best.status, best.moves, best.bound_moves, best.gap) == ("optimal", 2, 2, 0.0)
+    assert all(m.source == "0" and m.reason == "node_decommissioning" for m in best.plan.moves)
+    assert all("0" not in a.nodes for a in best.plan.after)
+
+
+def test_a_full_disk_sheds_one_partition_the_smallest_that_suffices() -> None:
+    """Node 0 at 90 % (limit 80 %) holds partitions of 6, 12 and 15 GB: one move suffices,
+    with the 12 GB one (fewest moves first, then fewest bytes)."""
+    sizes = (6 * GB, 12 * GB, 15 * GB)
+    held = [part(p, (0, p + 1), s) for p, s in enumerate(sizes)]
+    used = {0: 90 * GB} | {p + 1: s for p, s in enumerate(sizes)}
+    fast, best = both(cluster(["a"] * 5, used), held, mode="continuous")
+    assert best.status == "optimal" and best.moves == 1
+    assert best.bytes == 12 * GB
+    assert len(fast.moves) >= best.moves
+
+
+def test_rack_repair_moves_one_replica_of_a_partition_sharing_a_rack() -> None:
+    """Replicas on nodes 0 and 1 of rack a, rack b empty: one move repairs it."""
+    held = [part(0, (0, 1))]
+    _, best = both(cluster(["a", "a", "b"]), held, mode="continuous", rack_aware=True)
+    assert best.moves == 1 and best.plan.moves[0].target == "2"
+    assert best.plan.moves[0].reason == "rack_constraint_repair"
+
+
+@st.composite
+def instances(draw: st.DrawFn) -> tuple[ClusterState, list[PartitionAssignment], int]:
+    """Up to 7 nodes in up to 3 racks, up to 10 partitions of RF 1–3, one node drained."""
+    count = draw(st.integers(4, 7))
+    racks = [f"r{draw(st.integers(0, 2))}" for _ in range(count)]
+    held = []
+    for p in range(draw(st.integers(1, 10))):
+        rf = draw(st.integers(1, 3))
+        nodes = draw(st.permutations(range(count)))[:rf]
+        held.append(part(p, tuple(nodes), draw(st.integers(1, 5)) * GB))
+    return cluster(racks), held, draw(st.integers(0, count - 1))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from(["off", "node_add", "continuous"]))
+def test_the_optimum_lies_between_the_planner_and_the_drained_replicas(
+    instance: tuple[ClusterState, list[PartitionAssignment], int], mode: str
+) -> None:
+    """heuristic moves >= optimal moves >= replicas on the drained node, and the optimal
+    plan keeps every partition's replication on distinct nodes off the drained one."""
+    state, held, drained = instance
+    fast, best = both(state, held, drain=[NodeId(str(drained))], mode=mode)
+    on_drained = sum(str(drained) in a.nodes for a in held)
+    assert best.status == "optimal"
+    assert len(fast.moves) >= best.moves >= on_drained
+    assert best.bound_moves == best.moves
+    by_key = {(a.topic, a.partition): a for a in best.plan.after}
+    for a in held:
+        now = by_key.get((a.topic, a.partition), a)
+        assert len(set(now.nodes)) == len(now.nodes) == len(a.nodes)
+        assert str(drained) not in now.nodes
+
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["rebalance", *args], env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_command_prints_the_proof_and_its_documents_are_the_optimal_plan(
+    tmp_path: Path,
+) -> None:
+    """--optimal --json: the moves are the solver's, the proof beside them; the table says
+    optimal; --output writes the same reassignment."""
+    code, out, err = run(*BASE, "--drain", "3", "--optimal", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    proof = doc["optimal"]
+    assert proof["status"] == "optimal" and proof["moves"] == len(doc["moves"])
+    assert proof["lower_bound_moves"] == proof["moves"] <= proof["heuristic_moves"]
+    assert all(m["from"] == 3 for m in doc["moves"])
+    code, out, _ = run(*BASE, "--drain", "3", "--optimal", "--time-limit", "30")
+    assert code == 0 and "optimal" in out and "is the least possible" in out
+    target = tmp_path / "r.json"
+    code, _, err = run(*BASE, "--drain", "3", "--optimal", "-o", str(target))
+    assert code == 0, err
+    assert len(json.loads(target.read_text())["partitions"]) == len(
+        {(m["topic"], m["partition"]) for m in doc["moves"]}
+    )
+
+
+def test_without_the_extra_one_error_line_names_the_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No highspy: one error line with pip install 'trimtab[optimal]', no traceback."""
+    monkeypatch.setitem(sys.modules, "highspy", None)
+    code, out, err = run(*BASE, "--drain", "3", "--optimal")
+    assert code != 0
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:")
+    assert "pip install 'trimtab[optimal]'" in lines[0] and "Traceback" not in err + out
+
+
+def test_optimal_refuses_a_plan_under_way(tmp_path: Path) -> None:
+    running = tmp_path / "running.json"
+    running.write_text('{"moves": []}')
+    code, _, err = run(*BASE, "--optimal", "--in-progress", str(running))
+    assert code != 0 and err.startswith("error:") and "--in-progress" in err
