@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import os
 from collections import defaultdict
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 
 import pytest
 
@@ -112,6 +112,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                 f" {seconds:>8.1f} s {seconds / total_time:>4.0%}"
             )
     terminalreporter.write_line(f"{'all':<11} {total_tests:>5} tests      {total_time:>8.1f} s")
+
+
+@pytest.fixture(autouse=True)
+def _secrets_stay_in_their_test() -> Iterator[None]:
+    """The secret values a test makes trimtab remember (a password "admin", say) are forgotten
+    after it: otherwise a later test on the same worker sees "admin" scrubbed out of its own
+    messages."""
+    from trimtab.config import secrets
+
+    saved = set(secrets._KNOWN)
+    yield
+    secrets._KNOWN.clear()
+    secrets._KNOWN.update(saved)
 
 
 @pytest.fixture

@@ -166,7 +166,7 @@ def test_watch_survives_a_zookeeper_restart(private_zookeeper: ZooKeeperServer) 
     """The server restarts under the resolver: the last table is kept meanwhile, and a change
     written after the restart is still followed (kazoo re-arms the watch on reconnect)."""
     writer = KazooClient(hosts=private_zookeeper.hosts)
-    writer.start(timeout=10)
+    writer.start(timeout=30)  # a loaded machine starts ZooKeeper slowly
     writer.create(BOOKIES_PATH, racks(bk1="/dc1/r1"), makepath=True)
     writer.stop()
     writer.close()
@@ -176,7 +176,7 @@ def test_watch_survives_a_zookeeper_restart(private_zookeeper: ZooKeeperServer) 
         private_zookeeper.restart()
         assert resolver.resolve(["bk1"]) == ["/dc1/r1"]
         writer = KazooClient(hosts=private_zookeeper.hosts)
-        writer.start(timeout=10)
+        writer.start(timeout=30)  # a loaded machine restarts slowly
         try:
             writer.set(BOOKIES_PATH, racks(bk1="/dc2/r5"))
             wait_until(lambda: resolver.resolve(["bk1"]) == ["/dc2/r5"], timeout=20)

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from tests.pipeline.conftest import spark  # noqa: F401  (the session's one local Spark)
 from trimtab.cli import app
+from trimtab.errors import TrimtabError
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 from trimtab.pipeline.job import JobOptions, run_job
 
@@ -255,13 +256,27 @@ def test_pipeline_with_every_node_down_says_why_nothing_is_planned(
     assert "std_before" not in entry and (tmp_path / "out" / "report.html").exists()
 
 
-def test_pipeline_with_1e308_throughput_publishes_a_report(
+def test_pipeline_with_1e308_throughput_stops_naming_the_unit(
     spark: SparkSession,  # noqa: F811  (the fixture imported above)
     tiny_fleet: Path,
     tmp_path: Path,
 ) -> None:
-    """Rates at the float limit: the job and its report finish, numbers stay finite."""
+    """Rates at the float limit are implausible (issue 42): every row is quarantined naming
+    the plausible most, and a run with no usable telemetry publishes nothing."""
     big = {"throughput_in_bytes_per_s": 1e308, "throughput_out_bytes_per_s": 1e308}
+    fleet = copied(tiny_fleet, tmp_path, "node_metrics", big)
+    with pytest.raises(TrimtabError, match=r"no usable telemetry.*plausible most"):
+        run_job(spark, JobOptions(input=str(fleet), output=str(tmp_path / "out"), now=NOW))
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
+def test_pipeline_with_throughput_at_the_plausible_most_publishes_a_report(
+    spark: SparkSession,  # noqa: F811  (the fixture imported above)
+    tiny_fleet: Path,
+    tmp_path: Path,
+) -> None:
+    """Rates at the largest plausible value: the job and its report finish, numbers finite."""
+    big = {"throughput_in_bytes_per_s": 1e12, "throughput_out_bytes_per_s": 1e12}
     fleet = copied(tiny_fleet, tmp_path, "node_metrics", big)
     summary = run_job(spark, JobOptions(input=str(fleet), output=str(tmp_path / "out"), now=NOW))
     assert (tmp_path / "out" / "report.html").exists()
