@@ -101,6 +101,23 @@ class Balancing:
         """Moves beyond the least count balancing: the price of topic balance (when on)."""
         return max(0, len(self.moves) - self.lower_bound_moves)
 
+    def figures(self) -> dict[str, object]:
+        """What balancing adds or would add, as ``rebalance --json`` and the plan document
+        carry it (the moves themselves are the caller's: they need broker ids)."""
+        return {
+            "included": self.included,
+            "moves": len(self.moves),
+            "bytes": self.bytes_moved,
+            "balance_before": self.balance_before,
+            "balance_after": self.balance_after,
+            "lower_bound_moves": self.lower_bound_moves,
+            "topic_aware": self.topic_aware,
+            "beyond_count_balance": self.beyond_counts if self.topic_aware else 0,
+            "topic_spread_before": self.topic_spread_before,
+            "topic_spread_after": self.topic_spread_after,
+            "rack_diversity_lowered": self.diversity_lowered,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Unfixable:

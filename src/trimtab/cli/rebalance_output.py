@@ -32,20 +32,8 @@ def _move(m: PlannedMove, ids: Mapping[NodeId, int]) -> dict[str, Any]:
 def _balancing(b: Balancing | None, ids: Mapping[NodeId, int]) -> dict[str, Any] | None:
     if b is None:
         return None
-    return {
-        "included": b.included,
-        "moves": len(b.moves),
-        "bytes": b.bytes_moved,
-        "balance_before": b.balance_before,
-        "balance_after": b.balance_after,
-        "lower_bound_moves": b.lower_bound_moves,
-        "topic_aware": b.topic_aware,
-        "beyond_count_balance": b.beyond_counts if b.topic_aware else 0,
-        "topic_spread_before": b.topic_spread_before,
-        "topic_spread_after": b.topic_spread_after,
-        "rack_diversity_lowered": b.diversity_lowered,
-        "optional_moves": [] if b.included else [_move(m, ids) for m in b.moves],
-    }
+    optional = [] if b.included else [_move(m, ids) for m in b.moves]
+    return b.figures() | {"optional_moves": optional}
 
 
 def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, Any]:

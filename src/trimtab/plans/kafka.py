@@ -78,7 +78,9 @@ def rebalance_plan_document(
         "lower_bound_bytes": plan.lower_bound_bytes,
         "lower_bound_terms": dict(plan.lower_bound_terms),
         "diversity_lowered": plan.diversity_lowered,
-        "balancing": _balancing(plan),
+        # what count balancing adds (its actions are the optional ones) or would add (not
+        # actions: the operator asks for it with ``--mode continuous``)
+        "balancing": None if plan.balancing is None else plan.balancing.figures(),
     }
     return PlanDocument(
         system=system,
@@ -89,22 +91,3 @@ def rebalance_plan_document(
         summary=summary,
         settings={"concurrent_moves": concurrent_moves},
     )
-
-
-def _balancing(plan: RebalancePlan) -> dict[str, Any] | None:
-    """What count balancing adds or would add: in the plan (its actions are the optional
-    ones) or left out (not actions: the operator asks for it with ``--mode continuous``)."""
-    b = plan.balancing
-    if b is None:
-        return None
-    return {
-        "included": b.included,
-        "moves": len(b.moves),
-        "bytes": b.bytes_moved,
-        "balance_before": b.balance_before,
-        "balance_after": b.balance_after,
-        "lower_bound_moves": b.lower_bound_moves,
-        "topic_aware": b.topic_aware,
-        "topic_spread_before": b.topic_spread_before,
-        "topic_spread_after": b.topic_spread_after,
-    }
