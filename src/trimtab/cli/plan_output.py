@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -18,7 +19,15 @@ from trimtab.cli._common import err, owned_output, writable_output
 from trimtab.cli.allocate import write_atomically
 from trimtab.plans.document import PlanDocument
 
-__all__ = ["check_plan_output", "command_argv", "write_plan_document"]
+__all__ = ["PlanOption", "check_plan_output", "command_argv", "write_plan_document"]
+
+#: ``--plan FILE``, as every planning command declares it.
+PlanOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan", help="Write the plan document here (for trimtab execute).", dir_okay=False
+    ),
+]
 
 
 def command_argv(ctx: typer.Context) -> list[str]:

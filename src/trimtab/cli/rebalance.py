@@ -42,7 +42,12 @@ from trimtab.cli._common import (
     writable_output,
 )
 from trimtab.cli.allocate import write_atomically
-from trimtab.cli.plan_output import check_plan_output, command_argv, write_plan_document
+from trimtab.cli.plan_output import (
+    PlanOption,
+    check_plan_output,
+    command_argv,
+    write_plan_document,
+)
 from trimtab.cli.rebalance_optimal import (
     OptimalFlag,
     TimeLimitOption,
@@ -144,14 +149,6 @@ _BrokerIds = Annotated[
     typer.Option("--broker-ids", help="Table node, broker_id (Kafka broker ids of nodes)."),
 ]
 _Seed = Annotated[int, typer.Option("--seed", help="Seed of every random choice.")]
-_Plan = Annotated[
-    Path | None,
-    typer.Option(
-        "--plan",
-        help="Write the plan document here (for trimtab execute).",
-        dir_okay=False,
-    ),
-]
 _System = Annotated[
     str, typer.Option("--system", help="kafka or redpanda: the cluster the plan is for.")
 ]
@@ -207,7 +204,7 @@ def rebalance(
     seed: _Seed = 0,
     config: ConfigOption = None,
     as_json: JsonFlag = False,
-    plan: _Plan = None,
+    plan: PlanOption = None,
     system: _System = "kafka",
     optimal: OptimalFlag = False,
     time_limit: TimeLimitOption = 60.0,

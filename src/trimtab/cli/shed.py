@@ -37,7 +37,12 @@ from trimtab.cli._common import (
     user_errors,
     writable_output,
 )
-from trimtab.cli.plan_output import check_plan_output, command_argv, write_plan_document
+from trimtab.cli.plan_output import (
+    PlanOption,
+    check_plan_output,
+    command_argv,
+    write_plan_document,
+)
 from trimtab.cli.shed_json import broker_rows, iso_time, plan_json
 from trimtab.cli.shed_reports import check_sources, follow_reports, plan_reports
 from trimtab.cluster import ClusterState, Role
@@ -138,12 +143,6 @@ _Out = Annotated[
     Path | None,
     typer.Option("--out", help="Write the unload commands and REST calls (--follow: append)."),
 ]
-_PlanFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--plan", help="Write the plan document here (for trimtab execute).", dir_okay=False
-    ),
-]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,7 +201,7 @@ def shed(
     follow: _Follow = False,
     interval: _Interval = None,
     out_path: _Out = None,
-    plan_path: _PlanFile = None,
+    plan_path: PlanOption = None,
 ) -> None:
     """Run shedding cycles on a load snapshot and print the decisions and projected loads."""
     options = ShedOptions(

@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
-from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
@@ -28,6 +27,7 @@ from rich.live import Live
 from rich.table import Table
 
 from trimtab.cli._common import err, out
+from trimtab.cli.shed_json import iso_time
 from trimtab.cluster import ClusterState
 from trimtab.config import Config
 from trimtab.contract import RejectedRow
@@ -222,10 +222,6 @@ def _read(source: DirReports | ZkReports) -> Reading:
         return Reading({}, ok=False)
 
 
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
-
-
 def _print_tick(tick: Tick, follower: Follower, cfg: Config) -> None:
     doc = tick_json(tick, follower, cfg)
     outcome = doc["outcome"]
@@ -283,7 +279,7 @@ def _append_commands(path: Path, tick: Tick) -> None:
     moves = tick.result.moves
     if not moves:
         return
-    lines = [f"# cycle {tick.number} at {_iso(tick.now)}: {len(moves)} unload(s)"]
+    lines = [f"# cycle {tick.number} at {iso_time(tick.now)}: {len(moves)} unload(s)"]
     for move in moves:
         lines += [unload_command(move), f"#   {unload_rest(move)}"]
     with path.open("a", encoding="utf-8") as handle:
