@@ -48,6 +48,7 @@ from trimtab.cli.plan_output import (
     command_argv,
     write_plan_document,
 )
+from trimtab.cli.rebalance_log_dirs import CordonOption, LogDirPlan, log_dir_plan
 from trimtab.cli.rebalance_optimal import (
     OptimalFlag,
     TimeLimitOption,
@@ -65,6 +66,7 @@ from trimtab.readers.node_health import read_health
 from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import (
+    LogDirs,
     free_space_from_log_dirs,
     read_current_assignment,
     read_log_dirs,
@@ -181,6 +183,7 @@ class RebalanceOptions:
     argv: tuple[str, ...] | list[str] = ()
     optimal: bool = False
     time_limit: float = 60.0
+    cordon: tuple[str, ...] = ()
 
 
 @app.command()
@@ -208,6 +211,7 @@ def rebalance(
     system: _System = "kafka",
     optimal: OptimalFlag = False,
     time_limit: TimeLimitOption = 60.0,
+    cordon: CordonOption = None,
 ) -> None:
     """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
     rack repair, then counts towards capacity shares.
@@ -222,6 +226,8 @@ def rebalance(
     kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
     --plan writes the plan document that trimtab execute runs.
     --optimal solves the same plan exactly (fewest moves, then bytes) and prints the proof.
+    --cordon BROKER:DIR empties a log dir; brokers whose log dirs are all cordoned
+    (KIP-1066, read from --log-dirs) take no new replica.
     """
     options = RebalanceOptions(
         inventory=inventory,
@@ -247,6 +253,7 @@ def rebalance(
         argv=command_argv(ctx),
         optimal=optimal,
         time_limit=time_limit,
+        cordon=tuple(cordon or ()),
     )
     _rebalance(options)
 
@@ -317,6 +324,7 @@ def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, i
         {
             "mode": plan.mode,
             "drain": o.drain,
+            "cordon": ",".join(o.cordon) or None,
             "max_moves": o.max_moves,
             "rack_aware": o.rack_aware,
             "seed": o.seed,
@@ -353,9 +361,12 @@ def _plan(
     ids = broker_ids([n.id for n in state], mapping)
     held = read_current_assignment(o.assignment, state, mapping, cfg)
     warnings = list(inv.warnings)
+    dirs = None
     if o.log_dirs is not None:
-        held, state = _with_sizes(held, state, ids, o.log_dirs, warnings)
+        held, state, dirs = _with_sizes(held, state, ids, o.log_dirs, warnings)
     statuses = _health(o.health, state, ids) if o.health else []
+    extra = log_dir_plan(dirs, o.cordon, ids, statuses)
+    statuses = [*statuses, *extra.statuses]
     drain = _nodes(o.drain, state, ids, "--drain") if o.drain else []
     now = time.time()
     in_flight = _in_flight(o.in_progress, held, ids) if o.in_progress else []
@@ -375,7 +386,11 @@ def _plan(
                 rack_aware=o.rack_aware,
                 topic_aware=o.topic_aware,
                 seed=o.seed,
+                evict=extra.evict,
+                # moves inside brokers are required too: balancing only when asked for
+                balance=False if extra.inside and o.mode is None else None,
             )
+            plan = _with_log_dirs(plan, extra)
         except ValueError as exc:  # an in-progress plan that does not fit the assignment
             raise TrimtabError(f"--in-progress {o.in_progress}: {exc}") from None
         if not o.optimal:
@@ -394,6 +409,11 @@ def _plan(
             time_limit_s=o.time_limit,
         )
     return proof.plan, ids, warnings, inv, (proof, plan)
+
+
+def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan) -> RebalancePlan:
+    """``plan`` with the moves inside brokers and the brokers closed to new replicas."""
+    return replace(plan, dir_moves=extra.inside, closed=dict(extra.closed))
 
 
 def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:
@@ -420,16 +440,16 @@ def _with_sizes(
     ids: Mapping[NodeId, int],
     path: Path,
     warnings: list[str],
-) -> tuple[tuple[Any, ...], ClusterState]:
-    """Assignments with their sizes from the log dirs; a node the inventory gives no free
-    disk for takes the bytes the log dirs report as used."""
+) -> tuple[tuple[Any, ...], ClusterState, LogDirs]:
+    """Assignments with their sizes from the log dirs, the cluster (a node the inventory
+    gives no free disk for takes the bytes the log dirs report as used) and the log dirs."""
     dirs = read_log_dirs(path)
     warnings += [f"{path}: log dir with an error skipped: {e}" for e in dirs.errors]
     sized = tuple(replace(a, size_bytes=dirs.size(a.topic, a.partition)) for a in held)
     unsized = sum(1 for a in sized if a.size_bytes == 0)
     if unsized:
         warnings.append(f"{path}: no size for {plural(unsized, 'partition')} (counted as 0 bytes)")
-    return sized, free_space_from_log_dirs(state, ids, dirs)
+    return sized, free_space_from_log_dirs(state, ids, dirs), dirs
 
 
 def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[NodeStatus]:

@@ -15,7 +15,14 @@
       "partitions":[{"partition":"orders-0","size":1024,"offsetLag":0,"isFuture":false}]}]}]}
 
   and the free disk it implies for the nodes the inventory gives none for
-  (:func:`free_space_from_log_dirs`).
+  (:func:`free_space_from_log_dirs`). Each log dir is kept too (:class:`DirReport`: its
+  replicas and bytes), with its capacity and cordon where the document carries them:
+  ``totalBytes``, ``usableBytes`` (KIP-827) and ``isCordoned`` (KIP-1066, Kafka 4.3), named
+  after the admin client's ``LogDirDescription`` accessors. Upstream's
+  ``LogDirsCommand`` (apache/kafka tools/src/main/java/org/apache/kafka/tools/
+  LogDirsCommand.java, as read on 2026-11-28) prints only ``logDir``, ``error`` and
+  ``partitions``, so from its output every dir is open and of unknown capacity; a document
+  written from DescribeLogDirs v4/v5 (``trimtab inventory``, a script) may carry them.
 
 Redpanda answers the same admin API (``DescribeLogDirs``), so the tool reads it too. A
 document of another shape is an :class:`~trimtab.errors.InputError` naming the file, what it
@@ -43,6 +50,7 @@ from trimtab.systems.kafka.tool_output import broker_id, json_documents, parse_r
 __all__ = [
     "ASSIGNMENT_COMMAND",
     "LOG_DIRS_COMMAND",
+    "DirReport",
     "LogDirs",
     "free_space_from_log_dirs",
     "read_current_assignment",
@@ -131,14 +139,32 @@ def read_current_assignment(
 
 
 @dataclass(frozen=True, slots=True)
+class DirReport:
+    """One log dir of one broker as reported: path, capacity and usable bytes when given,
+    cordon, and its replicas' bytes (future replicas left out)."""
+
+    broker: int
+    path: str
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+    cordoned: bool = False
+    replicas: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    @property
+    def used_bytes(self) -> int:
+        return sum(self.replicas.values())
+
+
+@dataclass(frozen=True, slots=True)
 class LogDirs:
     """What ``kafka-log-dirs.sh --describe`` reports: each partition's size on each broker
-    (future replicas, the copies of a move under way, left out), bytes per broker, and the
-    log dirs that answered with an error."""
+    (future replicas, the copies of a move under way, left out), bytes per broker, each
+    log dir, and the log dirs that answered with an error."""
 
     sizes: dict[tuple[str, int], dict[int, int]] = field(default_factory=dict)
     used: dict[int, int] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
+    dirs: tuple[DirReport, ...] = ()
 
     def size(self, topic: str, partition: int) -> int:
         """The partition's size: its largest replica (0 when unknown)."""
@@ -163,6 +189,7 @@ def read_log_dirs(path: str | Path) -> LogDirs:
         )
     out = LogDirs()
     errors: list[str] = []
+    reports: list[DirReport] = []
     for b, broker in enumerate(doc["brokers"]):
         number = broker_id(broker.get("broker")) if isinstance(broker, dict) else None
         if number is None:
@@ -175,12 +202,33 @@ def read_log_dirs(path: str | Path) -> LogDirs:
             if log_dir.get("error"):
                 errors.append(f"broker {number} {log_dir.get('logDir')}: {log_dir['error']}")
                 continue
+            report = _dir_report(number, log_dir, where)
             for entry in log_dir.get("partitions") or []:
-                _add_partition(out, number, entry, where)
-    return LogDirs(out.sizes, out.used, tuple(errors))
+                _add_partition(out, number, entry, where, report.replicas)
+            reports.append(report)
+    return LogDirs(out.sizes, out.used, tuple(errors), tuple(reports))
 
 
-def _add_partition(out: LogDirs, broker: int, entry: Any, where: str) -> None:
+def _dir_report(broker: int, log_dir: dict[str, Any], where: str) -> DirReport:
+    """The dir's path, capacity and cordon (absent fields: unknown, open)."""
+    path = log_dir.get("logDir")
+    if not isinstance(path, str) or not path:
+        raise InputError(f'{where} needs "logDir": the directory\'s path, got {path!r}')
+    sizes = {}
+    for key in ("totalBytes", "usableBytes"):
+        value = log_dir.get(key)
+        if value is not None and not (_whole(value) or value == -1):
+            raise InputError(f"{where}: {key} must be a number of bytes, got {value!r}")
+        sizes[key] = value if _whole(value) else None  # -1: the broker did not say
+    cordoned = log_dir.get("isCordoned", False)
+    if not isinstance(cordoned, bool):
+        raise InputError(f"{where}: isCordoned must be true or false, got {cordoned!r}")
+    return DirReport(broker, path, sizes["totalBytes"], sizes["usableBytes"], cordoned)
+
+
+def _add_partition(
+    out: LogDirs, broker: int, entry: Any, where: str, replicas: dict[tuple[str, int], int]
+) -> None:
     name = entry.get("partition") if isinstance(entry, dict) else None
     size = entry.get("size") if isinstance(entry, dict) else None
     topic, _, number = str(name).rpartition("-")
@@ -190,6 +238,7 @@ def _add_partition(out: LogDirs, broker: int, entry: Any, where: str) -> None:
         )
     if entry.get("isFuture"):
         return
+    replicas[(topic, int(number))] = size
     per_broker = out.sizes.setdefault((topic, int(number)), {})
     per_broker[broker] = per_broker.get(broker, 0) + size
     out.used[broker] = out.used.get(broker, 0) + size
