@@ -148,3 +148,51 @@ def test_cordon_needs_the_log_dirs(tmp_path: Path) -> None:
     code, _, err = run("-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--cordon", "3:/d")
     assert code == 2
     assert err.strip().startswith("error: --cordon needs --log-dirs")
+
+
+def test_output_pins_log_dirs_as_kafka_reassign_partitions_takes_them(tmp_path: Path) -> None:
+    """-o writes the log_dirs field (ReassignPartitionsCommand's format): the moved replica's
+    new directory, "any" for the others; the rollback pins the old directory; both read back
+    as assignments (the replicas are unchanged)."""
+    out = tmp_path / "proposed.json"
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    code, _, err = run(*args, "--cordon", "3:/data/d1", "-o", str(out))
+    assert code == 0, err
+    proposed = json.loads(out.read_text())
+    rollback = json.loads(out.with_suffix(".rollback.json").read_text())
+    held = replicas_in(LOG_DIRS, 3, "/data/d1")
+    assert {(p["topic"], p["partition"]) for p in proposed["partitions"]} == held
+    for doc, where in ((proposed, "/data/d2"), (rollback, "/data/d1")):
+        for p in doc["partitions"]:
+            assert p["log_dirs"] == [where if b == 3 else "any" for b in p["replicas"]]
+    current = {
+        (p["topic"], p["partition"]): p["replicas"]
+        for p in json.loads(CURRENT.read_text())["partitions"]
+    }
+    assert all(
+        p["replicas"] == current[(p["topic"], p["partition"])] for p in proposed["partitions"]
+    )
+    again = run("-i", str(inventory(tmp_path)), "-a", str(out), "--json")
+    assert again[0] == 0, again[2]
+
+
+def test_plan_document_reassign_target_carries_log_dirs(tmp_path: Path) -> None:
+    """--plan: each moved replica's partition is a required reassign action whose target has
+    log_dirs; its bytes are in effect.dir_moves, none in effect.bytes; the digest verifies."""
+    from trimtab.plans.document import load_plan
+
+    plan_file = tmp_path / "plan.json"
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    code, _, err = run(*args, "--cordon", "3:/data/d1", "--plan", str(plan_file))
+    assert code == 0, err
+    plan = load_plan(plan_file)
+    assert plan.actions
+    for action in plan.actions:
+        assert action.kind == "reassign" and action.required
+        assert action.target["replicas"] == action.precondition["replicas"]
+        assert action.target["log_dirs"] == [
+            "/data/d2" if b == 3 else "any" for b in action.target["replicas"]
+        ]
+        assert action.effect["bytes"] == 0
+        assert [d["to_dir"] for d in action.effect["dir_moves"]] == ["/data/d2"]
+    assert plan.summary["dir_moves"] == len(plan.actions)

@@ -152,7 +152,8 @@ class RebalancePlan:
     ``diversity_lowered`` counts the partitions whose replicas span fewer racks after the
     plan than before, rack awareness on or off. Balances are against the reachable shares
     (:mod:`trimtab.allocation.shares`). ``dir_moves`` are moves between log dirs of one
-    broker (no network bytes, apart from ``moves``); ``closed`` the nodes that take no new
+    broker (no network bytes, apart from ``moves``; ``dir_partitions`` their partitions as
+    they are); ``closed`` the nodes that take no new
     replica, and why (all their log dirs cordoned, KIP-1066)."""
 
     cluster: str
@@ -174,6 +175,7 @@ class RebalancePlan:
     diversity_lowered: int = 0
     dir_moves: tuple[DirMove, ...] = ()
     closed: dict[NodeId, str] = field(default_factory=dict)
+    dir_partitions: tuple[PartitionAssignment, ...] = ()  # the current of dir_moves' partitions
 
     @property
     def required_moves(self) -> tuple[PlannedMove, ...]:

@@ -71,7 +71,7 @@ from trimtab.systems.kafka.readers import (
     read_current_assignment,
     read_log_dirs,
 )
-from trimtab.systems.kafka.writers import dumps, reassignment
+from trimtab.systems.kafka.writers import dumps, reassignment, reassignment_with_dirs
 
 __all__ = ["RebalanceOptions", "plan_document", "rebalance"]
 
@@ -281,7 +281,7 @@ def _rebalance(o: RebalanceOptions) -> None:
         plan, ids, warnings, inv, proof = _plan(o, quiet=fmt != "table")
     # --json carries the rack diversity lost as figures (rack_diversity_lowered)
     print_warnings([*warnings, *(diversity_warnings(plan) if fmt != "json" else [])])
-    proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
+    proposed, current = _documents(plan, ids)
     if o.output is not None and back is not None:
         write_atomically(o.output, proposed)
         write_atomically(back, current)
@@ -304,6 +304,22 @@ def _rebalance(o: RebalanceOptions) -> None:
         if proof is not None:
             print_proof(*proof)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
+
+
+def _documents(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> tuple[str, str]:
+    """The reassignment document and its rollback; a move between log dirs pins its replica's
+    directory in ``log_dirs`` (the target there, the source in the rollback)."""
+    to: dict[tuple[str, int], dict[NodeId, str]] = {}
+    back: dict[tuple[str, int], dict[NodeId, str]] = {}
+    for m in plan.dir_moves:
+        to.setdefault((m.topic, m.partition), {})[m.node] = m.target
+        back.setdefault((m.topic, m.partition), {})[m.node] = m.source
+    if not to:
+        return dumps(reassignment(plan.after, ids)), dumps(reassignment(plan.before, ids))
+    return (
+        dumps(reassignment_with_dirs(plan.after, ids, to, plan.dir_partitions)),
+        dumps(reassignment_with_dirs(plan.before, ids, back, plan.dir_partitions)),
+    )
 
 
 def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
@@ -390,7 +406,7 @@ def _plan(
                 # moves inside brokers are required too: balancing only when asked for
                 balance=False if extra.inside and o.mode is None else None,
             )
-            plan = _with_log_dirs(plan, extra)
+            plan = _with_log_dirs(plan, extra, held)
         except ValueError as exc:  # an in-progress plan that does not fit the assignment
             raise TrimtabError(f"--in-progress {o.in_progress}: {exc}") from None
         if not o.optimal:
@@ -411,9 +427,12 @@ def _plan(
     return proof.plan, ids, warnings, inv, (proof, plan)
 
 
-def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan) -> RebalancePlan:
-    """``plan`` with the moves inside brokers and the brokers closed to new replicas."""
-    return replace(plan, dir_moves=extra.inside, closed=dict(extra.closed))
+def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan, held: tuple[Any, ...]) -> RebalancePlan:
+    """``plan`` with the moves inside brokers (and their partitions as they are) and the
+    brokers closed to new replicas."""
+    keys = {(m.topic, m.partition) for m in extra.inside}
+    current = tuple(a for a in held if (a.topic, a.partition) in keys)
+    return replace(plan, dir_moves=extra.inside, closed=dict(extra.closed), dir_partitions=current)
 
 
 def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:
