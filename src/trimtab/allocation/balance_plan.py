@@ -176,6 +176,7 @@ class RebalancePlan:
     dir_moves: tuple[DirMove, ...] = ()
     closed: dict[NodeId, str] = field(default_factory=dict)
     dir_partitions: tuple[PartitionAssignment, ...] = ()  # the current of dir_moves' partitions
+    dir_lower_bound: int = 0  # the fewest moves inside brokers any plan needs
 
     @property
     def required_moves(self) -> tuple[PlannedMove, ...]:

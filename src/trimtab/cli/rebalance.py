@@ -24,6 +24,7 @@ from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.allocation.optimal import OptimalPlan, plan_optimal
 from trimtab.allocation.planner import plan_rebalance
+from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -381,7 +382,7 @@ def _plan(
     if o.log_dirs is not None:
         held, state, dirs = _with_sizes(held, state, ids, o.log_dirs, warnings)
     statuses = _health(o.health, state, ids) if o.health else []
-    extra = log_dir_plan(dirs, o.cordon, ids, statuses)
+    extra = log_dir_plan(dirs, o.cordon, ids, statuses, disk_ratios(cfg)[0])
     statuses = [*statuses, *extra.statuses]
     drain = _nodes(o.drain, state, ids, "--drain") if o.drain else []
     now = time.time()
@@ -432,7 +433,13 @@ def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan, held: tuple[Any, ...]
     brokers closed to new replicas."""
     keys = {(m.topic, m.partition) for m in extra.inside}
     current = tuple(a for a in held if (a.topic, a.partition) in keys)
-    return replace(plan, dir_moves=extra.inside, closed=dict(extra.closed), dir_partitions=current)
+    return replace(
+        plan,
+        dir_moves=extra.inside,
+        closed=dict(extra.closed),
+        dir_partitions=current,
+        dir_lower_bound=extra.inside_bound,
+    )
 
 
 def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:

@@ -16,7 +16,15 @@ from typing import Annotated
 import typer
 
 from trimtab.allocation.health import NodeStatus
-from trimtab.allocation.log_dirs import DirMove, LogDir, closed_nodes, empty_log_dirs
+from trimtab.allocation.log_dirs import (
+    DirMove,
+    LogDir,
+    after_moves,
+    closed_nodes,
+    empty_log_dirs,
+    full_dir_bound,
+    relieve_full_dirs,
+)
 from trimtab.cluster import NodeHealth, NodeId
 from trimtab.errors import TrimtabError
 from trimtab.systems.kafka.readers import LogDirs
@@ -43,6 +51,7 @@ class LogDirPlan:
     statuses: tuple[NodeStatus, ...] = ()
     inside: tuple[DirMove, ...] = ()
     evict: tuple[tuple[str, int, NodeId], ...] = ()
+    inside_bound: int = 0  # the fewest moves inside brokers (dirs emptied, full dirs relieved)
 
 
 def log_dir_plan(
@@ -50,8 +59,11 @@ def log_dir_plan(
     cordons: Sequence[str],
     ids: Mapping[NodeId, int],
     health: Sequence[NodeStatus],
+    soft: float,
 ) -> LogDirPlan:
-    """The log dirs' part of the plan; ``--cordon`` without ``--log-dirs`` is an error."""
+    """The log dirs' part of the plan: cordons, dirs emptied (``--cordon``), and full dirs
+    (above ``soft`` of their capacity) relieved inside their broker first; ``--cordon``
+    without ``--log-dirs`` is an error."""
     if dirs is None:
         if cordons:
             raise TrimtabError(
@@ -82,7 +94,11 @@ def log_dir_plan(
         NodeStatus(node, NodeHealth.MAINTENANCE) for node in closed if node not in stated
     )
     inside, leave = empty_log_dirs(known, emptied)
-    return LogDirPlan(closed, statuses, tuple(inside), tuple(leave))
+    emptied_inside = len(inside)
+    settled = after_moves(known, inside, emptied)
+    inside += relieve_full_dirs(settled, soft)
+    bound = emptied_inside + full_dir_bound(settled, soft)
+    return LogDirPlan(closed, statuses, tuple(inside), tuple(leave), bound)
 
 
 def _cordon(text: str, dirs: LogDirs, node_of: Mapping[int, NodeId]) -> tuple[NodeId, str]:

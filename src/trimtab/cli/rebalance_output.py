@@ -75,6 +75,7 @@ def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, A
             }
             for m in plan.dir_moves
         ],
+        "log_dir_moves_lower_bound": plan.dir_lower_bound,
         "closed_brokers": [{"broker": ids[n], "why": why} for n, why in plan.closed.items()],
     }
 
@@ -86,7 +87,7 @@ def _log_dir_lines(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> list[str]:
         size = sum(m.size_bytes for m in plan.dir_moves)
         lines.append(
             f"moves inside brokers (between log dirs, no network bytes): "
-            f"{len(plan.dir_moves):,} / lower bound {len(plan.dir_moves):,}; {size:,} bytes"
+            f"{len(plan.dir_moves):,} / lower bound {plan.dir_lower_bound:,}; {size:,} bytes"
         )
         lines += [
             f"  {m.topic}-{m.partition} on broker {ids[m.node]}: {m.source} → {m.target} "
