@@ -23,7 +23,9 @@ TLS, as upstream's ``PerChannelBookieClient`` starts it: to a node that wants it
 (:meth:`~trimtab.systems.bookkeeper.bookieinfo.tls.ClientTls.applies`), the first frame on a new
 connection is START_TLS; on its EOK the handshake runs on the same connection (host name checked),
 and only then is GET_BOOKIE_INFO sent, inside TLS. The context is taken at each new connection, so
-renewed files are used by the next one. Every refusal is a ``tls`` error naming the endpoint and
+renewed files are used by the next one. A new connection to a node offers the TLS session its
+previous connection got (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tls_sessions`), so a
+reconnect skips the certificate exchange; renewed files start afresh. Every refusal is a ``tls`` error naming the endpoint and
 the fix (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tlserrors`).
 """
 
@@ -44,6 +46,7 @@ from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
 from trimtab.systems.bookkeeper.bookieinfo.tls import SYSTEM_CAS, ClientTls, ReloadingContext
+from trimtab.systems.bookkeeper.bookieinfo.tls_sessions import SessionCache
 from trimtab.systems.bookkeeper.bookieinfo.tlserrors import (
     explain,
     not_tls,
@@ -87,6 +90,7 @@ class _Connection:
     def __init__(self, host: str, port: int, tls: _Upgrade | None = None) -> None:
         self.host, self.port = host, port
         self._tls = tls
+        self._context: ssl.SSLContext | None = None  # the TLS context of this connection
         self._answered = False  # an answer came on this connection (after TLS, if any)
         self.plaintext = tls is None
         self._raw: asyncio.BaseTransport | None = None
@@ -142,11 +146,15 @@ class _Connection:
                 f"{endpoint} does not offer TLS on its bookie port (START_TLS answered "
                 f"{status}): configure TLS on the node, or reach it without TLS settings"
             )
+        self._context = context = tls.context.get()
         try:
-            await self._writer.start_tls(tls.context.get(), server_hostname=self.host)
+            with tls.sessions.offering(endpoint, context):
+                await self._writer.start_tls(context, server_hostname=self.host)
         except ssl.SSLError as exc:
+            tls.sessions.forget(endpoint)
             raise _TlsError(tls.explain(exc, endpoint)) from None
         except (ConnectionError, asyncio.IncompleteReadError):
+            tls.sessions.forget(endpoint)
             raise _TlsError(
                 f"{endpoint} closed the connection during the TLS handshake: "
                 "check the node's log (its certificate or its --tls-ca)"
@@ -175,7 +183,9 @@ class _Connection:
         try:
             while True:
                 response = parse_response(await read_frame(self._reader, wait=None))
-                self._answered = True
+                if not self._answered:
+                    self._answered = True
+                    self._keep_session()
                 waiting = self._pending.pop(response.header.txnId, None)
                 if waiting is not None and not waiting.done():
                     waiting.set_result(response)
@@ -190,6 +200,13 @@ class _Connection:
         except (OSError, TimeoutError) as exc:
             failure = _ClosedError(f"connection lost: {exc}")
         self._fail(failure)
+
+    def _keep_session(self) -> None:
+        """After the first answer (a TLS 1.3 ticket has come by then): keep the session for
+        this node's next connection."""
+        if self._tls is not None and self._context is not None and self._writer is not None:
+            ssl_object = self._writer.get_extra_info("ssl_object")
+            self._tls.sessions.keep(f"{self.host}:{self.port}", self._context, ssl_object)
 
     def refusal(self) -> _TlsError | None:
         """A TLS connection closed before any answer: how a node refuses our certificate."""
@@ -281,6 +298,11 @@ class BookieRpcClient:
         if self._loop is not None and not self._closed:
             with contextlib.suppress(RuntimeError, TimeoutError):
                 self._loop.run(self._retain(keep), _GRACE_SECONDS)
+
+    @property
+    def resumed(self) -> int:
+        """TLS connections that resumed an earlier session (no certificate exchange)."""
+        return self._upgrade.sessions.resumed if self._upgrade is not None else 0
 
     @property
     def open_connections(self) -> int:
@@ -396,6 +418,7 @@ class _Upgrade:
 
     def __init__(self, settings: ClientTls, txn: itertools.count[int]) -> None:
         self.context = ReloadingContext(settings.files, settings.build)
+        self.sessions = SessionCache()  # resumption across this client's connections
         self._settings = settings
         self._txn = txn
 

@@ -1,0 +1,92 @@
+"""TLS session resumption for the readers' bookie-port connections.
+
+Why: a full mutual-TLS handshake costs the reader about half a millisecond of OpenSSL CPU (key
+exchange, checking the node's chain and signature, signing with the client key) plus asyncio's
+Python-level SSL protocol; a scan of a thousand bookies that must connect again (``watch`` after
+nodes restarted or timed out, a scan after :meth:`retain` dropped connections, every scan of a
+client that is reused) pays it per node. A resumed handshake skips the certificate work on both
+sides. Upstream's Java client resumes the same way (the JDK's client session cache).
+
+Algorithm: one :class:`SessionCache` per client holds the last session each ``host:port`` gave,
+for the context that made it. :meth:`SessionCache.offering` sets the session to offer for one
+``start_tls`` call in a context variable; :class:`ResumingContext` (the class
+:meth:`~trimtab.systems.bookkeeper.bookieinfo.tls.ClientTls.build` makes) reads it in
+``wrap_bio``, which asyncio calls synchronously inside ``loop.start_tls``. A session is offered
+only to the node it came from and only with the context it came from: when the certificate files
+are renewed (a new context), every cached session is forgotten, so a renewed client certificate
+or CA is used in a full handshake at once. Verification is unchanged: the server checks the
+resumed ticket it issued after checking our certificate, and OpenSSL offers a session only to
+the host name it was made for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import ssl
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["ResumingContext", "SessionCache"]
+
+_OFFER: contextvars.ContextVar[ssl.SSLSession | None] = contextvars.ContextVar(
+    "trimtab_tls_offer", default=None
+)
+
+
+class ResumingContext(ssl.SSLContext):
+    """An ``ssl.SSLContext`` that offers the session :meth:`SessionCache.offering` set."""
+
+    def wrap_bio(  # type: ignore[override]  # same call, one default taken from the variable
+        self,
+        incoming: ssl.MemoryBIO,
+        outgoing: ssl.MemoryBIO,
+        server_side: bool = False,
+        server_hostname: str | bytes | None = None,
+        session: ssl.SSLSession | None = None,
+    ) -> ssl.SSLObject:
+        if session is None and not server_side:
+            session = _OFFER.get()
+        return super().wrap_bio(incoming, outgoing, server_side, server_hostname, session)
+
+
+class SessionCache:
+    """The last session per ``host:port``, all from one context; :attr:`resumed` counts the
+    handshakes that resumed one."""
+
+    def __init__(self) -> None:
+        self._context: ssl.SSLContext | None = None
+        self._sessions: dict[str, ssl.SSLSession] = {}
+        self._lock = threading.Lock()
+        self.resumed = 0
+
+    @contextlib.contextmanager
+    def offering(self, key: str, context: ssl.SSLContext) -> Iterator[None]:
+        """Offer ``key``'s session (if it came from ``context``) to the handshake started inside."""
+        with self._lock:
+            if context is not self._context:  # renewed files: no session of the old context
+                self._context, self._sessions = context, {}
+            session = self._sessions.get(key)
+        token = _OFFER.set(session)
+        try:
+            yield
+        finally:
+            _OFFER.reset(token)
+
+    def keep(self, key: str, context: ssl.SSLContext, ssl_object: Any) -> None:
+        """Remember the session of an established connection (after its first answer: TLS 1.3
+        tickets arrive after the handshake)."""
+        if not isinstance(ssl_object, ssl.SSLObject):
+            return
+        session = ssl_object.session  # a TLS 1.3 ticket, or a TLS 1.2 session id
+        with self._lock:
+            if ssl_object.session_reused:
+                self.resumed += 1
+            if context is self._context and session is not None:
+                self._sessions[key] = session
+
+    def forget(self, key: str) -> None:
+        """Drop ``key``'s session (its connection failed: the next one starts afresh)."""
+        with self._lock:
+            self._sessions.pop(key, None)
