@@ -74,15 +74,18 @@ class SessionCache:
         finally:
             _OFFER.reset(token)
 
+    def handshaken(self, ssl_object: Any) -> None:
+        """Count a finished handshake that resumed a session."""
+        if isinstance(ssl_object, ssl.SSLObject) and ssl_object.session_reused:
+            with self._lock:
+                self.resumed += 1
+
     def keep(self, key: str, context: ssl.SSLContext, ssl_object: Any) -> None:
-        """Remember the session of an established connection (after its first answer: TLS 1.3
-        tickets arrive after the handshake)."""
+        """Remember the session of a connection that worked, as it ends."""
         if not isinstance(ssl_object, ssl.SSLObject):
             return
         session = ssl_object.session  # a TLS 1.3 ticket, or a TLS 1.2 session id
         with self._lock:
-            if ssl_object.session_reused:
-                self.resumed += 1
             if context is self._context and session is not None:
                 self._sessions[key] = session
 
