@@ -179,6 +179,7 @@ class Figures:
     reconnect_cpu: float
     resumed: int
     server_cpu: float  # the helper's CPU seconds during the cold scan
+    reconnect_server_cpu: float  # ... and during the reconnect scan
     cli_seconds: float = 0.0
     cli_answered: int = 0
 
@@ -231,13 +232,24 @@ def measure(
             if index == 0:
                 server_cpu = _cpu_of(server_pid) - server_started
         client.bookie_rpc.retain(())  # every connection closed; the TLS sessions kept
+        server_started = _cpu_of(server_pid)
         scan()
+        reconnect_server_cpu = _cpu_of(server_pid) - server_started
         reconnect, reconnect_cpu = times.pop(), cpu.pop()
         connects, resumed = client.bookie_rpc.connects, client.bookie_rpc.resumed
     finally:
         client.close()
     return Figures(
-        read_seconds, times, cpu, answered, connects, reconnect, reconnect_cpu, resumed, server_cpu
+        read_seconds,
+        times,
+        cpu,
+        answered,
+        connects,
+        reconnect,
+        reconnect_cpu,
+        resumed,
+        server_cpu,
+        reconnect_server_cpu,
     )
 
 
@@ -327,6 +339,7 @@ def report(nodes: int, max_in_flight: int, runs: list[tuple[Figures, Figures]]) 
     row("  client CPU per warm scan", lambda f: statistics.median(f.cpu[1:]))
     again = row("reconnect scan (new connections, same client)", lambda f: f.reconnect)
     row("  client CPU in the reconnect scan", lambda f: f.reconnect_cpu)
+    row("  bookies' CPU in the reconnect scan", lambda f: f.reconnect_server_cpu)
     cli = row("`trimtab bookieinfo --zk --json` end to end", lambda f: f.cli_seconds)
     plain, tls = runs[-1]
     print(
@@ -350,11 +363,14 @@ def report(nodes: int, max_in_flight: int, runs: list[tuple[Figures, Figures]]) 
     per_client = statistics.median((t.cpu[0] - p.cpu[0]) / nodes for p, t in runs)
     per_server = statistics.median((t.server_cpu - p.server_cpu) / nodes for p, t in runs)
     per_resumed = statistics.median((t.reconnect_cpu - p.reconnect_cpu) / nodes for p, t in runs)
+    server_resumed = statistics.median(
+        (t.reconnect_server_cpu - p.reconnect_server_cpu) / nodes for p, t in runs
+    )
     print(
-        f"  CPU per new TLS connection beyond plaintext (START_TLS + mutual-TLS handshake): "
+        "  CPU per new TLS connection beyond plaintext (START_TLS + mutual-TLS handshake): "
         f"client {1000 * per_client:.2f} ms full, {1000 * per_resumed:.2f} ms resumed; "
-        f"bookie side {1000 * per_server:.2f} ms full (on the same cores here; on its own "
-        "machine in a cluster)"
+        f"bookie side {1000 * per_server:.2f} ms full, {1000 * server_resumed:.2f} ms resumed "
+        "(on the same cores here; on its own machine in a cluster)"
     )
 
 
