@@ -15,12 +15,20 @@ one), nodes per second, how many answered, connections opened, and the concurren
 Goal (issue 18): a full scan of 1,000 nodes under 2 s with bounded concurrency.
 
 The TLS run (issue 41) sits next to the plaintext one in the same run: the helper also serves the
-same number of bookies with TLS (a test CA's certificate from ``tests/tls_certs.py``, mutual TLS
-required), registered under a second root with the ``tls`` endpoint extension as upstream's
-bookies write it; the same scans and the same CLI run go through START_TLS and a handshake per
-connection (the reader gives its client certificate). Printed: each figure for both runs and the
-TLS/plaintext ratio. Goal: the cold scan and the CLI run, where every connection pays its
-handshake, at most 1.5x the plaintext ones (warm scans reuse their TLS connections).
+same number of bookies with TLS (a test CA's certificate from ``tests/tls_certs.py``: trustme,
+ECDSA P-256 keys; mutual TLS required), registered under a second root with the ``tls`` endpoint
+extension as upstream's bookies write it; the same scans and the same CLI run go through
+START_TLS and a handshake per new connection (the reader gives its client certificate).
+``--reps`` repetitions alternate plaintext and TLS (the machine is shared: figures from one
+repetition are compared with figures from the same repetition). Each repetition, for each of the
+two: a cold scan (a new client: every connection a full handshake), warm scans (connections
+kept, as ``watch`` keeps them), a reconnect scan (every connection closed first: the same client
+opens new ones, resuming the TLS sessions it kept), and ``trimtab bookieinfo --zk --json`` (a new
+process: full handshakes). Printed: the median of each figure and the median of the
+repetitions' TLS/plaintext ratios; the client's CPU seconds per scan (this process) and the
+bookies' (the helper's, read from ``/proc``), so the handshake CPU each side pays is separated
+from the wall time the shared cores give; the client CPU per new TLS connection beyond
+plaintext, full and resumed. Goal: at most 1.5x the plaintext figure.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kazoo.client import KazooClient
-from tests.tls_certs import make_tls_files
+from tests.tls_certs import TlsFiles, make_tls_files
 
 from trimtab.diskinfo import BookieInfo
 from trimtab.systems.bookkeeper.bookieinfo.client import survey
@@ -279,6 +287,62 @@ def measure_cli(target: ZkTarget, tls: ClientTls | None) -> tuple[float, int]:
     return seconds, sum(r["error"] is None for r in json.loads(cli.stdout)["bookies"])
 
 
+def _handshake(
+    server: ssl.SSLContext, client: ssl.SSLContext, session: ssl.SSLSession | None
+) -> tuple[float, float, ssl.SSLObject]:
+    """One mutual-TLS handshake and one message each way over memory BIOs: each side's CPU."""
+    s_in, s_out, c_in, c_out = ssl.MemoryBIO(), ssl.MemoryBIO(), ssl.MemoryBIO(), ssl.MemoryBIO()
+    bookie = server.wrap_bio(s_in, s_out, server_side=True)
+    reader = client.wrap_bio(c_in, c_out, server_hostname="localhost", session=session)
+    steps: list[tuple[ssl.SSLObject, ssl.MemoryBIO, ssl.MemoryBIO, Callable[[], object]]] = [
+        (reader, c_out, s_in, reader.do_handshake),
+        (bookie, s_out, c_in, bookie.do_handshake),
+    ]
+    spent = [0.0, 0.0]
+    done = [False, False]
+    while not all(done):
+        for side, (_, out, peer, step) in enumerate(steps):
+            started = time.thread_time()
+            if not done[side]:
+                try:
+                    step()
+                    done[side] = True
+                except ssl.SSLWantReadError:
+                    pass
+            peer.write(out.read())
+            spent[side] += time.thread_time() - started
+    for side, (obj, out, peer, _) in enumerate(steps):  # a message each way: tickets are read
+        started = time.thread_time()
+        obj.write(b"x")
+        peer.write(out.read())
+        other = steps[1 - side][0]
+        other.read()
+        spent[side] += time.thread_time() - started
+    return spent[0], spent[1], reader
+
+
+def openssl_only(files: TlsFiles, count: int = 300) -> dict[str, float]:
+    """ms of CPU per handshake in OpenSSL alone (no sockets, no asyncio), with the bench's
+    certificates and the contexts the reader and the agent build: full and resumed."""
+    server = ServerTls(cert=files.server_cert, key=files.server_key, ca=files.ca, client_auth=True)
+    client = ClientTls(ca=files.ca, cert=files.client_cert, key=files.client_key)
+    bookie_context, reader_context = server.build(), client.build()
+    figures: dict[str, float] = {}
+    session = None
+    for kind in ("full", "resumed"):
+        spent = [0.0, 0.0]
+        for _ in range(count):
+            c, s, reader = _handshake(
+                bookie_context, reader_context, session if kind == "resumed" else None
+            )
+            spent[0] += c
+            spent[1] += s
+            session = reader.session
+        figures[f"client {kind}"] = 1000 * spent[0] / count
+        figures[f"bookie {kind}"] = 1000 * spent[1] / count
+    return figures
+
+
 def run(nodes: int, scans: int, max_in_flight: int, zk: str | None, reps: int) -> None:
     """``reps`` alternating plaintext/TLS repetitions against the same helper; the report gives
     the median of each figure and of each repetition's ratio."""
@@ -302,12 +366,15 @@ def run(nodes: int, scans: int, max_in_flight: int, zk: str | None, reps: int) -
             plain.cli_seconds, plain.cli_answered = measure_cli(target, None)
             secured.cli_seconds, secured.cli_answered = measure_cli(tls_target, client_tls)
             runs.append((plain, secured))
+        alone = openssl_only(files)
     report(nodes, max_in_flight, runs)
+    shown = ", ".join(f"{k} {v:.2f} ms" for k, v in alone.items())
+    print(f"  OpenSSL alone per handshake (memory BIOs, no sockets, no asyncio): {shown}")
 
 
-def _median(runs: list[tuple[Figures, Figures]], figure: Callable[[Figures], float]) -> tuple[
-    float, float, float
-]:
+def _median(
+    runs: list[tuple[Figures, Figures]], figure: Callable[[Figures], float]
+) -> tuple[float, float, float]:
     """Median plaintext figure, median TLS figure, median of the repetitions' ratios."""
     return (
         statistics.median(figure(p) for p, _ in runs),

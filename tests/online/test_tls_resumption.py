@@ -87,7 +87,8 @@ def test_a_client_certificate_renewed_to_another_ca_is_not_resumed_past(
     tls = ClientTls(ca=tls_files.ca, cert=tmp_path / "reader.pem", key=tmp_path / "reader.key")
     client = RoutingBookieInfoClient(tls=tls)
     try:
-        assert all(isinstance(r, BookieInfo) for r in client.fetch_many(bookies, timeout=5).values())
+        served = client.fetch_many(bookies, timeout=5)
+        assert all(isinstance(r, BookieInfo) for r in served.values()), served
         client.bookie_rpc.retain(())
         _reader_files(tls_files, tmp_path, other_ca=True)
         refused = client.fetch_many(bookies, timeout=5)

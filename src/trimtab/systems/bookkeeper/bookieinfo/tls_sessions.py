@@ -38,7 +38,7 @@ _OFFER: contextvars.ContextVar[ssl.SSLSession | None] = contextvars.ContextVar(
 class ResumingContext(ssl.SSLContext):
     """An ``ssl.SSLContext`` that offers the session :meth:`SessionCache.offering` set."""
 
-    def wrap_bio(  # type: ignore[override]  # same call, one default taken from the variable
+    def wrap_bio(  # the same call; the session's default comes from the variable
         self,
         incoming: ssl.MemoryBIO,
         outgoing: ssl.MemoryBIO,

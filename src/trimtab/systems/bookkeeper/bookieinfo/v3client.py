@@ -25,8 +25,8 @@ connection is START_TLS; on its EOK the handshake runs on the same connection (h
 and only then is GET_BOOKIE_INFO sent, inside TLS. The context is taken at each new connection, so
 renewed files are used by the next one. A new connection to a node offers the TLS session its
 previous connection got (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tls_sessions`), so a
-reconnect skips the certificate exchange; renewed files start afresh. Every refusal is a ``tls`` error naming the endpoint and
-the fix (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tlserrors`).
+reconnect skips the certificate exchange; renewed files start afresh. Every refusal is a ``tls``
+error naming the endpoint and the fix (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tlserrors`).
 """
 
 from __future__ import annotations
