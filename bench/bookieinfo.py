@@ -15,20 +15,20 @@ one), nodes per second, how many answered, connections opened, and the concurren
 Goal (issue 18): a full scan of 1,000 nodes under 2 s with bounded concurrency.
 
 The TLS run (issue 41) sits next to the plaintext one in the same run: the helper also serves the
-same number of bookies with TLS (a test CA's certificate from ``tests/tls_certs.py``: trustme,
-ECDSA P-256 keys; mutual TLS required), registered under a second root with the ``tls`` endpoint
-extension as upstream's bookies write it; the same scans and the same CLI run go through
-START_TLS and a handshake per new connection (the reader gives its client certificate).
-``--reps`` repetitions alternate plaintext and TLS (the machine is shared: figures from one
-repetition are compared with figures from the same repetition). Each repetition, for each of the
-two: a cold scan (a new client: every connection a full handshake), warm scans (connections
-kept, as ``watch`` keeps them), a reconnect scan (every connection closed first: the same client
-opens new ones, resuming the TLS sessions it kept), and ``trimtab bookieinfo --zk --json`` (a new
-process: full handshakes). Printed: the median of each figure and the median of the
-repetitions' TLS/plaintext ratios; the client's CPU seconds per scan (this process) and the
-bookies' (the helper's, read from ``/proc``), so the handshake CPU each side pays is separated
-from the wall time the shared cores give; the client CPU per new TLS connection beyond
-plaintext, full and resumed. Goal: at most 1.5x the plaintext figure.
+same number of bookies with TLS (a test CA's certificate from ``tests/tls_certs.py``: trustme, ECDSA
+P-256 keys; mutual TLS required), registered under a second root with the ``tls`` endpoint extension
+as upstream's bookies write it; the same scans and the same CLI run go through START_TLS and a
+handshake per new connection (the reader gives its client certificate). ``--reps`` repetitions
+alternate plaintext and TLS (the machine is shared: figures from one repetition are compared with
+figures from the same repetition). Each repetition, for each of the two: a cold scan (a new client:
+every connection a full handshake), warm scans (connections kept, as ``watch`` keeps them), a
+reconnect scan (every connection closed first: the same client opens new ones, resuming the TLS
+sessions it kept), the same without resumption, and ``trimtab bookieinfo --zk --json`` (a new
+process: full handshakes). Printed: the median of each figure and the median of the repetitions'
+TLS/plaintext ratios; the client's CPU seconds per scan (this process) and the bookies' (the
+helper's, read from ``/proc``), so the handshake CPU each side pays is separated from the wall time
+the shared cores give; the client CPU per new TLS connection beyond plaintext, full and resumed.
+Goal: at most 1.5x the plaintext figure.
 """
 
 from __future__ import annotations
@@ -188,6 +188,8 @@ class Figures:
     resumed: int
     server_cpu: float  # the helper's CPU seconds during the cold scan
     reconnect_server_cpu: float  # ... and during the reconnect scan
+    unresumed: float  # a reconnect scan offering no session
+    unresumed_cpu: float
     cli_seconds: float = 0.0
     cli_answered: int = 0
 
@@ -243,6 +245,10 @@ def measure(
         server_started = _cpu_of(server_pid)
         scan()
         reconnect_server_cpu = _cpu_of(server_pid) - server_started
+        client.bookie_rpc.retain(())
+        client.bookie_rpc.forget_tls_sessions()  # the same reconnect, full handshakes
+        scan()
+        unresumed, unresumed_cpu = times.pop(), cpu.pop()
         reconnect, reconnect_cpu = times.pop(), cpu.pop()
         connects, resumed = client.bookie_rpc.connects, client.bookie_rpc.resumed
     finally:
@@ -258,6 +264,8 @@ def measure(
         resumed,
         server_cpu,
         reconnect_server_cpu,
+        unresumed,
+        unresumed_cpu,
     )
 
 
@@ -407,6 +415,8 @@ def report(nodes: int, max_in_flight: int, runs: list[tuple[Figures, Figures]]) 
     again = row("reconnect scan (new connections, same client)", lambda f: f.reconnect)
     row("  client CPU in the reconnect scan", lambda f: f.reconnect_cpu)
     row("  bookies' CPU in the reconnect scan", lambda f: f.reconnect_server_cpu)
+    row("reconnect scan without resumption", lambda f: f.unresumed)
+    row("  client CPU in it", lambda f: f.unresumed_cpu)
     cli = row("`trimtab bookieinfo --zk --json` end to end", lambda f: f.cli_seconds)
     plain, tls = runs[-1]
     fewest = [min(min(f.answered) for f in figures) for figures in zip(*runs, strict=True)]

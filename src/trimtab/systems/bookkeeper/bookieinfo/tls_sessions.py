@@ -93,3 +93,8 @@ class SessionCache:
         """Drop ``key``'s session (its connection failed: the next one starts afresh)."""
         with self._lock:
             self._sessions.pop(key, None)
+
+    def clear(self) -> None:
+        """Drop every session."""
+        with self._lock:
+            self._sessions.clear()

@@ -306,6 +306,11 @@ class BookieRpcClient:
         """TLS connections that resumed an earlier session (no certificate exchange)."""
         return self._upgrade.sessions.resumed if self._upgrade is not None else 0
 
+    def forget_tls_sessions(self) -> None:
+        """Offer no kept TLS session to the next connections (they make full handshakes)."""
+        if self._upgrade is not None:
+            self._upgrade.sessions.clear()
+
     @property
     def open_connections(self) -> int:
         return sum(not c.closed for c in list(self._connections.values()))
