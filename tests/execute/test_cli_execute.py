@@ -88,6 +88,25 @@ def test_a_wrong_digest_is_refused_in_one_line(cluster: FakeCluster, plan_file: 
     assert cluster.writes == 0
 
 
+@pytest.mark.parametrize(
+    ("approve", "why"),
+    [("zz-not-hex", "not a hex digest"), ("abc", "at least 12"), ("0" * 64, "does not match")],
+)
+def test_a_bad_approval_is_refused_before_connecting(
+    plan_file: Path, approve: str, why: str
+) -> None:
+    """The digest is checked before any connection: with nothing listening at the address,
+    the user still hears about the typo, not about the unreachable cluster."""
+    result = runner.invoke(
+        app,
+        ["execute", str(plan_file), "--approve", approve, "--bootstrap-servers", "127.0.0.1:1"],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 2
+    assert result.output.count("error:") == 1 and why in result.output
+    assert "127.0.0.1:1" not in result.output
+
+
 def test_approve_runs_the_plan_and_journals_it(cluster: FakeCluster, plan_file: Path) -> None:
     result = execute(str(plan_file), "--approve", digest(plan_file)[:12], "--throttle", "5MB/s")
     assert result.exit_code == 0, result.output
