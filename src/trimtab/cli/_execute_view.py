@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from trimtab._format import plural
+from trimtab._format import human_bytes, plural
 from trimtab.cli._common import err, figures_table, out, printable, progress_bar
 from trimtab.execute.dryrun import DryRun
 from trimtab.execute.outcome import Outcome
@@ -44,15 +44,32 @@ def duration(seconds: float | None) -> str:
     return f"{s // 60}m {s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
+PRIMARY = ("replicas", "owner")  # the key a state is about: shown bare, the others as key=value
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if value is None:
+        return "(next lookup)"
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
 def _short(state: Mapping[str, Any]) -> str:
-    return printable(json.dumps(dict(state), separators=(",", ":")))
+    """A state as people read it in a narrow terminal: ``5,1,3 isr=5,1``, ``broker-1:8080``;
+    the exact JSON is in ``--json``."""
+    if not state:
+        return "-"
+    parts = [_value(state[k]) for k in PRIMARY if k in state]
+    parts += [f"{k}={_value(v)}" for k, v in state.items() if k not in PRIMARY]
+    return printable(" ".join(parts))
 
 
 def print_dry_run(dry: DryRun, plan_arg: str) -> None:
     """The dry run for people: the actions, then the digest, counts and estimate."""
     table = figures_table(
-        ("action", "item", "check", "planned", "live", "target", "bytes"),
-        text=("action", "item", "check", "planned", "live", "target"),
+        ("item", "kind", "check", "planned", "live", "target", "bytes"),
+        text=("item", "kind", "check", "planned", "live", "target"),
         title=f"{dry.plan.system} plan for {printable(dry.plan.cluster)}",
     )
     quiet = 0
@@ -62,13 +79,13 @@ def print_dry_run(dry: DryRun, plan_arg: str) -> None:
         quiet += seen.check in (Check.READY, Check.DONE)
         check = seen.check.value + (f": {printable(seen.why)}" if seen.why else "")
         table.add_row(
-            printable(action.id),
             printable(action.item),
+            action.kind if action.required else f"{action.kind} (optional)",
             check,
             _short(action.precondition),
             _short(seen.live),
             _short(action.target),
-            f"{action.bytes:,}",
+            human_bytes(action.bytes),
         )
     out.print(table)
     counts = dry.counts()
@@ -82,11 +99,14 @@ def print_dry_run(dry: DryRun, plan_arg: str) -> None:
         f"no longer holding {counts['changed']}; {batches} of at most {dry.limits.max_in_flight}"
     )
     out.print(f"estimated duration at {format_rate(dry.rate)}: {duration(est.seconds)}")
-    out.print(f"digest: {dry.plan.digest}")
+    out.print(f"digest: {dry.plan.digest}", soft_wrap=True)
     if counts["changed"]:
         out.print("some preconditions no longer hold: re-plan (--replan) before approving")
     else:
-        out.print(f"to run it: trimtab execute {printable(plan_arg)} --approve {dry.plan.digest}")
+        out.print(
+            f"to run it: trimtab execute {printable(plan_arg)} --approve {dry.plan.digest}",
+            soft_wrap=True,  # one line to copy, however narrow the terminal
+        )
 
 
 def print_outcome(outcome: Outcome, stats: RunStats, warnings: list[str]) -> None:
