@@ -62,6 +62,15 @@ def test_the_dry_run_writes_nothing_and_prints_the_digest(
     assert not (plan_file.parent / "plan.journal.jsonl").exists()
 
 
+def test_the_dry_run_without_a_throttle_says_what_the_estimate_needs(
+    cluster: FakeCluster, plan_file: Path
+) -> None:
+    result = execute(str(plan_file))
+    assert result.exit_code == 0, result.output
+    assert "estimated duration: unknown without --throttle" in result.output
+    assert '{"replicas"' not in result.output  # states read as lists, JSON is for --json
+
+
 def test_the_dry_run_json_lists_every_action(cluster: FakeCluster, plan_file: Path) -> None:
     result = execute(str(plan_file), "--json", "--throttle", "1000000")
     doc = json.loads(result.stdout)

@@ -98,7 +98,10 @@ def print_dry_run(dry: DryRun, plan_arg: str) -> None:
         f"would run {counts['ready']}, already done {counts['done']}, moving {counts['moving']}, "
         f"no longer holding {counts['changed']}; {batches} of at most {dry.limits.max_in_flight}"
     )
-    out.print(f"estimated duration at {format_rate(dry.rate)}: {duration(est.seconds)}")
+    if dry.rate is None and est.seconds is None:
+        out.print("estimated duration: unknown without --throttle (give the rate the run will use)")
+    else:
+        out.print(f"estimated duration at {format_rate(dry.rate)}: {duration(est.seconds)}")
     out.print(f"digest: {dry.plan.digest}", soft_wrap=True)
     if counts["changed"]:
         out.print("some preconditions no longer hold: re-plan (--replan) before approving")
@@ -125,7 +128,7 @@ def print_outcome(outcome: Outcome, stats: RunStats, warnings: list[str]) -> Non
         str(by_state.get("failed", 0)),
         str(by_state.get("cancelled", 0)),
         str(left),
-        f"{stats.bytes_moved:,}",
+        human_bytes(stats.bytes_moved),
     )
     out.print(table)
     if outcome.diffs:
