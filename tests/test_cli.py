@@ -381,3 +381,18 @@ def test_watch_prints_json_lines(tmp_path: Path) -> None:
     assert ready["event"] == "watching" and ready["membership"] == "registry"
     assert ready["metrics_url"] == f"http://127.0.0.1:{ready['metrics_port']}/metrics"
     assert [json.loads(line) for line in rest.splitlines()] == [{"event": "stopped"}]
+
+
+def test_a_mistyped_choice_names_the_nearest_good_one() -> None:
+    """`--mode continous` (a typo) gets one error line that names `continuous`."""
+    result = CliRunner().invoke(
+        app,
+        [
+            "rebalance",
+            *("-i", "examples/rebalance/inventory.csv"),
+            *("-a", "examples/rebalance/assignment.json"),
+            *("--mode", "continous"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert result.output.count("error:") == 1 and "did you mean 'continuous'?" in result.output
