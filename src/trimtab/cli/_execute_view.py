@@ -140,24 +140,26 @@ def print_dry_run(dry: DryRun, plan_arg: str) -> None:
         )
 
 
-def print_outcome(outcome: Outcome, stats: RunStats, warnings: list[str]) -> None:
-    """The end of a run: figures, then the diff when a precondition no longer held."""
+def print_outcome(
+    outcome: Outcome, stats: RunStats, warnings: list[str], *, bytes_moved: bool = True
+) -> None:
+    """The end of a run: figures, then the diff when a precondition no longer held.
+    ``bytes_moved`` False for a system whose actions copy no data (Pulsar's unloads)."""
     counts = stats.by_state()
     by_state: dict[str, int] = {}
     for (state, _), n in counts.items():
         by_state[state] = by_state.get(state, 0) + n
-    table = figures_table(
-        ("outcome", "done", "failed", "cancelled", "left", "bytes moved"), text=("outcome",)
-    )
+    columns = ["outcome", "done", "failed", "cancelled", "left"]
+    table = figures_table(columns + (["bytes moved"] if bytes_moved else []), text=("outcome",))
     left = stats.actions_total - by_state.get("done", 0)
-    table.add_row(
+    row = [
         printable(outcome.reason),
         str(by_state.get("done", 0)),
         str(by_state.get("failed", 0)),
         str(by_state.get("cancelled", 0)),
         str(left),
-        human_bytes(stats.bytes_moved),
-    )
+    ]
+    table.add_row(*row, *([human_bytes(stats.bytes_moved)] if bytes_moved else []))
     out.print(table)
     if outcome.diffs:
         diff = figures_table(
