@@ -126,6 +126,8 @@ def print_dry_run(dry: DryRun, plan_arg: str) -> None:
     if pulsar:
         cooldown = float(dry.plan.settings.get("broker_cooldown_s", 0) or 0)
         out.print(f"estimated duration ({cooldown:g} s between cycles): {duration(est.seconds)}")
+    elif est.seconds is None and any(a.bytes == 0 for a in dry.plan.actions):
+        out.print("estimated duration: unknown, the plan has no partition sizes (--log-dirs)")
     elif dry.rate is None and est.seconds is None:
         out.print("estimated duration: unknown without --throttle (give the rate the run will use)")
     else:
