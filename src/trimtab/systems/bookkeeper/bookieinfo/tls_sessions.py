@@ -7,16 +7,17 @@ nodes restarted or timed out, a scan after :meth:`retain` dropped connections, e
 client that is reused) pays it per node. A resumed handshake skips the certificate work on both
 sides. Upstream's Java client resumes the same way (the JDK's client session cache).
 
-Algorithm: one :class:`SessionCache` per client holds the last session each ``host:port`` gave,
-for the context that made it. :meth:`SessionCache.offering` sets the session to offer for one
+Algorithm: one :class:`SessionCache` per client holds the last session each ``host:port`` gave, for
+the context that made it. :meth:`SessionCache.offering` sets the session to offer for one
 ``start_tls`` call in a context variable; :class:`ResumingContext` (the class
-:meth:`~trimtab.systems.bookkeeper.bookieinfo.tls.ClientTls.build` makes) reads it in
-``wrap_bio``, which asyncio calls synchronously inside ``loop.start_tls``. A session is offered
-only to the node it came from and only with the context it came from: when the certificate files
-are renewed (a new context), every cached session is forgotten, so a renewed client certificate
-or CA is used in a full handshake at once. Verification is unchanged: the server checks the
-resumed ticket it issued after checking our certificate, and OpenSSL offers a session only to
-the host name it was made for.
+:meth:`~trimtab.systems.bookkeeper.bookieinfo.tls.ClientTls.build` makes) reads it in ``wrap_bio``,
+which asyncio calls synchronously inside ``loop.start_tls``. A session is offered only to the node
+it came from and only with the context it came from: when the certificate files are renewed (a new
+context), every cached session is forgotten, so a renewed client certificate or CA is used in a full
+handshake at once (Python's ``ssl`` refuses a session of another context too;
+:class:`ResumingContext` then makes a full handshake). Verification is unchanged: a bookie takes
+only a ticket it issued itself, after checking our certificate, and a session is offered only to the
+``host:port`` that gave it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,14 @@ class ResumingContext(ssl.SSLContext):
         session: ssl.SSLSession | None = None,
     ) -> ssl.SSLObject:
         if session is None and not server_side:
-            session = _OFFER.get()
+            offered = _OFFER.get()
+            if offered is not None:
+                try:
+                    return super().wrap_bio(
+                        incoming, outgoing, server_side, server_hostname, offered
+                    )
+                except ValueError:  # a session of another context: a full handshake instead
+                    pass
         return super().wrap_bio(incoming, outgoing, server_side, server_hostname, session)
 
 
