@@ -3,9 +3,8 @@
 Why: a full mutual-TLS handshake costs the reader about half a millisecond of OpenSSL CPU (key
 exchange, checking the node's chain and signature, signing with the client key) plus asyncio's
 Python-level SSL protocol; a scan of a thousand bookies that must connect again (``watch`` after
-nodes restarted or timed out, a scan after :meth:`retain` dropped connections, every scan of a
-client that is reused) pays it per node. A resumed handshake skips the certificate work on both
-sides. Upstream's Java client resumes the same way (the JDK's client session cache).
+nodes restarted or timed out, a scan after ``retain`` dropped connections) pays it per node. A
+resumed handshake skips the certificate work on both sides.
 
 Algorithm: one :class:`SessionCache` per client holds the last session each ``host:port`` gave, for
 the context that made it. :meth:`SessionCache.offering` sets the session to offer for one
