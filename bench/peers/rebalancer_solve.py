@@ -30,6 +30,13 @@ from pathlib import Path
 
 from rebalancer import ProblemSolver
 
+# The binding takes the ConstraintPolicy enum as its Thrift integer (a name is refused with
+# '"" is not a valid int'); 0 is refused as "Unhandled ConstraintPolicy". Read off the
+# problem each one builds: 1 keeps "no worse" as a constraint and adds a fix-it goal, 2 adds
+# no fix-it goal, 3 adds the goal without the constraint.
+MOVES = ("single",)
+POLICIES = {"DEFAULT": 1, "HARD": 2, "SOFT": 3}
+
 
 def solve(instance: dict) -> dict:  # type: ignore[type-arg]
     nodes, parts = instance["nodes"], instance["partitions"]
@@ -51,14 +58,16 @@ def solve(instance: dict) -> dict:  # type: ignore[type-arg]
     s.add_container_dimension("replicas", {n["id"]: float(n["capacity"]) for n in nodes})
     s.add_object_dimension("disk", sizes)
     s.add_container_dimension("disk", {n["id"]: float(n["disk_free"]) for n in nodes})
+    policy = POLICIES[instance.get("policy", "DEFAULT")]
     one = {"type": 0, "globalLimit": 1.0}  # 0 = ABSOLUTE: the binding takes enums as ints
     for scope in ("node", "rack"):
         spec = {"name": f"one-per-{scope}", "scope": scope, "partitionName": "partition"}
-        s.add_constraint({"groupCountSpec": spec | {"limit": one}})
-    s.add_constraint({"capacitySpec": {"name": "disk", "scope": "node", "dimension": "disk"}})
+        s.add_constraint({"groupCountSpec": spec | {"limit": one}}, policy)
+    disk = {"name": "disk", "scope": "node", "dimension": "disk"}
+    s.add_constraint({"capacitySpec": disk}, policy)
     emptied = [n["id"] for n in nodes if n["emptied"]]
     if emptied:
-        s.add_constraint({"toFreeSpec": {"name": "drain", "containers": emptied}})
+        s.add_constraint({"toFreeSpec": {"name": "drain", "containers": emptied}}, policy)
     balance = {"name": "balance", "scope": "node", "dimension": "replicas"}
     s.add_goal({"balanceSpec": balance}, 1.0)  # formula LINEAR (the default)
     s.add_goal_boundary()
@@ -69,7 +78,7 @@ def solve(instance: dict) -> dict:  # type: ignore[type-arg]
             "localSearchSolverSpec": {
                 "solveTime": int(instance["time_cap_s"]),
                 "randomSeed": 0,
-                "moveTypeList": [{"singleMoveTypeSpec": {}}, {"swapMoveTypeSpec": {}}],
+                "moveTypeList": [{f"{m}MoveTypeSpec": {}} for m in instance.get("moves", MOVES)],
             }
         }
     )
