@@ -10,15 +10,17 @@ file runs in the peer's own venv.
 Rebalancer's configuration (the fair one we could state; see README.md):
 - objects = replicas (``topic/partition#k``), containers = nodes, scope ``rack``;
 - partition ``partition``: the replicas of one partition form a group;
-- constraints (hard goals): at most one replica of a group per node and per rack
-  (GroupCountSpec, bound MAX, limit ABSOLUTE 1, on the container scope and on ``rack``),
-  the disk limit (CapacitySpec on ``disk``: object size against the bytes free under the
-  soft limit), emptied nodes emptied (ToFreeSpec);
+- constraints (hard goals), policy DEFAULT (the one that fixes what the initial
+  assignment breaks; ``policy`` in the instance may name another): at most one replica of
+  a group per node and per rack (GroupCountSpec, bound MAX, limit ABSOLUTE 1, on the
+  container scope and on ``rack``), the disk limit (CapacitySpec on ``disk``: object size
+  against the bytes free under the soft limit), emptied nodes emptied (ToFreeSpec);
 - goals in strict priority (goal tuples): first BalanceSpec (formula LINEAR) on
   ``replicas`` (each replica 1, each node its capacity: utilisation = replicas/capacity,
   the capacity-proportional share),
   then MinimizeMovementSpec on ``replicas`` (the number of moved replicas);
-- solver: local search with single moves and swaps, a time cap (``time_cap_s``), seed 0.
+- solver: local search with single moves (``moves`` in the instance may add others, such as
+  ``swap``), a time cap (``time_cap_s``), seed 0.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from rebalancer import ProblemSolver
 # '"" is not a valid int'); 0 is refused as "Unhandled ConstraintPolicy". Read off the
 # problem each one builds: 1 keeps "no worse" as a constraint and adds a fix-it goal, 2 adds
 # no fix-it goal, 3 adds the goal without the constraint.
-MOVES = ("single",)
+MOVES = ("single",)  # swaps found nothing more and cost 15× the time (README.md)
 POLICIES = {"DEFAULT": 1, "HARD": 2, "SOFT": 3}
 
 
