@@ -52,7 +52,7 @@ def inventory(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per call.")] = 10.0,
     as_json: JsonFlag = False,
 ) -> None:
-    """Write the inventory (the ``nodes`` table) from a live cluster and ``--defaults``."""
+    """Write the inventory (the nodes table) from a live cluster and --defaults."""
     with user_errors():
         if (load_reports is None) == (bootstrap_servers is None):
             raise TrimtabError(
