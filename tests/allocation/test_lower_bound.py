@@ -161,3 +161,14 @@ def test_rack_repairs_on_nodes_that_shed_for_balance_still_count() -> None:
     plan = plan_rebalance(cluster, held, CONFIG, rack_aware=True, mode="continuous")
     assert plan.lower_bound_moves == 6
     assert len(plan.moves) >= plan.lower_bound_moves
+
+
+@PROPERTIES
+@given(cases())
+def test_balancing_never_lowers_the_bound(case: Case) -> None:
+    """A plan that also balances meets the required goals, so its bound is at least theirs
+    (the count term is never negative; it was on bench/peers add10)."""
+    required, balanced = _bound(case, False), _bound(case, True)
+    assert balanced.moves >= required.moves
+    assert balanced.bytes >= required.bytes
+    assert balanced.terms.get("partition_count_rebalancing", 0) >= 0

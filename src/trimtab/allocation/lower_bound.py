@@ -218,6 +218,10 @@ def bounds_of(
     # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap
     if short > balanced.moves:
         balanced = LowerBounds(short, balanced.bytes, balanced.terms)
+    # a plan that also balances meets the required goals: their bound holds for it too
+    if required.moves > balanced.moves or required.bytes > balanced.bytes:
+        most_moves = max(required.moves, balanced.moves)
+        balanced = LowerBounds(most_moves, max(required.bytes, balanced.bytes), balanced.terms)
     balanced.terms[COUNTS] = balanced.moves - required.moves  # what balancing adds to it
     required.terms[COUNTS] = 0
     return required, balanced
