@@ -118,7 +118,7 @@ def run_trimtab(
     t = time.perf_counter()
     plan = plan_rebalance(cluster, held, CONFIG, max_moves=10**9, **kw)
     seconds = time.perf_counter() - t
-    final = {f"{a.topic}/{a.partition}": list(a.nodes) for a in plan.after}
+    final = {f"{a.topic}/{a.partition}": [str(n) for n in a.nodes] for a in plan.after}
     return final, seconds, plan.lower_bound_moves
 
 
