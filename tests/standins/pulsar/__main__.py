@@ -2,7 +2,7 @@
 
     python -m tests.standins.pulsar --brokers 3 --namespace public/default=8 \\
         [--cluster NAME] [--token-file F] [--tls-cert F --tls-key F [--client-ca F]] \\
-        [--time-scale X] [--unload-seconds S]
+        [--time-scale X] [--unload-seconds S] [--port P] [--cores 4,8,16]
 
 It prints one JSON line, ``{"admin_url": ..., "brokers": [...], "cluster": ...}``, once every
 broker listens, then serves until SIGTERM or SIGINT. ``--token-file`` holds the one token it
@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--client-ca", type=Path)
     parser.add_argument("--time-scale", type=float, default=1000.0)
     parser.add_argument("--unload-seconds", type=float, default=30.0)
+    parser.add_argument("--port", type=int, default=0, help="the first broker's port")
+    parser.add_argument(
+        "--cores", default="", help="cores per broker, comma-separated (e.g. 4,8,16)"
+    )
     args = parser.parse_args(argv)
     namespaces = {}
     for spec in args.namespace or ["public/default=4"]:
@@ -50,7 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         tls=tls,
         time_scale=args.time_scale,
         unload_seconds=args.unload_seconds,
+        port=args.port,
     ) as standin:
+        cores_each = args.cores.split(",") if args.cores else []
+        for broker, cores in zip(standin.brokers, cores_each, strict=False):
+            standin.cluster.set_limits(broker, cpu=100.0 * int(cores))
         line = {"admin_url": standin.admin_url, "brokers": standin.brokers, "cluster": args.cluster}
         print(json.dumps(line), flush=True)
         stop.wait()

@@ -5,7 +5,8 @@
 load manager names a broker by its web service address, and spreads the namespaces' bundles
 over them round-robin. ``admin_url`` is the first broker's URL (where an operator's
 ``--pulsar-admin`` points). With ``tls`` every broker serves HTTPS with that certificate; with
-``client_ca`` too, it requires a client certificate signed by it (mutual TLS).
+``client_ca`` too, it requires a client certificate signed by it (mutual TLS). ``port`` fixes
+the first broker's port (the docs' examples name it).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class PulsarStandin:
         tls: ServerTls | None = None,
         time_scale: float = 1000.0,
         unload_seconds: float = 30.0,
+        port: int = 0,
     ) -> None:
         self.cluster = PulsarCluster(
             cluster,
@@ -62,7 +64,9 @@ class PulsarStandin:
             superusers=superusers,
         )
         context = tls.context() if tls else None
-        started = (BrokerServer(self.cluster, context) for _ in range(brokers))
+        started = (
+            BrokerServer(self.cluster, context, port if i == 0 else 0) for i in range(brokers)
+        )
         self.servers = {server.broker: server for server in started}
         for broker, server in self.servers.items():
             self.cluster.add_broker(broker, server.url)
