@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from kazoo.exceptions import KazooException
+from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 from rich.progress import Progress
 
@@ -77,12 +77,13 @@ class Found:
 def zk_inventory(options: ZkOptions, cfg: Config, bar: Progress) -> Found:
     """Read the ZooKeeper of ``options`` (see the module docstring)."""
     security = zk_security(cfg)
-    target = zk_target(cfg.bookie_info, hosts=options.zk, root=options.ledgers_root)
-    target = ZkTarget(target.hosts, target.root, security)
+    target = zk_target(
+        cfg.bookie_info, hosts=options.zk, root=options.ledgers_root, security=security
+    )
     phase = bar.add_task(f"connecting to ZooKeeper {options.zk}", total=None)
     client = _session(options.zk, cfg, options.timeout_s)
     try:
-        bookkeeper = client.exists(target.available) is not None
+        bookkeeper = _registered(client, target) > 0
         entries = zk_reports(client, options.zk)
         system = _choose(options.system, target, bookkeeper, bool(entries))
         found = Found(system=system, notes=[_choice_note(system, options.system, target)])
@@ -122,9 +123,22 @@ def _session(hosts: str, cfg: Config, timeout_s: float) -> Any:
     return client
 
 
+def _registered(client: Any, target: ZkTarget) -> int:
+    """How many bookies the registry lists (0 also when it does not exist)."""
+    try:
+        writable = [c for c in client.get_children(target.available) if c != "readonly"]
+    except NoNodeError:
+        return 0
+    try:
+        readonly = client.get_children(target.readonly)
+    except NoNodeError:
+        readonly = []
+    return len(writable) + len(readonly)
+
+
 def _choose(wanted: System | None, target: ZkTarget, bookkeeper: bool, pulsar: bool) -> System:
     """``--system`` if what it names is there; else what is found (both when both are)."""
-    registry = f"BookKeeper registry at {target.available}"
+    registry = f"bookie registered at {target.available}"
     brokers = f"Pulsar load reports under {BROKERS_PATH}"
     need = {System.BOOKKEEPER: [bookkeeper], System.PULSAR: [pulsar]}
     need[System.BOTH] = [bookkeeper, pulsar]
@@ -143,7 +157,7 @@ def _choose(wanted: System | None, target: ZkTarget, bookkeeper: bool, pulsar: b
     if pulsar:
         return System.PULSAR
     raise TrimtabError(
-        f"ZooKeeper {target.hosts} holds neither a {registry} nor {brokers}: check the chroot "
+        f"ZooKeeper {target.hosts} holds no {registry} and no {brokers}: check the chroot "
         "(--zk HOST:PORT/chroot) and --ledgers-root (zkLedgersRootPath, metadataServiceUri)"
     )
 
