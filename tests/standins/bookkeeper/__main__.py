@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import shutil
 import signal
 import sys
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--down", type=int, default=0)
     parser.add_argument("--reports", type=Path)
     args = parser.parse_args(argv)
+    logging.getLogger("kazoo").setLevel(logging.ERROR)  # its reconnect chatter
     workdir = Path(tempfile.mkdtemp(prefix="bk-standin-"))
     zookeeper = ZooKeeperServer(workdir)
     text = zookeeper.cfg.read_text()  # the port the docs name, not a free one
