@@ -428,7 +428,7 @@ def _run(
         with _signals(control, clock):
             outcome = runner.run(state, header)
     if not o.as_json:
-        print_outcome(outcome, stats, runner.warnings)
+        print_outcome(outcome, stats, runner.warnings, bytes_moved=plan.system != "pulsar")
     else:
         print_warnings(runner.warnings)
     return outcome.exit

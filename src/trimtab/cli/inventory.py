@@ -109,7 +109,7 @@ def inventory(
     config: ConfigOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Write the inventory (the ``nodes`` table) from a live cluster and ``--defaults``."""
+    """Write the inventory (the nodes table) from a live cluster and --defaults."""
     with user_errors():
         given = _one_source(zk, pulsar_admin, load_reports, bootstrap_servers)
         if system is not None:

@@ -74,14 +74,22 @@ class BrokerServer(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(
-        self, cluster: PulsarCluster, context: ssl.SSLContext | None = None, port: int = 0
+        self,
+        cluster: PulsarCluster,
+        context: ssl.SSLContext | None = None,
+        *,
+        name: str | None = None,
+        port: int = 0,
     ) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.cluster = cluster
         self.context = context
         self.scheme = "https" if context else "http"
-        self.broker = f"127.0.0.1:{self.server_address[1]}"
-        self.url = f"{self.scheme}://{self.broker}"
+        address = f"127.0.0.1:{self.server_address[1]}"
+        # the load manager's name for the broker: its own address, unless the stand-in plays
+        # brokers named in saved load reports (redirects still go to the address it listens on)
+        self.broker = name or address
+        self.url = f"{self.scheme}://{address}"
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -266,7 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         if authoritative is not None:
             query["authoritative"] = [str(authoritative).lower()]
-        target = f"{self.server.scheme}://{broker}{url.path}"
+        target = f"{self.server.cluster.web_url(broker)}{url.path}"
         if query:
             target += "?" + urlencode(query, doseq=True)
         return _Answer(307, None, {"Location": target})
