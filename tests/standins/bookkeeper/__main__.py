@@ -16,6 +16,7 @@ once everything is registered.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import shutil
@@ -92,8 +93,7 @@ def _register(
     for index in range(args.bookies + args.down):
         name = f"bk{index + 1}.example:3181"
         if index < args.bookies:
-            disk = _disk(index)
-            server = BookieRpcServer(lambda disk=disk: disk)
+            server = BookieRpcServer(functools.partial(_disk, index))
             server.start()
             servers.append(server)
             port = server.port
