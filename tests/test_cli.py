@@ -381,3 +381,22 @@ def test_watch_prints_json_lines(tmp_path: Path) -> None:
     assert ready["event"] == "watching" and ready["membership"] == "registry"
     assert ready["metrics_url"] == f"http://127.0.0.1:{ready['metrics_port']}/metrics"
     assert [json.loads(line) for line in rest.splitlines()] == [{"event": "stopped"}]
+
+
+def test_every_command_s_help_prints() -> None:
+    """--help of each command and subcommand exits 0: an option's help text with rich markup
+    characters ('HOST:PORT[/chroot]') once crashed `shed --help`."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+
+    def paths(cmd: object, prefix: list[str]) -> list[list[str]]:
+        subs = getattr(cmd, "commands", {})
+        found = [prefix] if prefix else []
+        for name, sub in subs.items():
+            found += paths(sub, [*prefix, name])
+        return found
+
+    for path in paths(group, []):
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output[-300:])
