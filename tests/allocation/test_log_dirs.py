@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -101,7 +102,7 @@ def test_no_replica_lands_on_a_cordoned_dir_or_a_closed_broker(
         len(d.replicas) for d in dirs if (d.node, d.path) in emptied
     )
     config = replace(CONFIG, balancer_mode=BalancerMode(case.mode))
-    args = {
+    args: dict[str, Any] = {
         "health": health,
         "drain": case.drain,
         "now": 0.0,
