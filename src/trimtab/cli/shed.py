@@ -127,7 +127,7 @@ _AntiAffinity = Annotated[
 _Format = Annotated[Format, typer.Option("--format", help="table, json or pulsar-admin.")]
 _Zk = Annotated[
     str | None,
-    typer.Option("--zk", help="ZooKeeper HOST:PORT, or HOST:PORT/chroot: /loadbalance/brokers reports."),
+    typer.Option("--zk", help="ZooKeeper HOST:PORT[/chroot]: /loadbalance/brokers reports."),
 ]
 _LoadReports = Annotated[
     Path | None,
