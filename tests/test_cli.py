@@ -10,7 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -381,3 +381,40 @@ def test_watch_prints_json_lines(tmp_path: Path) -> None:
     assert ready["event"] == "watching" and ready["membership"] == "registry"
     assert ready["metrics_url"] == f"http://127.0.0.1:{ready['metrics_port']}/metrics"
     assert [json.loads(line) for line in rest.splitlines()] == [{"event": "stopped"}]
+
+
+def test_a_mistyped_choice_names_the_nearest_good_one() -> None:
+    """`--mode continous` (a typo) gets one error line that names `continuous`."""
+    result = CliRunner().invoke(
+        app,
+        [
+            "rebalance",
+            *("-i", "examples/rebalance/inventory.csv"),
+            *("-a", "examples/rebalance/assignment.json"),
+            *("--mode", "continous"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert result.output.count("error:") == 1 and "did you mean 'continuous'?" in result.output
+
+
+def _commands(group: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    yield prefix, group
+    for name, command in getattr(group, "commands", {}).items():
+        yield from _commands(command, (*prefix, name))
+
+
+def test_help_texts_read_as_written() -> None:
+    """--help is read by people and rendered as Rich markup: every option's help must show as
+    written (``[namespace]`` would vanish, ``[/chroot]`` crashed `shed --help`), and no
+    reStructuredText from the docstrings (``x``, :class:) may show."""
+    import typer.main
+    from rich.text import Text
+
+    for path, command in _commands(typer.main.get_command(app)):
+        for param in command.params:
+            text = getattr(param, "help", None) or ""
+            assert Text.from_markup(text).plain == text.replace("\\[", "["), (path, param.name)
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        assert "``" not in result.output and ":class:" not in result.output, path

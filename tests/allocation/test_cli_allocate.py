@@ -125,7 +125,7 @@ def test_rejected_request_rows_stop_the_run(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--mode", "rfc", "--rack-aware"], "rfc allocator has no rack awareness"),
-        (["--mode", "fastest"], "unknown --mode 'fastest'"),
+        (["--mode", "fastest"], "--mode 'fastest' is unknown"),
         (["--json", "--format", "kafka-reassignment"], "cannot be combined"),
         (["--cluster", "nope"], "no cluster 'nope'"),
     ],

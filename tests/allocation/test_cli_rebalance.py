@@ -186,8 +186,8 @@ def test_log_dirs_status_lines_and_future_replicas(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (("--drain", "9"), "'9' is not a broker of cluster 'kafka-prod'"),
-        (("--mode", "sometimes"), "unknown --mode 'sometimes'"),
-        (("--format", "xml"), "unknown --format 'xml'"),
+        (("--mode", "sometimes"), "--mode 'sometimes' is unknown"),
+        (("--format", "xml"), "--format 'xml' is unknown"),
         (("--log-dirs", "/nonexistent.json"), "does not exist"),
     ],
     ids=["unknown broker", "unknown mode", "unknown format", "missing log dirs"],

@@ -62,6 +62,15 @@ def test_the_dry_run_writes_nothing_and_prints_the_digest(
     assert not (plan_file.parent / "plan.journal.jsonl").exists()
 
 
+def test_the_dry_run_without_a_throttle_says_what_the_estimate_needs(
+    cluster: FakeCluster, plan_file: Path
+) -> None:
+    result = execute(str(plan_file))
+    assert result.exit_code == 0, result.output
+    assert "estimated duration: unknown without --throttle" in result.output
+    assert '{"replicas"' not in result.output  # states read as lists, JSON is for --json
+
+
 def test_the_dry_run_json_lists_every_action(cluster: FakeCluster, plan_file: Path) -> None:
     result = execute(str(plan_file), "--json", "--throttle", "1000000")
     doc = json.loads(result.stdout)
@@ -86,6 +95,25 @@ def test_a_wrong_digest_is_refused_in_one_line(cluster: FakeCluster, plan_file: 
     assert result.exit_code == 2
     assert result.output.count("error:") == 1 and "does not match this plan" in result.output
     assert cluster.writes == 0
+
+
+@pytest.mark.parametrize(
+    ("approve", "why"),
+    [("zz-not-hex", "not a hex digest"), ("abc", "at least 12"), ("0" * 64, "does not match")],
+)
+def test_a_bad_approval_is_refused_before_connecting(
+    plan_file: Path, approve: str, why: str
+) -> None:
+    """The digest is checked before any connection: with nothing listening at the address,
+    the user still hears about the typo, not about the unreachable cluster."""
+    result = runner.invoke(
+        app,
+        ["execute", str(plan_file), "--approve", approve, "--bootstrap-servers", "127.0.0.1:1"],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 2
+    assert result.output.count("error:") == 1 and why in result.output
+    assert "127.0.0.1:1" not in result.output
 
 
 def test_approve_runs_the_plan_and_journals_it(cluster: FakeCluster, plan_file: Path) -> None:

@@ -83,3 +83,9 @@ def test_the_estimate_is_the_busiest_node_per_batch_over_the_rate() -> None:
     assert estimate(plan.actions, Limits(2), 10).seconds == 15.0
     assert estimate(plan.actions, Limits(1), 10).seconds == 15.0
     assert estimate(plan.actions, Limits(2), None).seconds is None
+
+
+def test_a_reassignment_of_unknown_size_leaves_the_estimate_unknown() -> None:
+    """A plan made without partition sizes (no --log-dirs) has bytes 0: 0 s would lie."""
+    plan = reassign_plan([("a/0", [1], [4], 100), ("b/0", [2], [4], 0)])
+    assert estimate(plan.actions, Limits(2), 10).seconds is None

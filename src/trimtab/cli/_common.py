@@ -42,6 +42,7 @@ from trimtab.cluster import ClusterState
 from trimtab.config import Config
 from trimtab.config.loader import read_config
 from trimtab.config.secrets import scrub
+from trimtab.config.settings import nearest
 from trimtab.contract import RejectedRow
 from trimtab.errors import TrimtabError
 from trimtab.readers.inventory import Inventory
@@ -60,6 +61,7 @@ __all__ = [
     "figures_table",
     "load_config",
     "one_cluster",
+    "one_of",
     "out",
     "owned_output",
     "print_json",
@@ -182,6 +184,17 @@ def bounded(option: str, value: float, low: float, high: float, unit: str = "") 
     if not (math.isfinite(value) and low <= value <= high):
         what = f" {unit}" if unit else ""
         raise TrimtabError(f"{option} must be a number{what} from {low:g} to {high:g}, got {value}")
+
+
+def one_of(option: str, value: str, allowed: Iterable[str], *, what: str = "") -> None:
+    """Refuse a value outside ``allowed``, naming the nearest good one for a typo."""
+    names = [str(a) for a in allowed]
+    if value in names:
+        return
+    hint = nearest(value, names)
+    tip = f"did you mean {hint!r}? " if hint else ""
+    kind = f" is not {what}" if what else " is unknown"
+    raise TrimtabError(f"{option} {value!r}{kind}: {tip}use one of {', '.join(names)}")
 
 
 def owned_output(output: str | Path, *, marker: str | None) -> None:

@@ -19,9 +19,10 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Table
 from rich.text import Text
 
-from trimtab._format import plural
+from trimtab._format import human_bytes, plural
 from trimtab.cli._common import err, figures_table, out, printable, progress_bar
 from trimtab.execute.dryrun import DryRun
 from trimtab.execute.outcome import Outcome
@@ -44,32 +45,73 @@ def duration(seconds: float | None) -> str:
     return f"{s // 60}m {s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
+PRIMARY = ("replicas", "owner")  # the key a state is about: shown bare, the others as key=value
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if value is None:
+        return "(next lookup)"
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
 def _short(state: Mapping[str, Any]) -> str:
-    return printable(json.dumps(dict(state), separators=(",", ":")))
+    """A state as people read it in a narrow terminal: ``5,1,3 isr=5,1``, ``broker-1:8080``;
+    the exact JSON is in ``--json``."""
+    if not state:
+        return "-"
+    parts = [_value(state[k]) for k in PRIMARY if k in state]
+    parts += [f"{k}={_value(v)}" for k, v in state.items() if k not in PRIMARY]
+    return printable(" ".join(parts))
+
+
+def _actions_table(dry: DryRun) -> Table:
+    """The dry run's actions, with only the columns that say something: the kind when it
+    varies, the live state when some action is no longer ready (ready means as planned)."""
+    pulsar = dry.plan.system == "pulsar"
+    shown = [
+        (a, seen)
+        for n, (a, seen) in enumerate(dry.seen)
+        if seen.check not in (Check.READY, Check.DONE)
+        or sum(1 for _, s in dry.seen[:n] if s.check in (Check.READY, Check.DONE)) < SHOWN
+    ]
+    kinds = {(a.kind, a.required) for a, _ in shown}
+    with_kind = len(kinds) > 1 or any(not required for _, required in kinds)
+    with_live = any(seen.check is not Check.READY for _, seen in shown)
+    columns = ["bundle" if pulsar else "partition"] + (["kind"] if with_kind else [])
+    columns += ["check", "planned"] + (["live"] if with_live else [])
+    columns += ["target", "throughput" if pulsar else "bytes"]
+    table = figures_table(
+        columns,
+        text=("bundle", "partition", "kind", "check", "planned", "live", "target"),
+        title=f"{dry.plan.system} plan for {printable(dry.plan.cluster)}",
+    )
+    for action, seen in shown:
+        moved = float(action.effect.get("throughput", 0) or 0)
+        row = [printable(action.item)]
+        if with_kind:
+            row.append(action.kind if action.required else f"{action.kind} (optional)")
+        row += [
+            seen.check.value + (f": {printable(seen.why)}" if seen.why else ""),
+            _short(action.precondition),
+        ]
+        if with_live:
+            row.append("=" if seen.check is Check.READY else _short(seen.live))
+        row += [
+            _short(action.target),
+            f"{human_bytes(moved)}/s" if pulsar else human_bytes(action.bytes),
+        ]
+        table.add_row(*row)
+    return table
 
 
 def print_dry_run(dry: DryRun, plan_arg: str) -> None:
     """The dry run for people: the actions, then the digest, counts and estimate."""
-    table = figures_table(
-        ("action", "item", "check", "planned", "live", "target", "bytes"),
-        text=("action", "item", "check", "planned", "live", "target"),
-        title=f"{dry.plan.system} plan for {printable(dry.plan.cluster)}",
-    )
-    quiet = 0
-    for action, seen in dry.seen:
-        if seen.check in (Check.READY, Check.DONE) and quiet >= SHOWN:
-            continue
-        quiet += seen.check in (Check.READY, Check.DONE)
-        check = seen.check.value + (f": {printable(seen.why)}" if seen.why else "")
-        table.add_row(
-            printable(action.id),
-            printable(action.item),
-            check,
-            _short(action.precondition),
-            _short(seen.live),
-            _short(action.target),
-            f"{action.bytes:,}",
-        )
+    pulsar = dry.plan.system == "pulsar"
+    table = _actions_table(dry)
+    quiet = sum(1 for _, s in dry.seen if s.check in (Check.READY, Check.DONE))
+    quiet = min(quiet, SHOWN)
     out.print(table)
     counts = dry.counts()
     hidden = counts["ready"] + counts["done"] - quiet
@@ -81,32 +123,45 @@ def print_dry_run(dry: DryRun, plan_arg: str) -> None:
         f"would run {counts['ready']}, already done {counts['done']}, moving {counts['moving']}, "
         f"no longer holding {counts['changed']}; {batches} of at most {dry.limits.max_in_flight}"
     )
-    out.print(f"estimated duration at {format_rate(dry.rate)}: {duration(est.seconds)}")
-    out.print(f"digest: {dry.plan.digest}")
+    if pulsar:
+        cooldown = float(dry.plan.settings.get("broker_cooldown_s", 0) or 0)
+        out.print(f"estimated duration ({cooldown:g} s between cycles): {duration(est.seconds)}")
+    elif est.seconds is None and any(a.bytes == 0 for a in dry.plan.actions):
+        out.print("estimated duration: unknown, the plan has no partition sizes (--log-dirs)")
+    elif dry.rate is None and est.seconds is None:
+        out.print("estimated duration: unknown without --throttle (give the rate the run will use)")
+    else:
+        out.print(f"estimated duration at {format_rate(dry.rate)}: {duration(est.seconds)}")
+    out.print(f"digest: {dry.plan.digest}", soft_wrap=True)
     if counts["changed"]:
         out.print("some preconditions no longer hold: re-plan (--replan) before approving")
     else:
-        out.print(f"to run it: trimtab execute {printable(plan_arg)} --approve {dry.plan.digest}")
+        out.print(
+            f"to run it: trimtab execute {printable(plan_arg)} --approve {dry.plan.digest}",
+            soft_wrap=True,  # one line to copy, however narrow the terminal
+        )
 
 
-def print_outcome(outcome: Outcome, stats: RunStats, warnings: list[str]) -> None:
-    """The end of a run: figures, then the diff when a precondition no longer held."""
+def print_outcome(
+    outcome: Outcome, stats: RunStats, warnings: list[str], *, bytes_moved: bool = True
+) -> None:
+    """The end of a run: figures, then the diff when a precondition no longer held.
+    ``bytes_moved`` False for a system whose actions copy no data (Pulsar's unloads)."""
     counts = stats.by_state()
     by_state: dict[str, int] = {}
     for (state, _), n in counts.items():
         by_state[state] = by_state.get(state, 0) + n
-    table = figures_table(
-        ("outcome", "done", "failed", "cancelled", "left", "bytes moved"), text=("outcome",)
-    )
+    columns = ["outcome", "done", "failed", "cancelled", "left"]
+    table = figures_table(columns + (["bytes moved"] if bytes_moved else []), text=("outcome",))
     left = stats.actions_total - by_state.get("done", 0)
-    table.add_row(
+    row = [
         printable(outcome.reason),
         str(by_state.get("done", 0)),
         str(by_state.get("failed", 0)),
         str(by_state.get("cancelled", 0)),
         str(left),
-        f"{stats.bytes_moved:,}",
-    )
+    ]
+    table.add_row(*row, *([human_bytes(stats.bytes_moved)] if bytes_moved else []))
     out.print(table)
     if outcome.diffs:
         diff = figures_table(

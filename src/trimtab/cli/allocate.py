@@ -33,6 +33,7 @@ from trimtab.cli._common import (
     figures_table,
     load_config,
     one_cluster,
+    one_of,
     out,
     owned_output,
     print_rejected,
@@ -190,8 +191,8 @@ def _allocate(o: AllocateOptions) -> None:
     """Read the inputs, plan, then print the plan or write its document."""
     with user_errors():
         fmt = _format(o.out_format, o.as_json)
-        if o.mode is not None and o.mode not in MODES:
-            raise TrimtabError(f"unknown --mode {o.mode!r}: use one of {', '.join(MODES)}")
+        if o.mode is not None:
+            one_of("--mode", o.mode, MODES)
         cfg = load_config(o.config).allocation
         inv = read_inventory(o.inventory)
         state = one_cluster(inv, o.cluster).for_role(PARTITION_ROLE)
@@ -235,8 +236,7 @@ def _check_moves(o: AllocateOptions) -> None:
 
 
 def _format(out_format: str, as_json: bool) -> str:
-    if out_format not in FORMATS:
-        raise TrimtabError(f"unknown --format {out_format!r}: use one of {', '.join(FORMATS)}")
+    one_of("--format", out_format, FORMATS)
     if as_json and out_format not in ("table", "json"):
         raise TrimtabError("--json and --format kafka-reassignment cannot be combined")
     return "json" if as_json else out_format

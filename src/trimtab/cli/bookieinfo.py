@@ -265,9 +265,9 @@ def watch(
 ) -> None:
     """Follow membership, poll every writable node, feed a placement policy, export its weights.
 
-    The policy is the one the config names (``ensemblePlacementPolicy``, disk weights with
-    ``diskWeightBasedPlacementEnabled``); its capped weights and single-pick probabilities
-    are exported as ``trimtab_placement_weight`` and ``trimtab_placement_pick_probability``.
+    The policy is the one the config names (ensemblePlacementPolicy, disk weights with
+    diskWeightBasedPlacementEnabled); its capped weights and single-pick probabilities
+    are exported as trimtab_placement_weight and trimtab_placement_pick_probability.
     """
     with user_errors():
         _check_seconds(timeout=timeout, interval=interval, retry_interval=retry_interval)

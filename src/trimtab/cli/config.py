@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from trimtab.cli._common import ConfigOption, JsonFlag, app, out, print_json, user_errors
@@ -74,15 +75,18 @@ def _ignored_row(ignored: IgnoredKey) -> dict[str, Any]:
 
 def _settings_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="trimtab settings", show_lines=False)
-    for column in ("key", "upstream key", "value", "default"):
+    for column in ("key", "upstream key"):
         table.add_column(column, overflow="fold")
+    for column in ("value", "default"):  # short values stay whole in a narrow terminal
+        table.add_column(column, overflow="fold", min_width=10, max_width=24)
     for row in rows:
         changed = row["value"] != row["default"]
+        value = escape(repr(row["value"]))  # a file's value is text, never markup
         table.add_row(
             str(row["key"]),
             row["upstream"][0] if row["upstream"] else "",
-            f"[bold]{row['value']!r}[/]" if changed else repr(row["value"]),
-            repr(row["default"]),
+            f"[bold]{value}[/]" if changed else value,
+            escape(repr(row["default"])),
         )
     return table
 

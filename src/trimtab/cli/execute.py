@@ -97,7 +97,7 @@ from trimtab.execute.replan import replan
 from trimtab.execute.rollback import reverse_plan, to_reverse
 from trimtab.execute.runner import Runner, RunSettings
 from trimtab.execute.stats import RunStats
-from trimtab.plans.document import PlanDocument, load_plan, match_digest
+from trimtab.plans.document import PlanDocument, check_digest_form, load_plan, match_digest
 from trimtab.plans.target import Target
 from trimtab.systems.prometheus import WebConfig
 
@@ -249,6 +249,10 @@ def run_execute(o: ExecuteOptions, flags: TargetFlags) -> int:
     _check_modes(o)
     plan = load_plan(o.plan)
     plan_path = o.plan
+    if o.approve is not None:
+        check_digest_form(o.approve)
+        if not o.rollback:  # a rollback is approved by its own plan's digest, made later
+            match_digest(plan, o.approve)
     target = connect(plan, flags, where=str(o.plan))
     try:
         journal = o.journal or default_journal(plan_path)
@@ -424,7 +428,7 @@ def _run(
         with _signals(control, clock):
             outcome = runner.run(state, header)
     if not o.as_json:
-        print_outcome(outcome, stats, runner.warnings)
+        print_outcome(outcome, stats, runner.warnings, bytes_moved=plan.system != "pulsar")
     else:
         print_warnings(runner.warnings)
     return outcome.exit

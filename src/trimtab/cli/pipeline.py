@@ -21,6 +21,7 @@ from trimtab.cli._common import (
     err,
     figures_table,
     load_config,
+    one_of,
     out,
     owned_output,
     print_json,
@@ -237,9 +238,8 @@ def _job_options(
 
     reference = now.replace(tzinfo=UTC) if now is not None and now.tzinfo is None else now
     _check_window(window)
-    if strategy is not None and strategy not in STRATEGIES:
-        allowed = ", ".join(STRATEGIES)
-        raise TrimtabError(f"--strategy {strategy!r} is not a shedder: use one of {allowed}")
+    if strategy is not None:
+        one_of("--strategy", strategy, STRATEGIES, what="a shedder")
     if not 1 <= cycles <= MAX_CYCLES:
         raise TrimtabError(f"--cycles must be from 1 to {MAX_CYCLES:,}, got {cycles}")
     owned_output(output_dir, marker="run.json")
@@ -470,9 +470,8 @@ def _stream_options(
         if not 1 <= seconds <= _MAX_WINDOW_S:
             raise TrimtabError(f"{name} {value!r} must be from 1 s to 7 days: use e.g. 2s, 1m")
     _check_window(window)
-    if strategy is not None and strategy not in STRATEGIES:
-        allowed = ", ".join(STRATEGIES)
-        raise TrimtabError(f"--strategy {strategy!r} is not a shedder: use one of {allowed}")
+    if strategy is not None:
+        one_of("--strategy", strategy, STRATEGIES, what="a shedder")
     local = "://" not in input_dir or input_dir.startswith("file://")
     nodes = Path(input_dir.removeprefix("file://")) / "nodes"
     if local and not nodes.is_dir():

@@ -33,6 +33,7 @@ from trimtab.cli._common import (
     err,
     load_config,
     one_cluster,
+    one_of,
     owned_output,
     print_json,
     print_rejected,
@@ -255,14 +256,10 @@ def _rebalance(o: RebalanceOptions) -> None:
     """Read the inputs, plan, then print the plan and write its documents."""
     with user_errors():
         fmt = "json" if o.as_json else o.out_format
-        if fmt not in FORMATS:
-            raise TrimtabError(
-                f"unknown --format {o.out_format!r}: use one of {', '.join(FORMATS)}"
-            )
-        if o.mode is not None and o.mode not in BALANCER_MODES:
-            raise TrimtabError(f"unknown --mode {o.mode!r}: use one of {', '.join(BALANCER_MODES)}")
-        if o.system not in SYSTEMS:
-            raise TrimtabError(f"unknown --system {o.system!r}: use one of {', '.join(SYSTEMS)}")
+        one_of("--format", fmt, FORMATS)
+        if o.mode is not None:
+            one_of("--mode", o.mode, BALANCER_MODES)
+        one_of("--system", o.system, SYSTEMS)
         check_plan_output(o.plan)
         back = o.rollback or (o.output.with_suffix(".rollback.json") if o.output else None)
         for option, path in (("--output", o.output), ("--rollback", back)):

@@ -24,7 +24,7 @@ OptimalFlag = Annotated[
     typer.Option(
         "--optimal",
         help="Solve the plan exactly (fewest moves, then bytes) with the HiGHS MIP solver: "
-        "pip install 'trimtab[optimal]'.",
+        "pip install 'trimtab\\[optimal]'.",
     ),
 ]
 TimeLimitOption = Annotated[

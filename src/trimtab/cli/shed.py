@@ -122,12 +122,14 @@ _IsolationPolicies = Annotated[
 ]
 _AntiAffinity = Annotated[
     Path | None,
-    typer.Option("--anti-affinity", help="Anti-affinity groups: {group: [namespace]} JSON or CSV."),
+    typer.Option(
+        "--anti-affinity", help="Anti-affinity groups: {group: \\[namespace]} JSON or CSV."
+    ),
 ]
 _Format = Annotated[Format, typer.Option("--format", help="table, json or pulsar-admin.")]
 _Zk = Annotated[
     str | None,
-    typer.Option("--zk", help="ZooKeeper HOST:PORT[/chroot]: /loadbalance/brokers reports."),
+    typer.Option("--zk", help="ZooKeeper HOST:PORT\\[/chroot]: /loadbalance/brokers reports."),
 ]
 _LoadReports = Annotated[
     Path | None,

@@ -4,7 +4,8 @@ Each batch takes as long as its busiest node needs: the bytes of the batch's act
 touch the node (a reassignment copies the whole partition to each replica it adds) divided by
 the throttle, which Kafka applies per broker. Batches run one after the other. An action
 without bytes (a Pulsar unload) costs the plan's ``broker_cooldown_s`` (upstream's pause
-between unloads of one broker) in its batch. Without a throttle there is no estimate.
+between unloads of one broker) in its batch. Without a throttle there is no estimate, nor
+when a reassignment's size is unknown (a plan made without partition sizes): 0 s would lie.
 """
 
 from __future__ import annotations
@@ -46,5 +47,6 @@ def estimate(
             seconds += busiest / rate
         if any(a.bytes == 0 for a in batch):
             seconds += cooldown_s
-    known = bool(rate) or busiest_total == 0
+    sized = all(a.bytes > 0 for a in actions if a.kind == "reassign")
+    known = (bool(rate) or busiest_total == 0) and sized
     return Estimate(len(cut), busiest_total, seconds if known else None)

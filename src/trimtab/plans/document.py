@@ -52,6 +52,7 @@ __all__ = [
     "Action",
     "PlanDocument",
     "canonical_bytes",
+    "check_digest_form",
     "load_plan",
     "match_digest",
     "read_plan",
@@ -239,11 +240,10 @@ def load_plan(path: Path) -> PlanDocument:
     return read_plan(text, str(path))
 
 
-def match_digest(plan: PlanDocument, approved: str, *, candidates: Sequence[str] = ()) -> None:
-    """Refuse an approval that does not name ``plan``: the full digest, or a prefix of at
-    least :data:`MIN_PREFIX` hex digits that no other candidate digest shares."""
+def check_digest_form(approved: str) -> str:
+    """The approval as hex digits, or a refusal: the form is checked before any connection,
+    so a typo is reported before an unreachable cluster is."""
     given = approved.strip().lower()
-    digest = plan.digest
     if not _HEX.fullmatch(given):
         raise PlanError(
             f"--approve {approved!r} is not a hex digest; use the digest the dry run prints"
@@ -252,6 +252,14 @@ def match_digest(plan: PlanDocument, approved: str, *, candidates: Sequence[str]
         raise PlanError(
             f"--approve needs at least {MIN_PREFIX} hex digits of the digest, got {len(given)}"
         )
+    return given
+
+
+def match_digest(plan: PlanDocument, approved: str, *, candidates: Sequence[str] = ()) -> None:
+    """Refuse an approval that does not name ``plan``: the full digest, or a prefix of at
+    least :data:`MIN_PREFIX` hex digits that no other candidate digest shares."""
+    given = check_digest_form(approved)
+    digest = plan.digest
     if not digest.startswith(given):
         raise PlanError(
             f"--approve {given[:16]}… does not match this plan (digest {digest[:16]}…): the plan "

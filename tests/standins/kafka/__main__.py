@@ -3,7 +3,8 @@
 For the subprocess tests (SIGKILL then ``--resume``) and the 10,000-partition bench::
 
     python -m tests.standins.kafka --port 0 --brokers 4 --topics orders:12:3:1000000 \\
-        [--state-file assignment.json] [--scale 1000] [--dump counts.json]
+        [--state-file assignment.json] [--scale 1000] [--dump counts.json] \\
+        [--redpanda-admin-port 9644]
 
 ``--topics NAME:PARTITIONS:RF[:BYTES]`` (comma-separated) spreads replicas round-robin over
 the brokers; ``--state-file`` loads a ``kafka-reassign-partitions`` document instead (entries
@@ -11,6 +12,9 @@ may carry ``"size"``). Brokers listen on ``--port``, ``--port``+1, ... (0: any f
 The first stdout line is ``ready BOOTSTRAP``; on SIGTERM or SIGINT it writes to ``--dump``
 (JSON) the assignment, the calls by API, reads and writes, the reassignments started and
 cancelled per partition, and the throttle configs left set, and exits.
+
+``--redpanda-admin-port`` makes it a Redpanda: it also serves the Admin API stand-in on that
+port, and partition moves copy at its ``raft_learner_recovery_rate`` per node.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 from tests.standins.kafka.cluster import Cluster
 from tests.standins.kafka.server import KafkaStandin
+from tests.standins.redpanda import RedpandaAdminStandin
 
 
 def _build(args: argparse.Namespace) -> Cluster:
@@ -51,9 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=0, help="bytes of a partition")
     parser.add_argument("--scale", type=float, default=1.0, help="simulated s per real s")
     parser.add_argument("--dump")
+    parser.add_argument("--redpanda-admin-port", type=int, help="also serve Redpanda's Admin API")
     args = parser.parse_args(argv)
     cluster = _build(args)
     ports = {b: args.port + i for i, b in enumerate(sorted(cluster.brokers))} if args.port else None
+    admin = None
+    if args.redpanda_admin_port is not None:
+        admin = RedpandaAdminStandin(port=args.redpanda_admin_port).__enter__()
+        cluster.node_rate = admin.recovery_rate
     standin = KafkaStandin(cluster, ports=ports).start()
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
@@ -61,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ready {standin.bootstrap}", flush=True)
     done.wait()
     standin.stop()
+    if admin is not None:
+        admin.__exit__(None, None, None)
     if args.dump:
         report: dict[str, Any] = {
             "assignment": cluster.assignment(),

@@ -2,7 +2,12 @@
 
     python -m tests.standins.pulsar --brokers 3 --namespace public/default=8 \\
         [--cluster NAME] [--token-file F] [--tls-cert F --tls-key F [--client-ca F]] \\
-        [--time-scale X] [--unload-seconds S]
+        [--time-scale X] [--unload-seconds S] [--port P] [--cores 4,8,16]
+    python -m tests.standins.pulsar --load-reports DIR [--port P] ...
+
+``--load-reports`` plays the brokers of saved load reports (``pulsar-admin broker-stats
+load-report`` output, one file per broker), each owning the bundles its report lists, so a
+plan made from those reports (``trimtab shed --load-reports DIR --plan F``) runs against it.
 
 It prints one JSON line, ``{"admin_url": ..., "brokers": [...], "cluster": ...}``, once every
 broker listens, then serves until SIGTERM or SIGINT. ``--token-file`` holds the one token it
@@ -19,6 +24,7 @@ import threading
 from pathlib import Path
 
 from tests.standins.pulsar.standin import PulsarStandin, ServerTls
+from trimtab.systems.pulsar.load_reports import read_report_dir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--client-ca", type=Path)
     parser.add_argument("--time-scale", type=float, default=1000.0)
     parser.add_argument("--unload-seconds", type=float, default=30.0)
+    parser.add_argument("--load-reports", type=Path, help="play the brokers of these reports")
+    parser.add_argument("--port", type=int, default=0, help="the first broker's port")
+    parser.add_argument(
+        "--cores", default="", help="cores per broker, comma-separated (e.g. 4,8,16)"
+    )
     args = parser.parse_args(argv)
+    owners = _owners(args.load_reports) if args.load_reports else None
     namespaces = {}
     for spec in args.namespace or ["public/default=4"]:
         name, _, count = spec.partition("=")
@@ -50,11 +62,24 @@ def main(argv: list[str] | None = None) -> int:
         tls=tls,
         time_scale=args.time_scale,
         unload_seconds=args.unload_seconds,
+        owners=owners,
+        port=args.port,
     ) as standin:
+        cores_each = args.cores.split(",") if args.cores else []
+        for broker, cores in zip(standin.brokers, cores_each, strict=False):
+            standin.cluster.set_limits(broker, cpu=100.0 * int(cores))
         line = {"admin_url": standin.admin_url, "brokers": standin.brokers, "cluster": args.cluster}
         print(json.dumps(line), flush=True)
         stop.wait()
     return 0
+
+
+def _owners(path: Path) -> dict[str, list[str]]:
+    """Broker name -> the bundles its saved report says it owns (read by trimtab's reader)."""
+    reports, errors = read_report_dir(path)
+    if errors:
+        raise SystemExit(f"--load-reports {path}: {errors[0]}")
+    return {r.broker: sorted(r.bundles or r.last_stats) for r in reports}
 
 
 if __name__ == "__main__":

@@ -5,11 +5,13 @@ Served (upstream ``admin/v2/Brokers``, ``BrokersBase``, ``v2/BrokerStats``, ``v2
 ``NamespacesBase``, ``PulsarWebResource``, ``AdminResource``):
 
 =====================================================================  ==========================
+``GET  /admin/v2/clusters``                                            the cluster names
 ``GET  /admin/v2/brokers/{cluster}``                                   active broker ids (JSON)
 ``GET  /admin/v2/brokers/{cluster}/{broker}/ownedNamespaces``          307 to ``broker`` unless it
                                                                        is this one; then bundle ->
                                                                        NamespaceOwnershipStatus
 ``GET  /admin/v2/broker-stats/load-report``                            this broker's LocalBrokerData
+                                                                       (500 if it cannot make it)
 ``GET  /admin/v2/namespaces/{tenant}/{ns}/bundles``                    BundlesData
 ``PUT  /admin/v2/namespaces/{tenant}/{ns}/{bundle}/unload``            204; 307 to the owner;
        ``?destinationBroker=&authoritative=``                          409 inactive destination
@@ -71,13 +73,23 @@ class BrokerServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, cluster: PulsarCluster, context: ssl.SSLContext | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(
+        self,
+        cluster: PulsarCluster,
+        context: ssl.SSLContext | None = None,
+        *,
+        name: str | None = None,
+        port: int = 0,
+    ) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.cluster = cluster
         self.context = context
         self.scheme = "https" if context else "http"
-        self.broker = f"127.0.0.1:{self.server_address[1]}"
-        self.url = f"{self.scheme}://{self.broker}"
+        address = f"127.0.0.1:{self.server_address[1]}"
+        # the load manager's name for the broker: its own address, unless the stand-in plays
+        # brokers named in saved load reports (redirects still go to the address it listens on)
+        self.broker = name or address
+        self.url = f"{self.scheme}://{address}"
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -186,7 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return self.server.cluster.brokers
             case "GET", ["brokers", cluster, broker, "ownedNamespaces"]:
                 return self._owned(cluster, broker)
+            case "GET", ["clusters"]:
+                return [self.server.cluster.name]
             case "GET", ["broker-stats", "load-report"]:
+                failure = self.server.cluster.report_error(self.server.broker)
+                if failure is not None:  # BrokerStatsBase: RestException(e), 500
+                    raise _error(500, failure)
                 return self.server.cluster.load_report(self.server.broker)
             case "GET", ["namespaces", tenant, namespace, "bundles"]:
                 ranges = self._ranges(f"{tenant}/{namespace}")
@@ -257,7 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         if authoritative is not None:
             query["authoritative"] = [str(authoritative).lower()]
-        target = f"{self.server.scheme}://{broker}{url.path}"
+        target = f"{self.server.cluster.web_url(broker)}{url.path}"
         if query:
             target += "?" + urlencode(query, doseq=True)
         return _Answer(307, None, {"Location": target})

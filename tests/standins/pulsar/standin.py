@@ -5,13 +5,14 @@
 load manager names a broker by its web service address, and spreads the namespaces' bundles
 over them round-robin. ``admin_url`` is the first broker's URL (where an operator's
 ``--pulsar-admin`` points). With ``tls`` every broker serves HTTPS with that certificate; with
-``client_ca`` too, it requires a client certificate signed by it (mutual TLS).
+``client_ca`` too, it requires a client certificate signed by it (mutual TLS). ``port`` fixes
+the first broker's port (the docs' examples name it).
 """
 
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -53,7 +54,13 @@ class PulsarStandin:
         tls: ServerTls | None = None,
         time_scale: float = 1000.0,
         unload_seconds: float = 30.0,
+        owners: Mapping[str, Sequence[str]] | None = None,
+        port: int = 0,
     ) -> None:
+        """``owners`` (broker name -> its bundles, as saved load reports hold them) replaces
+        ``brokers`` and ``namespaces``: the stand-in then plays exactly those brokers, owning
+        exactly those bundles. ``port``: the first broker's port (the next ones follow it),
+        0 for any free ports."""
         self.cluster = PulsarCluster(
             cluster,
             time_scale=time_scale,
@@ -62,20 +69,44 @@ class PulsarStandin:
             superusers=superusers,
         )
         context = tls.context() if tls else None
-        started = (BrokerServer(self.cluster, context) for _ in range(brokers))
+        names: list[str | None] = list(owners) if owners else [None] * brokers
+        started = (
+            BrokerServer(self.cluster, context, name=name, port=port + at if port else 0)
+            for at, name in enumerate(names)
+        )
         self.servers = {server.broker: server for server in started}
         for broker, server in self.servers.items():
             self.cluster.add_broker(broker, server.url)
         self.cluster.on_remove = self._stop_broker
-        ids = list(self.servers)
-        at = 0
-        for namespace, count in (namespaces or {"public/default": 4}).items():
-            for bundle in self.cluster.add_namespace(namespace, count):
-                self.cluster.reown(bundle, ids[at % len(ids)])
-                at += 1
+        if owners:
+            self._own(owners)
+        else:
+            self._spread(namespaces or {"public/default": 4})
         for server in self.servers.values():
             server.start()
         self.admin_url = next(iter(self.servers.values())).url
+
+    def _spread(self, namespaces: Mapping[str, int]) -> None:
+        """Every namespace's bundles, owned round-robin."""
+        ids = list(self.servers)
+        at = 0
+        for namespace, count in namespaces.items():
+            for bundle in self.cluster.add_namespace(namespace, count):
+                self.cluster.reown(bundle, ids[at % len(ids)])
+                at += 1
+
+    def _own(self, owners: Mapping[str, Sequence[str]]) -> None:
+        """The given bundles (``tenant/ns/0x..._0x...``), each owned by its broker."""
+        ranges: dict[str, list[str]] = {}
+        for bundles in owners.values():
+            for bundle in bundles:
+                namespace, _, hash_range = bundle.rpartition("/")
+                ranges.setdefault(namespace, []).append(hash_range)
+        for namespace, found in ranges.items():
+            self.cluster.add_namespace(namespace, sorted(found))
+        for broker, bundles in owners.items():
+            for bundle in bundles:
+                self.cluster.reown(bundle, broker)
 
     @property
     def brokers(self) -> list[str]:

@@ -99,9 +99,11 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, standin: RedpandaAdminStandin, tls: ssl.SSLContext | None) -> None:
+    def __init__(
+        self, standin: RedpandaAdminStandin, tls: ssl.SSLContext | None, port: int = 0
+    ) -> None:
         self.standin = standin
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", port), _Handler)
         if tls is not None:
             self.socket = tls.wrap_socket(self.socket, server_side=True)
 
@@ -110,7 +112,11 @@ class RedpandaAdminStandin:
     """The Admin API on a loopback port; :attr:`config` holds the properties set."""
 
     def __init__(
-        self, users: dict[str, str] | None = None, tls: ssl.SSLContext | None = None
+        self,
+        users: dict[str, str] | None = None,
+        tls: ssl.SSLContext | None = None,
+        *,
+        port: int = 0,
     ) -> None:
         self.users = users
         self.config: dict[str, Any] = {}
@@ -119,7 +125,7 @@ class RedpandaAdminStandin:
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.scheme = "https" if tls is not None else "http"
-        self._server = _Server(self, tls)
+        self._server = _Server(self, tls, port)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True
         )
