@@ -58,7 +58,7 @@ from urllib.parse import urlsplit
 
 from trimtab.cluster import Capacity, NodeId
 from trimtab.errors import ReportError
-from trimtab.readers.sniff import seems_to_be
+from trimtab.readers.sniff import raw_kind, seems_to_be
 from trimtab.readers.special_files import refuse_special
 
 __all__ = [
@@ -295,16 +295,28 @@ def is_top_bundles(data: bytes | str) -> bool:
 
 
 def _json_object(data: bytes | str, source: str) -> dict[str, Any]:
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    kind = raw_kind(raw)
+    if kind is not None:
+        raise ReportError(source, f"{_NOT_REPORT}: it is {kind}. Make one with: {REPORT_COMMAND}")
+    text = raw.decode("utf-8-sig")
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
         doc = json.loads(text)
-    except UnicodeDecodeError:
-        raise ReportError(source, "not UTF-8 text") from None
     except (ValueError, RecursionError) as exc:
-        raise ReportError(source, f"not JSON: {exc}") from None
+        guess = seems_to_be(text)
+        seems = f"it seems to be {guess}" if guess else f"not JSON ({exc})"
+        raise ReportError(
+            source, f"{_NOT_REPORT}: {seems}. Make one with: {REPORT_COMMAND}"
+        ) from None
     if not isinstance(doc, dict):
         raise ReportError(source, f"a load report is a JSON object, got {type(doc).__name__}")
     return doc
+
+
+_NOT_REPORT = (
+    "not a Pulsar load report (LocalBrokerData, or BrokerLoadData of the extensible load "
+    "manager)"
+)
 
 
 def _refuse_other(doc: dict[str, Any], source: str) -> None:
@@ -316,8 +328,7 @@ def _refuse_other(doc: dict[str, Any], source: str) -> None:
     seems = f"it seems to be {guess}" if guess else "it is no format trimtab knows"
     raise ReportError(
         source,
-        "not a Pulsar load report (LocalBrokerData, or BrokerLoadData of the extensible load "
-        f"manager): {seems}. Make one with: {REPORT_COMMAND}",
+        f"{_NOT_REPORT}: {seems}. Make one with: {REPORT_COMMAND}",
     )
 
 
@@ -446,7 +457,10 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
     else:
         raise InputError(f"--load-reports {root}: no such file or directory")
     if not files:
-        raise InputError(f"--load-reports {root}: no report files (one JSON file per broker)")
+        raise InputError(
+            f"--load-reports {root}: no report files (one JSON file per broker). "
+            f"Make them with: {REPORT_COMMAND}"
+        )
     newest: dict[str, LoadReport] = {}
     errors: list[ReportError] = []
     top: dict[str, tuple[str, dict[str, BundleStats]]] = {}
