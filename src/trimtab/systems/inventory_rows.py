@@ -102,7 +102,7 @@ def read_defaults(path: Path) -> dict[str, dict[str, object]]:
         seems = f" (it seems to be {guess})" if guess and not guess.startswith("a CSV") else ""
         raise InputError(
             f"--defaults {path}: unknown column(s) {', '.join(unknown) or '(none)'}{seems}; "
-            f"expected {expected}"
+            f"expected {expected}. Make one with: {make}"
         )
     table: dict[str, dict[str, object]] = {}
     for row in reader:

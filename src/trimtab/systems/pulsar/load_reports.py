@@ -295,28 +295,27 @@ def is_top_bundles(data: bytes | str) -> bool:
 
 
 def _json_object(data: bytes | str, source: str) -> dict[str, Any]:
+    """The report's JSON object. A file of another kind is refused with what it seems to be
+    and the command that makes a report; the reason starts "not UTF-8 text" or "not JSON"
+    (the pipeline's quarantine groups by it)."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     kind = raw_kind(raw)
     if kind is not None:
-        raise ReportError(source, f"{_NOT_REPORT}: it is {kind}. Make one with: {REPORT_COMMAND}")
+        head = "not JSON" if kind == "an empty file" else "not UTF-8 text"
+        kind = kind.removesuffix(", not UTF-8 text")
+        raise ReportError(
+            source, f"{head}, so no Pulsar load report: it is {kind}. Make one with: {REPORT_COMMAND}"
+        )
     text = raw.decode("utf-8-sig")
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:
         guess = seems_to_be(text)
-        seems = f"it seems to be {guess}" if guess else f"not JSON ({exc})"
-        raise ReportError(
-            source, f"{_NOT_REPORT}: {seems}. Make one with: {REPORT_COMMAND}"
-        ) from None
+        seems = f": it seems to be {guess}. Make one with: {REPORT_COMMAND}" if guess else ""
+        raise ReportError(source, f"not JSON ({exc}), so no Pulsar load report{seems}") from None
     if not isinstance(doc, dict):
         raise ReportError(source, f"a load report is a JSON object, got {type(doc).__name__}")
     return doc
-
-
-_NOT_REPORT = (
-    "not a Pulsar load report (LocalBrokerData, or BrokerLoadData of the extensible load "
-    "manager)"
-)
 
 
 def _refuse_other(doc: dict[str, Any], source: str) -> None:
@@ -328,7 +327,8 @@ def _refuse_other(doc: dict[str, Any], source: str) -> None:
     seems = f"it seems to be {guess}" if guess else "it is no format trimtab knows"
     raise ReportError(
         source,
-        f"{_NOT_REPORT}: {seems}. Make one with: {REPORT_COMMAND}",
+        "not a Pulsar load report (LocalBrokerData, or BrokerLoadData of the extensible load "
+        f"manager): {seems}. Make one with: {REPORT_COMMAND}",
     )
 
 
@@ -458,7 +458,8 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
         raise InputError(f"--load-reports {root}: no such file or directory")
     if not files:
         raise InputError(
-            f"--load-reports {root}: no report files (one JSON file per broker). "
+            f"--load-reports directory {root} holds no load report files (one JSON file per "
+            "broker). "
             f"Make them with: {REPORT_COMMAND}"
         )
     newest: dict[str, LoadReport] = {}
