@@ -60,6 +60,10 @@ _TEXT_MARKS: tuple[tuple[Callable[[set[str], str], bool], str], ...] = (
         "the output of kafka-reassign-partitions.sh --execute",
     ),
     (
+        lambda lines, _: "----- got message -----" in lines,
+        "the output of pulsar-client consume",
+    ),
+    (
         lambda lines, _: "Querying brokers for log directories information" in lines,
         "the output of kafka-log-dirs.sh --describe",
     ),
