@@ -64,20 +64,22 @@ _INV = str(EXAMPLES / "rebalance" / "inventory.csv")
 _SHED = ["shed", "-i", str(EXAMPLES / "shedding" / "inventory.csv")]
 _BROKERS = str(EXAMPLES / "shedding" / "node_metrics.csv")
 _BUNDLES = str(EXAMPLES / "shedding" / "bundle_metrics.csv")
+_ASSIGNMENT = str(EXAMPLES / "rebalance" / "assignment.json")
+_ALLOCATION = ["-i", str(EXAMPLES / "allocation" / "inventory.csv")]
+_ALLOCATION += ["-r", str(EXAMPLES / "allocation" / "requests.csv")]
+_LOAD_REPORTS = str(EXAMPLES / "shedding" / "load-reports")
 _ASSIGNMENT_MAKE = "kafka-reassign-partitions.sh --bootstrap-server"
 
 #: option -> (the command with FILE where the wrong file goes, expected, making command)
 OPTIONS: dict[str, tuple[list[str], str, str]] = {
     "rebalance -a": (["rebalance", "-i", _INV, "-a", "FILE"], "current", _ASSIGNMENT_MAKE),
     "rebalance --log-dirs": (
-        ["rebalance", "-i", _INV, "-a", str(EXAMPLES / "rebalance" / "assignment.json")]
-        + ["--log-dirs", "FILE"],
+        ["rebalance", "-i", _INV, "-a", _ASSIGNMENT, "--log-dirs", "FILE"],
         "kafka-log-dirs.sh --describe output",
         "kafka-log-dirs.sh --bootstrap-server",
     ),
     "allocate --existing": (
-        ["allocate", "-i", str(EXAMPLES / "allocation" / "inventory.csv")]
-        + ["-r", str(EXAMPLES / "allocation" / "requests.csv"), "--existing", "FILE"],
+        ["allocate", *_ALLOCATION, "--existing", "FILE"],
         "current",
         _ASSIGNMENT_MAKE,
     ),
@@ -108,8 +110,7 @@ OPTIONS: dict[str, tuple[list[str], str, str]] = {
         "trimtab inventory",
     ),
     "inventory --defaults": (
-        ["inventory", "--load-reports", str(EXAMPLES / "shedding" / "load-reports")]
-        + ["--defaults", "FILE"],
+        ["inventory", "--load-reports", _LOAD_REPORTS, "--defaults", "FILE"],
         "a CSV with columns among cluster, node",
         "examples/inventory/kafka-defaults.csv",
     ),
@@ -168,4 +169,4 @@ def test_a_utf16_file_says_what_it_holds() -> None:
 
     kind = raw_kind("node,cluster\r\nb1,c\r\n".encode("utf-16-le"))
     assert kind is not None and "a CSV table with columns node,cluster" in kind
-    assert raw_kind("node,cluster\n".encode()) is None
+    assert raw_kind(b"node,cluster\n") is None

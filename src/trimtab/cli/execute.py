@@ -139,9 +139,7 @@ class ExecuteOptions:
 
 @app.command()
 def execute(
-    plan: Annotated[
-        Path, typer.Argument(help="The plan document (rebalance/shed --plan).")
-    ],
+    plan: Annotated[Path, typer.Argument(help="The plan document (rebalance/shed --plan).")],
     approve: ApproveOption = None,
     journal: JournalOption = None,
     resume: ResumeOption = False,

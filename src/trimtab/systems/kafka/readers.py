@@ -156,9 +156,7 @@ def read_log_dirs(path: str | Path) -> LogDirs:
     docs = [doc for _, doc in json_documents(text)]
     doc = next((d for d in docs if isinstance(d, dict) and "brokers" in d), None)
     if doc is None or not isinstance(doc.get("brokers"), list):
-        raise InputError(
-            refusal(source, _LOG_DIRS, LOG_DIRS_COMMAND, text)
-        )
+        raise InputError(refusal(source, _LOG_DIRS, LOG_DIRS_COMMAND, text))
     out = LogDirs()
     errors: list[str] = []
     for b, broker in enumerate(doc["brokers"]):

@@ -18,8 +18,8 @@ from types import MappingProxyType
 from typing import Any
 
 from trimtab.errors import InputError
-from trimtab.readers.special_files import refuse_special
 from trimtab.readers.sniff import read_text, seems_to_be
+from trimtab.readers.special_files import refuse_special
 from trimtab.shedding.filters import (
     AntiAffinityGroups,
     IsolationPolicies,

@@ -307,7 +307,8 @@ def _json_object(data: bytes | str, source: str) -> dict[str, Any]:
         head = "not JSON" if kind == "an empty file" else "not UTF-8 text"
         kind = kind.removesuffix(", not UTF-8 text")
         raise ReportError(
-            source, f"{head}, so no Pulsar load report: it is {kind}. Make one with: {REPORT_COMMAND}"
+            source,
+            f"{head}, so no Pulsar load report: it is {kind}. Make one with: {REPORT_COMMAND}",
         )
     text = raw.decode("utf-8-sig")
     try:
@@ -496,7 +497,9 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
             seen = newest.get(report.broker)
             if seen is not None:
                 old, new = sorted((seen, report), key=lambda r: (r.last_update, r.source))
-                reason = f"a second report of broker {report.broker}; the newer {new.source} is kept"
+                reason = (
+                    f"a second report of broker {report.broker}; the newer {new.source} is kept"
+                )
                 errors.append(ReportError(old.source, reason))
                 report = new
             newest[report.broker] = report
