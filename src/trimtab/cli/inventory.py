@@ -260,14 +260,33 @@ def _json_row(row: NodeRow) -> dict[str, object]:
 def _summary(rows: list[NodeRow]) -> Table:
     """One line per node: each value with ``*`` if given (not measured), and what is missing
     (the reason a source gave none is printed under the table)."""
-    shown = [c for c in COLUMNS[2:] if any(c in r.cells for r in rows)]
+    roles = {r.cells.get("role") for r in rows}
+    skip = {"region", "rack", *(() if len(roles) > 1 else ("role",))}
+    shown = [c for c in COLUMNS[2:] if c not in skip and any(c in r.cells for r in rows)]
     table = Table(title=f"{len(rows)} node(s); * = given by --defaults, not measured")
-    for column in ("node", *shown, "missing"):
+    for column in ("node", "location", *(_HEADERS.get(c, c) for c in shown), "missing"):
         table.add_column(column)
     for row in rows:
         cells = [_cell(row, c) for c in shown]
-        table.add_row(row.node, *cells, ", ".join(row.missing) or "-")
+        missing = ", ".join(_HEADERS.get(c, c) for c in row.missing) or "-"
+        table.add_row(row.node, _location(row), *cells, missing)
     return table
+
+
+#: Short headers, so the summary fits a terminal of 80 columns.
+_HEADERS = {
+    "memory_bytes": "memory",
+    "disk_total_bytes": "disk",
+    "disk_free_bytes": "free",
+    "nic_bps": "nic",
+}
+
+
+def _location(row: NodeRow) -> str:
+    """``/region/rack`` as the row gives it (``*`` if given), blank when neither is known."""
+    parts = [str(row.cells[c]) for c in ("region", "rack") if c in row.cells]
+    given = any(row.sources.get(c) == "given" for c in ("region", "rack"))
+    return ("/" + "/".join(parts) + ("*" if given else "")) if parts else ""
 
 
 def _cell(row: NodeRow, column: str) -> str:

@@ -16,7 +16,9 @@ once everything is registered.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import logging
 import shutil
 import signal
 import sys
@@ -48,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--down", type=int, default=0)
     parser.add_argument("--reports", type=Path)
     args = parser.parse_args(argv)
+    logging.getLogger("kazoo").setLevel(logging.ERROR)  # its reconnect chatter
     workdir = Path(tempfile.mkdtemp(prefix="bk-standin-"))
     zookeeper = ZooKeeperServer(workdir)
     text = zookeeper.cfg.read_text()  # the port the docs name, not a free one
@@ -90,8 +93,7 @@ def _register(
     for index in range(args.bookies + args.down):
         name = f"bk{index + 1}.example:3181"
         if index < args.bookies:
-            disk = _disk(index)
-            server = BookieRpcServer(lambda disk=disk: disk)
+            server = BookieRpcServer(functools.partial(_disk, index))
             server.start()
             servers.append(server)
             port = server.port
