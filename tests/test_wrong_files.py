@@ -78,6 +78,11 @@ OPTIONS: dict[str, tuple[list[str], str, str]] = {
         "kafka-log-dirs.sh --describe output",
         "kafka-log-dirs.sh --bootstrap-server",
     ),
+    "rebalance --in-progress": (
+        ["rebalance", "-i", _INV, "-a", _ASSIGNMENT, "--in-progress", "FILE"],
+        "the --json of trimtab rebalance",
+        "--json > plan.json",
+    ),
     "allocate --existing": (
         ["allocate", *_ALLOCATION, "--existing", "FILE"],
         "current",
@@ -102,6 +107,11 @@ OPTIONS: dict[str, tuple[list[str], str, str]] = {
         [*_SHED, "--brokers", _BROKERS, "--bundles", _BUNDLES, "--isolation-policies", "FILE"],
         "isolation policies",
         "pulsar-admin ns-isolation-policy list",
+    ),
+    "shed --anti-affinity": (
+        [*_SHED, "--brokers", _BROKERS, "--bundles", _BUNDLES, "--anti-affinity", "FILE"],
+        "anti-affinity groups",
+        "docs/commands/shed.md",
     ),
     "topology -i": (["topology", "-i", "FILE"], ".csv, .jsonl or .parquet", "trimtab inventory"),
     "place -i": (

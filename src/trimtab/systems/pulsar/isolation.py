@@ -112,8 +112,11 @@ def read_anti_affinity(path: Path) -> AntiAffinityGroups:
         ns = (row.get("namespace") or "").strip()
         group = (row.get("group") or row.get("antiAffinityGroup") or "").strip()
         if not ns or not group:
+            guess = seems_to_be(text) if line == 2 else None
+            seems = f" (it seems to be {guess})" if guess and "CSV" not in guess else ""
             raise InputError(
-                f"anti-affinity groups {path}:{line}: needs namespace and group columns"
+                f"anti-affinity groups {path}:{line}: needs namespace and group columns{seems}. "
+                f"Make one with: {_COMMANDS['anti-affinity groups']}"
             )
         groups[ns] = group
     return AntiAffinityGroups(MappingProxyType(groups))
