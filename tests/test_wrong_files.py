@@ -180,3 +180,15 @@ def test_a_utf16_file_says_what_it_holds() -> None:
     kind = raw_kind("node,cluster\r\nb1,c\r\n".encode("utf-16-le"))
     assert kind is not None and "a CSV table with columns node,cluster" in kind
     assert raw_kind(b"node,cluster\n") is None
+
+
+def test_saved_pulsar_client_consume_output_given_as_an_assignment_is_named(
+    tmp_path: Path,
+) -> None:
+    """PIP-192 load data saved with pulsar-client consume, given to rebalance -a by mistake."""
+    saved = tmp_path / "broker-load-data.txt"
+    tools = ROOT / "tests" / "data" / "tools"
+    saved.write_bytes((tools / "pulsar-client-3.1-consume-broker-load-data.txt").read_bytes())
+    line = _error_line(["rebalance", "-i", _INV, "-a", str(saved)])
+    assert "it seems to be the output of pulsar-client consume" in line
+    assert _ASSIGNMENT_MAKE in line
