@@ -65,6 +65,7 @@ from trimtab.plans.kafka import rebalance_plan_document
 from trimtab.plans.source import created_now, plan_source
 from trimtab.readers.inventory import Inventory, read_inventory
 from trimtab.readers.node_health import read_health
+from trimtab.readers.sniff import read_text, seems_to_be
 from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import (
@@ -487,18 +488,26 @@ def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[
     return [replace(s, node=node) for s, node in zip(rows, named, strict=True)]
 
 
+_IN_PROGRESS = "the --json of trimtab rebalance"
+_IN_PROGRESS_MAKE = "trimtab rebalance ... --json > plan.json (the run whose moves are under way)"
+
+
 def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> list[InFlight]:
     """The reassignments of an earlier plan's --json; the assignment may show the partitions
     before or after them."""
     refuse_special("--in-progress", path)
+    text = read_text(path, _IN_PROGRESS, _IN_PROGRESS_MAKE)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(text)
         moves = [
             (m["topic"], int(m["partition"]), m["from"], m["to"], m["reason"]) for m in doc["moves"]
         ]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
+        guess = seems_to_be(text)
+        seems = f"it seems to be {guess}" if guess else f"{type(exc).__name__}: {exc}"
         raise TrimtabError(
-            f"--in-progress {path}: not the --json of trimtab rebalance ({exc})"
+            f"--in-progress {path} is not {_IN_PROGRESS}: {seems}. Make one with: "
+            f"{_IN_PROGRESS_MAKE}"
         ) from None
     node_of = {b: n for n, b in ids.items()}
     current = {(a.topic, a.partition): a.nodes for a in held}

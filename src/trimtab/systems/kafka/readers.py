@@ -41,7 +41,7 @@ from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.errors import InputError
-from trimtab.readers.sniff import refusal
+from trimtab.readers.sniff import read_text, refusal
 from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids
 from trimtab.systems.kafka.rpk import parse_rpk
@@ -59,17 +59,11 @@ __all__ = [
 ]
 
 
-def _text_file(source: Path, what: str) -> str:
-    """The text of ``source``; a missing, special or non-UTF-8 file is an error naming it."""
+def _text_file(source: Path, what: str, expected: str, command: str) -> str:
+    """The text of ``source``; a missing, special, empty, binary or UTF-16 file, or a
+    directory, is an error naming it, what was expected and the command that makes it."""
     refuse_special(f"{what} file", source)
-    try:
-        return source.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{what} file {source} does not exist") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{what} file {source} is not UTF-8 text: give a JSON file") from None
-    except OSError as exc:
-        raise InputError(f"{what} file {source} cannot be read: {exc.strerror}") from None
+    return read_text(source, expected, command)
 
 
 #: The command that prints a current assignment trimtab reads, for refusals.
@@ -77,6 +71,10 @@ ASSIGNMENT_COMMAND = (
     "kafka-reassign-partitions.sh --bootstrap-server HOST:9092 --generate "
     "--topics-to-move-json-file topics.json --broker-list 1,2,3 > current.txt "
     "(its whole output), or rpk cluster partitions list --all --format json"
+)
+_ASSIGNMENT = (
+    "a current partition assignment (Kafka reassignment JSON, "
+    "kafka-reassign-partitions.sh --generate/--execute output, or an rpk listing)"
 )
 
 
@@ -88,7 +86,7 @@ def read_reassignment(path: str | Path) -> list[tuple[str, int, list[int]]]:
     (``--verify`` output included, which holds no replica lists) is an error that says what
     the file seems to be and how to make the expected one."""
     source = Path(path)
-    text = _text_file(source, "assignment")
+    text = _text_file(source, "assignment", _ASSIGNMENT, ASSIGNMENT_COMMAND)
     try:
         output = parse_reassign_output(text, str(source))
         entries = output.current if output is not None else parse_rpk(text, str(source))
@@ -104,8 +102,7 @@ def read_reassignment(path: str | Path) -> list[tuple[str, int, list[int]]]:
         raise InputError(
             refusal(
                 source,
-                "a current partition assignment (Kafka reassignment JSON, "
-                "kafka-reassign-partitions.sh --generate/--execute output, or an rpk listing)",
+                _ASSIGNMENT,
                 ASSIGNMENT_COMMAND,
                 text,
             )
@@ -173,6 +170,7 @@ class LogDirs:
 
 #: The command that prints the log dirs trimtab reads, for refusals.
 LOG_DIRS_COMMAND = "kafka-log-dirs.sh --bootstrap-server HOST:9092 --describe > log-dirs.txt"
+_LOG_DIRS = "kafka-log-dirs.sh --describe output"
 
 
 def read_log_dirs(path: str | Path) -> LogDirs:
@@ -180,13 +178,11 @@ def read_log_dirs(path: str | Path) -> LogDirs:
     as numbers or strings of digits); a document of another shape is an error saying what it
     seems to be."""
     source = Path(path)
-    text = _text_file(source, "log dirs")
+    text = _text_file(source, "log dirs", _LOG_DIRS, LOG_DIRS_COMMAND)
     docs = [doc for _, doc in json_documents(text)]
     doc = next((d for d in docs if isinstance(d, dict) and "brokers" in d), None)
     if doc is None or not isinstance(doc.get("brokers"), list):
-        raise InputError(
-            refusal(source, "kafka-log-dirs.sh --describe output", LOG_DIRS_COMMAND, text)
-        )
+        raise InputError(refusal(source, _LOG_DIRS, LOG_DIRS_COMMAND, text))
     out = LogDirs()
     errors: list[str] = []
     reports: list[DirReport] = []
