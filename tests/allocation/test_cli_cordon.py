@@ -187,6 +187,8 @@ def test_plan_document_reassign_target_carries_log_dirs(tmp_path: Path) -> None:
     assert code == 0, err
     plan = load_plan(plan_file)
     assert plan.actions
+    argv = plan.source["argv"]  # --replan types it again: the repeatable option once per value
+    assert argv[argv.index("--cordon") + 1] == "3:/data/d1" and "()" not in argv
     for action in plan.actions:
         assert action.kind == "reassign" and action.required
         assert action.target["replicas"] == action.precondition["replicas"]

@@ -38,12 +38,15 @@ def command_argv(ctx: typer.Context) -> list[str]:
     words = [ctx.info_name or ""]
     for param in ctx.command.params:
         value = ctx.params.get(param.name or "")
-        if value is None or value == param.default:
+        if value is None or value == param.default or value in ((), []):
             continue
         if param.param_type_name == "argument":
             words.append(_word(value))
         elif isinstance(value, bool):
             words.append(param.opts[0] if value else param.secondary_opts[0])
+        elif isinstance(value, list | tuple):  # a repeatable option: once per value
+            for item in value:
+                words += [param.opts[0], _word(item)]
         else:
             words += [param.opts[0], _word(value)]
     return words
