@@ -50,7 +50,7 @@ from trimtab.shedding.decisions import Reason
 from trimtab.shedding.net import net_transfers
 from trimtab.systems.kafka.ids import broker_ids
 from trimtab.systems.kafka.writers import reassignment
-from trimtab.systems.pulsar.admin import unload_command
+from trimtab.systems.pulsar.admin import cycle_script
 
 __all__ = ["STAGES", "JobOptions", "RunSummary", "run_job"]
 
@@ -354,8 +354,9 @@ def _plans(
             throughput=row["throughput"],
         )
         chains.setdefault(row["cluster"], []).append((row["cycle"], move, Reason.UNKNOWN))
+    pause = options.config.shedding.shedding_delay_seconds
     moves = {
-        cluster: [unload_command(m) for _, m, _ in net_transfers(chain)]
+        cluster: cycle_script([(c, m) for c, m, _ in net_transfers(chain)], pause)
         for cluster, chain in chains.items()
     }
     for cluster, entry in summary.clusters.items():

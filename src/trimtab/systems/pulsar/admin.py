@@ -20,7 +20,7 @@ from urllib.parse import quote
 from trimtab.contract import split_bundle
 from trimtab.shedding.decisions import Move
 
-__all__ = ["unload_command", "unload_commands", "unload_rest"]
+__all__ = ["cycle_script", "unload_command", "unload_commands", "unload_rest"]
 
 
 def unload_command(move: Move, *, admin: str = "pulsar-admin") -> str:
@@ -49,3 +49,32 @@ def unload_rest(move: Move) -> str:
     if move.destination is not None:
         call += f"?destinationBroker={quote(move.destination, safe=':')}"
     return call
+
+
+def cycle_script(
+    moves: Iterable[tuple[int, Move]], pause_s: float, *, rest: bool = False
+) -> list[str]:
+    """The unload lines of a plan's net moves, grouped by the cycle of each first move, with a
+    ``sleep`` of the shedder's cooldown (upstream's ``loadBalanceSheddingDelayInSeconds``)
+    between cycles: run as a script, the unloads are spaced as the shedder would space them,
+    so a broker that just lost bundles reports its new load before it is judged again.
+
+    One cycle (a single-cycle plan) gets neither heading nor pause; ``rest`` adds each
+    command's REST call as a comment line below it."""
+    groups: dict[int, list[Move]] = {}
+    for cycle, move in moves:
+        groups.setdefault(cycle, []).append(move)
+    lines: list[str] = []
+    for index, (cycle, group) in enumerate(groups.items()):
+        if index and pause_s > 0:
+            lines.append(
+                f"sleep {pause_s:g}  # the shedder's cooldown between cycles "
+                "(loadBalanceSheddingDelayInSeconds)"
+            )
+        if len(groups) > 1:
+            lines.append(f"# cycle {cycle}")
+        for move in group:
+            lines.append(unload_command(move))
+            if rest:
+                lines.append(f"#   {unload_rest(move)}")
+    return lines
