@@ -1,11 +1,8 @@
-"""What lands in a watched directory besides whole UTF-8 files (issue 43, points 1 and 6), as a
-real ``trimtab pipeline stream`` process on local Spark (one test: it costs a JVM).
+"""A FIFO landing in a directory ``trimtab pipeline stream`` watches (issue 43, point 1), as a
+real process on local Spark (one test: it costs a JVM).
 
-- A Latin-1 CSV is read as ``pipeline run`` reads it: Spark's CSV decoding turns the bytes
-  that are not UTF-8 into U+FFFD, and the row rules judge what is left. ``pipeline run`` on the
-  same file quarantines the row as ``unknown_node`` with the reason asserted here (tried by
-  hand on a generated fleet); neither command refuses the file as a whole.
-- A FIFO arriving later is skipped with one ``warning:`` and never blocks the stream.
+- The FIFO is skipped with one ``warning:`` and never blocks the stream: the CSV file beside
+  it is read and decided on (its one unknown node quarantined).
 - Spark's own warnings ("Disabling AQE ...") stay off stderr without ``trimtab --verbose``.
 """
 
@@ -24,7 +21,7 @@ import pytest
 
 from trimtab.pipeline.generate import FleetSpec, generate_fleet
 
-LATIN_NODE = "caf\u00e9-broker:8080"
+UNKNOWN_NODE = "cafe-broker:8080"
 
 
 def _wait(what: str, ready: object, log: Path, limit: float = 420) -> None:
@@ -37,15 +34,15 @@ def _wait(what: str, ready: object, log: Path, limit: float = 420) -> None:
 
 
 @pytest.mark.spark
-def test_a_latin1_file_and_a_late_fifo_in_the_stream(tmp_path: Path) -> None:
+def test_a_fifo_landing_beside_the_telemetry_is_one_warning(tmp_path: Path) -> None:
     gen = tmp_path / "in"
     generate_fleet(FleetSpec(clusters=1, brokers=3, bookies=3, bundles=8, minutes=3), gen)
     (parquet,) = (gen / "node_metrics").glob("*.parquet")
     frame = pd.read_parquet(parquet)
     frame.loc[len(frame)] = frame.iloc[0]
-    frame.loc[len(frame) - 1, "node"] = LATIN_NODE
+    frame.loc[len(frame) - 1, "node"] = UNKNOWN_NODE
     parquet.unlink()
-    frame.to_csv(gen / "node_metrics" / "part-0.csv", index=False, encoding="latin-1")
+    frame.to_csv(gen / "node_metrics" / "part-0.csv", index=False)
     out, log = tmp_path / "out", tmp_path / "stream.err"
     trimtab = str(Path(sys.executable).parent / "trimtab")
     args = [trimtab, "pipeline", "stream", "--input", str(gen)]
@@ -74,4 +71,4 @@ def test_a_latin1_file_and_a_late_fifo_in_the_stream(tmp_path: Path) -> None:
     quarantine = pd.read_parquet(out / "quarantine")
     (row,) = quarantine.itertuples()
     assert (row.table, row.rule) == ("node_metrics", "unknown_node")
-    assert row.reason == "node caf\ufffd-broker:8080 is not a node of cluster cluster-00"
+    assert row.reason == f"node {UNKNOWN_NODE} is not a node of cluster cluster-00"

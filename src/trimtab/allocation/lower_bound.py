@@ -52,7 +52,11 @@ Combining them (``moves`` is not the sum of the terms: one move may serve two go
         moves ≥ Σₚ dₚ  +  Σ_{i∈F} oᵢ  +  Σ_{p∈S} max(0, rₚ − dₚ)
 
     (a partition of S repairs its racks only by moves off emptied or other nodes, and those
-    off emptied nodes are in the first sum). ``bytes`` is the same sum over the bytes of each
+    off emptied nodes are in the first sum). Counting the moves by partition instead, each
+    moves at least ``max(dₚ, rₚ)`` of its own replicas, so ``moves ≥ Σₚ max(dₚ, rₚ)`` too,
+    the stronger form when many nodes must shed (a balancing pass onto joining nodes) and S
+    is small; the bound is the larger of the two (the bytes likewise:
+    ``Σₚ sizeₚ·max(dₚ, rₚ)``). ``bytes`` is the same sum over the bytes of each
     set: the emptied replicas' sizes, for each i of F the larger of ``min(eᵢ, its movable
     bytes)`` and its ``oᵢ`` smallest partitions, and ``sizeₚ·max(0, rₚ − dₚ)``. With count
     balancing, counting the same moves by the node they land on gives the other bound,
@@ -214,6 +218,10 @@ def bounds_of(
     # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap
     if short > balanced.moves:
         balanced = LowerBounds(short, balanced.bytes, balanced.terms)
+    # a plan that also balances meets the required goals: their bound holds for it too
+    if required.moves > balanced.moves or required.bytes > balanced.bytes:
+        most_moves = max(required.moves, balanced.moves)
+        balanced = LowerBounds(most_moves, max(required.bytes, balanced.bytes), balanced.terms)
     balanced.terms[COUNTS] = balanced.moves - required.moves  # what balancing adds to it
     required.terms[COUNTS] = 0
     return required, balanced
@@ -283,12 +291,16 @@ def _combine(
     for i, o in shedding.items():
         smallest = sum(sorted(inst.sizes.get(i, ()))[:o])
         size += max(smallest, disk.get(i, (0, 0))[1])
-    rack_extra = 0
+    rack_extra = rack_bytes = 0
     for nodes, part_size, d, r in inst.parts:
         if r > d and not any(i in shedding for i in nodes):
             moves += r - d
             size += (r - d) * part_size
         rack_extra += max(0, r - d)
+        rack_bytes += max(0, r - d) * part_size
+    # by partition: each partition's own moves number at least max(dₚ, rₚ)
+    moves = max(moves, sum(inst.emptied_by.values()) + rack_extra)
+    size = max(size, inst.emptied_bytes + rack_bytes)
     terms = dict(inst.emptied_by)
     terms[DISK_FULL] = sum(k for k, _ in disk.values())
     terms[RACK] = rack_extra

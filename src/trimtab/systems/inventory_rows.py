@@ -20,7 +20,7 @@ from pathlib import Path
 from trimtab.cluster import NodeId
 from trimtab.errors import InputError
 
-__all__ = ["COLUMNS", "NodeRow", "merge_defaults", "read_defaults", "to_csv"]
+__all__ = ["COLUMNS", "NodeRow", "merge_defaults", "read_defaults", "split_location", "to_csv"]
 
 #: The ``nodes`` columns, in the order ``examples/*/inventory.csv`` write them.
 COLUMNS = (
@@ -48,12 +48,21 @@ class NodeRow:
     node: str
     cells: dict[str, object] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    #: why a value the source should have given is not there ("GET_BOOKIE_INFO: timeout ...")
+    problems: list[str] = field(default_factory=list)
 
     def measured(self, column: str, value: object) -> None:
         """Record a value the cluster published (``None``: not published)."""
         if value is not None and value != "":
             self.cells[column] = value
             self.sources[column] = "measured"
+
+    def located(self, location: str | None) -> None:
+        """Record a measured ``/region/rack`` (or ``/rack``) as the region and rack columns."""
+        parts = split_location(location)
+        if parts is not None:
+            self.measured("region", parts[0])
+            self.measured("rack", parts[1])
 
     @property
     def missing(self) -> list[str]:
@@ -62,6 +71,21 @@ class NodeRow:
 
     def as_dict(self) -> dict[str, object]:
         return {"cluster": self.cluster, "node": self.node, **self.cells}
+
+
+def split_location(location: str | None) -> tuple[str | None, str] | None:
+    """``/dc1/r1`` -> (dc1, r1); ``/r1`` -> (None, r1): the inventory's two columns. None for
+    no location and for one of more than two levels, which the two columns cannot hold.
+
+    >>> split_location("/dc1/r1"), split_location("/r1"), split_location("/a/b/c")
+    (('dc1', 'r1'), (None, 'r1'), None)
+    """
+    parts = [p for p in (location or "").split("/") if p]
+    if len(parts) == 1:
+        return None, parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return None
 
 
 def read_defaults(path: Path) -> dict[str, dict[str, object]]:

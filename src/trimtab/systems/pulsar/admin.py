@@ -9,18 +9,23 @@ placed at its next lookup); upstream refuses ``-d`` without ``-b`` (PR #21879), 
 is always given. Arguments are shell-quoted, so the lines can be piped to ``sh``. The same
 unload is available over REST as
 ``PUT /admin/v2/namespaces/{tenant}/{namespace}/{bundle}/unload?destinationBroker=...``.
+
+A plan of several shedding cycles is printed as a script (:func:`unload_script`): each
+cycle's unloads under a comment, and between cycles the pause the shedder itself would take:
+its cycle period (``loadBalancerSheddingIntervalMinutes``), longer when a broker of the next
+cycle unloaded within its cooldown (``loadBalanceSheddingDelayInSeconds``).
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import quote
 
 from trimtab.contract import split_bundle
 from trimtab.shedding.decisions import Move
 
-__all__ = ["cycle_script", "unload_command", "unload_commands", "unload_rest"]
+__all__ = ["unload_command", "unload_commands", "unload_rest", "unload_script"]
 
 
 def unload_command(move: Move, *, admin: str = "pulsar-admin") -> str:
@@ -51,30 +56,42 @@ def unload_rest(move: Move) -> str:
     return call
 
 
-def cycle_script(
-    moves: Iterable[tuple[int, Move]], pause_s: float, *, rest: bool = False
+def unload_script(
+    moves: Sequence[tuple[int, Move]],
+    *,
+    interval_s: float,
+    cooldown_s: float,
+    rest: bool = False,
 ) -> list[str]:
-    """The unload lines of a plan's net moves, grouped by the cycle of each first move, with a
-    ``sleep`` of the shedder's cooldown (upstream's ``loadBalanceSheddingDelayInSeconds``)
-    between cycles: run as a script, the unloads are spaced as the shedder would space them,
-    so a broker that just lost bundles reports its new load before it is judged again.
-
-    One cycle (a single-cycle plan) gets neither heading nor pause; ``rest`` adds each
-    command's REST call as a comment line below it."""
-    groups: dict[int, list[Move]] = {}
+    """``(cycle, move)`` pairs (net moves, in order) as lines ``sh`` runs: a comment per
+    cycle, its commands (each followed by its REST call as a comment with ``rest``), and a
+    ``sleep`` before each later cycle: the cycles between at ``interval_s`` each, or longer
+    when one of the cycle's sources unloaded less than ``cooldown_s`` before."""
+    cycles: dict[int, list[Move]] = {}
     for cycle, move in moves:
-        groups.setdefault(cycle, []).append(move)
+        cycles.setdefault(cycle, []).append(move)
     lines: list[str] = []
-    for index, (cycle, group) in enumerate(groups.items()):
-        if index and pause_s > 0:
-            lines.append(
-                f"sleep {pause_s:g}  # the shedder's cooldown between cycles "
-                "(loadBalanceSheddingDelayInSeconds)"
-            )
-        if len(groups) > 1:
-            lines.append(f"# cycle {cycle}")
+    unloaded: dict[str, float] = {}  # source broker -> when (script seconds) it last unloaded
+    now, previous = 0.0, None
+    for cycle, group in cycles.items():
+        if previous is not None:
+            wait = interval_s * (cycle - previous)
+            cooling = [unloaded[m.source] + cooldown_s - now for m in group if m.source in unloaded]
+            wait = max([wait, *cooling])
+            if wait > 0:
+                why = (
+                    "the shedder's next cycle"
+                    if wait <= interval_s * (cycle - previous)
+                    else ("a broker's cooldown after its last unload")
+                )
+                lines.append(f"sleep {round(wait)}  # {why}")
+            now += wait
+        if len(cycles) > 1:
+            lines.append(f"# cycle {cycle}: {len(group)} unload(s)")
         for move in group:
             lines.append(unload_command(move))
             if rest:
                 lines.append(f"#   {unload_rest(move)}")
+            unloaded[move.source] = now
+        previous = cycle
     return lines
