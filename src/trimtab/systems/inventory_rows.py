@@ -19,6 +19,7 @@ from pathlib import Path
 
 from trimtab.cluster import NodeId
 from trimtab.errors import InputError
+from trimtab.readers.sniff import read_text, seems_to_be
 
 __all__ = ["COLUMNS", "NodeRow", "merge_defaults", "read_defaults", "split_location", "to_csv"]
 
@@ -90,17 +91,18 @@ def split_location(location: str | None) -> tuple[str | None, str] | None:
 
 def read_defaults(path: Path) -> dict[str, dict[str, object]]:
     """``--defaults``: node (``""`` for every node) -> column -> value, columns of the contract."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--defaults {path}: {exc.strerror or exc}") from None
+    expected = f"a CSV with columns among {', '.join(COLUMNS)} (an empty node: every node)"
+    make = "cp examples/inventory/kafka-defaults.csv defaults.csv (then edit it)"
+    text = read_text(path, f"a --defaults table, {expected}", make)
     reader = csv.DictReader(io.StringIO(text))
     header = list(reader.fieldnames or [])
     unknown = [c for c in header if c not in COLUMNS]
     if unknown or not header:
+        guess = seems_to_be(text)
+        seems = f" (it seems to be {guess})" if guess and not guess.startswith("a CSV") else ""
         raise InputError(
-            f"--defaults {path}: unknown column(s) {', '.join(unknown) or '(none)'}; expected a "
-            f"CSV with columns among {', '.join(COLUMNS)} (an empty node: every node)"
+            f"--defaults {path}: unknown column(s) {', '.join(unknown) or '(none)'}{seems}; "
+            f"expected {expected}. Make one with: {make}"
         )
     table: dict[str, dict[str, object]] = {}
     for row in reader:
