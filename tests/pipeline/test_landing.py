@@ -42,3 +42,20 @@ def test_a_file_filled_after_it_landed_is_named_once(tmp_path: Path) -> None:
     assert warning.startswith(f"{half} changed after the stream first saw it")
     assert "move files into the input directory whole" in warning
     assert watch.check(fs) == []  # once per file
+
+
+def test_a_fifo_appearing_in_a_watched_directory_is_named_once(tmp_path: Path) -> None:
+    """Issue 43, point 1: a FIFO landing among the telemetry is skipped by Spark (listed as an
+    empty file, never opened for reading); the watch names it once, without opening it."""
+    metrics = tmp_path / "node_metrics"
+    metrics.mkdir()
+    (metrics / "part-0.csv").write_text("cluster,node,ts,cpu\nc,n1,0,0.5\n")
+    watch = watch_dirs(str(tmp_path), ["node_metrics", "bundle_metrics"])
+    fs = LocalStamps()
+    assert watch.check(fs) == []
+    os.mkfifo(metrics / "late.csv")
+    os.mkfifo(metrics / ".hidden.csv")  # Spark's file source skips hidden files itself
+    (warning,) = watch.check(fs)  # would hang here if anything opened the FIFO
+    assert warning.startswith(f"{metrics / 'late.csv'} is a FIFO (named pipe), not a regular")
+    assert "the stream skips it" in warning
+    assert watch.check(fs) == []  # once

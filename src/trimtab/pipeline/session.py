@@ -195,5 +195,7 @@ def spark_session(
         if wanted != given:
             builder = builder.config(key, wanted)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
+    # PySpark's own default (WARN) would undo the log4j2 file's errors-only level: Spark's
+    # warnings ("Disabling AQE", "batch is falling behind") reach stderr only under --verbose
+    session.sparkContext.setLogLevel("WARN" if os.environ.get(VERBOSE_ENV) else "ERROR")
     return session

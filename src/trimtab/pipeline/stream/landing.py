@@ -8,14 +8,20 @@ Why a module of its own
     written from a finished one, so the rule is the one Spark's docs give: move files into
     the input directory whole (write elsewhere, then rename). This watcher makes a broken rule
     visible: a telemetry file whose size or modification time changes after the stream first
-    listed it gets one ``warning:`` line naming it.
+    listed it gets one ``warning:`` line naming it. So does a FIFO, device or socket that
+    appears there: Spark lists it as an empty file and reads nothing from it (it never blocks
+    the stream), and without the warning nobody would learn why its rows never arrive.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
+
+from trimtab.pipeline.fs import local_directory
+from trimtab.readers.special_files import special_kind
 
 __all__ = ["LandingWatch", "StampSource", "watch_dirs"]
 
@@ -40,6 +46,7 @@ class LandingWatch:
         for directory in self.dirs:
             if not fs.exists(directory):
                 continue
+            out += self._special(directory)
             for name, size, modified in fs.file_stamps(directory):
                 if name.startswith((".", "_")):
                     continue  # Spark's file source skips hidden and underscore files too
@@ -48,6 +55,23 @@ class LandingWatch:
                 if first != (size, modified) and path not in self.warned:
                     self.warned.add(path)
                     out.append(_warning(path, first, size))
+        return out
+
+    def _special(self, directory: str) -> list[str]:
+        """The warnings for non-regular files newly seen in a local ``directory``."""
+        local = local_directory(directory)
+        if local is None or not Path(local).is_dir():
+            return []  # HDFS and object stores hold no FIFOs
+        out = []
+        for entry in sorted(Path(local).iterdir()):
+            kind = None if entry.name.startswith((".", "_")) else special_kind(entry)
+            if kind is None or str(entry) in self.warned:
+                continue
+            self.warned.add(str(entry))
+            out.append(
+                f"{entry} is {kind}, not a regular file: the stream skips it; move "
+                "telemetry files into the input directory whole"
+            )
         return out
 
 
