@@ -49,6 +49,7 @@ from trimtab.cli.plan_output import (
     command_argv,
     write_plan_document,
 )
+from trimtab.cli.rebalance_cordon import cordoned_brokers
 from trimtab.cli.rebalance_optimal import (
     OptimalFlag,
     TimeLimitOption,
@@ -66,6 +67,7 @@ from trimtab.readers.node_health import read_health
 from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import (
+    LogDirs,
     free_space_from_log_dirs,
     read_current_assignment,
     read_log_dirs,
@@ -98,6 +100,14 @@ _Health = Annotated[
 ]
 _Drain = Annotated[
     str | None, typer.Option("--drain", help="Brokers to empty, comma-separated: 3,4.")
+]
+_Cordon = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cordon",
+        help="BROKER:DIR log dir to empty (KIP-1066), repeatable; needs --log-dirs. "
+        "Cordoning every dir of a broker drains it.",
+    ),
 ]
 _MaxMoves = Annotated[
     int | None,
@@ -182,6 +192,7 @@ class RebalanceOptions:
     argv: tuple[str, ...] | list[str] = ()
     optimal: bool = False
     time_limit: float = 60.0
+    cordon: tuple[str, ...] = ()
 
 
 @app.command()
@@ -192,6 +203,7 @@ def rebalance(
     log_dirs: _LogDirs = None,
     health: _Health = None,
     drain: _Drain = None,
+    cordon: _Cordon = None,
     max_moves: _MaxMoves = None,
     mode: _Mode = None,
     rack_aware: _RackAware = None,
@@ -230,6 +242,7 @@ def rebalance(
         log_dirs=log_dirs,
         health=health,
         drain=drain,
+        cordon=tuple(cordon or ()),
         max_moves=max_moves,
         mode=mode,
         rack_aware=rack_aware,
@@ -314,6 +327,7 @@ def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, i
         {
             "mode": plan.mode,
             "drain": o.drain,
+            "cordon": list(o.cordon),
             "max_moves": o.max_moves,
             "rack_aware": o.rack_aware,
             "seed": o.seed,
@@ -350,10 +364,13 @@ def _plan(
     ids = broker_ids([n.id for n in state], mapping)
     held = read_current_assignment(o.assignment, state, mapping, cfg)
     warnings = list(inv.warnings)
-    if o.log_dirs is not None:
-        held, state = _with_sizes(held, state, ids, o.log_dirs, warnings)
+    dirs = read_log_dirs(o.log_dirs) if o.log_dirs is not None else None
+    if o.log_dirs is not None and dirs is not None:
+        held, state = _with_sizes(held, state, ids, o.log_dirs, dirs, warnings)
     statuses = _health(o.health, state, ids) if o.health else []
     drain = _nodes(o.drain, state, ids, "--drain") if o.drain else []
+    if o.cordon:
+        drain += [n for n in cordoned_brokers(o.cordon, dirs, ids) if n not in drain]
     now = time.time()
     in_flight = _in_flight(o.in_progress, held, ids) if o.in_progress else []
     with progress_bar(quiet=quiet) as bar:
@@ -416,11 +433,11 @@ def _with_sizes(
     state: ClusterState,
     ids: Mapping[NodeId, int],
     path: Path,
+    dirs: LogDirs,
     warnings: list[str],
 ) -> tuple[tuple[Any, ...], ClusterState]:
     """Assignments with their sizes from the log dirs; a node the inventory gives no free
     disk for takes the bytes the log dirs report as used."""
-    dirs = read_log_dirs(path)
     warnings += [f"{path}: log dir with an error skipped: {e}" for e in dirs.errors]
     sized = tuple(replace(a, size_bytes=dirs.size(a.topic, a.partition)) for a in held)
     unsized = sum(1 for a in sized if a.size_bytes == 0)

@@ -134,11 +134,13 @@ def read_current_assignment(
 class LogDirs:
     """What ``kafka-log-dirs.sh --describe`` reports: each partition's size on each broker
     (future replicas, the copies of a move under way, left out), bytes per broker, and the
-    log dirs that answered with an error."""
+    log dirs that answered with an error; ``dirs`` names each broker's log dirs in the order
+    printed (``--cordon BROKER:DIR`` is checked against them)."""
 
     sizes: dict[tuple[str, int], dict[int, int]] = field(default_factory=dict)
     used: dict[int, int] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
+    dirs: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def size(self, topic: str, partition: int) -> int:
         """The partition's size: its largest replica (0 when unknown)."""
@@ -172,12 +174,14 @@ def read_log_dirs(path: str | Path) -> LogDirs:
             where = f"{source}: brokers[{b}].logDirs[{d}]"
             if not isinstance(log_dir, dict):
                 raise InputError(f"{where} is not an object")
+            if isinstance(log_dir.get("logDir"), str):
+                out.dirs[number] = (*out.dirs.get(number, ()), log_dir["logDir"])
             if log_dir.get("error"):
                 errors.append(f"broker {number} {log_dir.get('logDir')}: {log_dir['error']}")
                 continue
             for entry in log_dir.get("partitions") or []:
                 _add_partition(out, number, entry, where)
-    return LogDirs(out.sizes, out.used, tuple(errors))
+    return LogDirs(out.sizes, out.used, tuple(errors), out.dirs)
 
 
 def _add_partition(out: LogDirs, broker: int, entry: Any, where: str) -> None:
