@@ -14,7 +14,9 @@ are left out: no plan moves them.
 The terms, and why each is a bound
     Emptied nodes (``node_decommissioning``, ``node_unavailable``): a node being drained, or
     down past the timeout in ``continuous`` mode, must end holding nothing; each replica on it
-    leaves it once at least. ``dₚ`` = the replicas of partition p on emptied nodes.
+    leaves it once at least. ``dₚ`` = the replicas of partition p on emptied nodes. A broker
+    whose log dirs are all cordoned (``rebalance --cordon``, KIP-1066) is drained: once its
+    dirs are empty it holds nothing, and a cordoned dir takes no replica, so the same holds.
     Full disks (``disk_full``, ``continuous``): node i above the soft limit must shed at least
     ``eᵢ = usedᵢ − soft·totalᵢ`` bytes. No k replicas carry more than its k largest, so at least
     ``kᵢ`` = the fewest largest partitions whose bytes reach ``eᵢ`` must leave it, and at least
