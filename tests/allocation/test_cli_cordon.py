@@ -125,3 +125,28 @@ def test_cordon_needs_the_log_dirs(cluster: tuple[str, ...]) -> None:
     code, _, err = run(*cluster[:4], "--cordon", "6:/data/d1")
     assert code != 0
     assert err.strip().startswith("error: --cordon needs --log-dirs")
+
+
+def test_the_real_format_log_dirs_of_a_jbod_broker_drain_it_when_all_are_cordoned() -> None:
+    """The kafka-log-dirs.sh fixture (tests/data/tools/README.md): cordoning both of broker
+    3's log dirs moves exactly broker 3's replicas of the example assignment (and
+    broker 6's full disk, its own term)."""
+    tools = Path(__file__).parents[1] / "data" / "tools"
+    examples = Path(__file__).parents[2] / "examples" / "rebalance"
+    args = (
+        "-i",
+        str(examples / "inventory.csv"),
+        "-a",
+        str(examples / "assignment.json"),
+        "--log-dirs",
+        str(tools / "kafka-4.1-log-dirs-describe-jbod.txt"),
+    )
+    assert read_log_dirs(args[5]).dirs[3] == ("/data/d1", "/data/d2")
+    code, out, err = run(*args, "--cordon", "3:/data/d1", "--cordon", "3:/data/d2", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    drained = [m for m in doc["moves"] if m["reason"] == "node_decommissioning"]
+    assert len(drained) == _held_by(args, 3) == doc["lower_bound_terms"]["node_decommissioning"]
+    assert all(m["from"] == 3 for m in drained)
+    assert not any(m["to"] == 3 for m in doc["moves"])  # broker 6's full disk relieved elsewhere
+    assert len(doc["moves"]) == doc["lower_bound_moves"]
