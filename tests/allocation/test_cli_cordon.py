@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trimtab.cli import app
+from trimtab.cli.rebalance_cordon import CLOSED_WHY
 from trimtab.systems.kafka.readers import read_log_dirs
 
 runner = CliRunner()
@@ -91,6 +92,10 @@ def test_cordoning_a_brokers_only_log_dir_empties_it(cluster: tuple[str, ...]) -
     doc = json.loads(out)
     assert len(doc["moves"]) == _held_by(cluster, 6) == doc["lower_bound_moves"]
     assert all(m["from"] == 6 and m["to"] != 6 and m["required"] for m in doc["moves"])
+    assert doc["closed_brokers"] == [{"broker": 6, "log_dirs": ["/data/d1"], "why": CLOSED_WHY}]
+    code, out, err = run(*cluster, "--cordon", "6:/data/d1")
+    assert code == 0, err
+    assert f"closed: broker 6 (/data/d1): {CLOSED_WHY}" in " ".join(out.split())
 
 
 def test_cordoning_every_dir_of_a_jbod_broker_drains_it(cluster: tuple[str, ...]) -> None:

@@ -49,7 +49,7 @@ from trimtab.cli.plan_output import (
     command_argv,
     write_plan_document,
 )
-from trimtab.cli.rebalance_cordon import cordoned_brokers
+from trimtab.cli.rebalance_cordon import closed_brokers, cordoned_brokers
 from trimtab.cli.rebalance_optimal import (
     OptimalFlag,
     TimeLimitOption,
@@ -298,12 +298,17 @@ def _rebalance(o: RebalanceOptions) -> None:
         doc = plan_document(plan, ids)
         if proof is not None:
             doc["optimal"] = proof_document(*proof)
+        if o.cordon:
+            doc["closed_brokers"] = closed_brokers(o.cordon)
         print_json(doc)
     elif fmt == "kafka-reassignment" and o.output is None:
         typer.echo(f"Current partition replica assignment\n{current}")
         typer.echo(f"Proposed partition reassignment configuration\n{proposed}", nl=False)
     elif fmt == "table":
         print_plan(plan, ids)
+        for row in closed_brokers(o.cordon):
+            dirs = ", ".join(row["log_dirs"])
+            typer.echo(f"closed: broker {row['broker']} ({dirs}): {row['why']}")
         if proof is not None:
             print_proof(*proof)
         print_rejected(inv.rejected, inv.rows_read, "inventory")

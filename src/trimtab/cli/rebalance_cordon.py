@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from trimtab.cluster import NodeId
 from trimtab.errors import TrimtabError
 from trimtab.systems.kafka.readers import LogDirs
 
-__all__ = ["cordoned_brokers"]
+__all__ = ["CLOSED_WHY", "closed_brokers", "cordoned_brokers"]
+
+#: Why a broker whose log dirs are all cordoned is closed, as the plan prints it.
+CLOSED_WHY = "all its log dirs cordoned (KIP-1066): emptied, takes no new replica"
 
 
 def cordoned_brokers(
@@ -51,3 +55,16 @@ def cordoned_brokers(
             )
         out.append(node_of[broker])
     return out
+
+
+def closed_brokers(specs: Sequence[str]) -> list[dict[str, Any]]:
+    """The brokers ``specs`` close, each with its cordoned log dirs and why (for --json and
+    the table); ``specs`` were checked by :func:`cordoned_brokers`."""
+    dirs: dict[int, list[str]] = {}
+    for spec in specs:
+        number, _, path = spec.strip().partition(":")
+        dirs.setdefault(int(number), []).append(path)
+    return [
+        {"broker": b, "log_dirs": sorted(set(d)), "why": CLOSED_WHY}
+        for b, d in sorted(dirs.items())
+    ]
