@@ -104,17 +104,28 @@ proto: $(VENV)/.installed-dev
 # `python tools/upstream_keys.py fixture NEW.conf` under a header line naming file and commit.
 # The BookKeeper client list comes from ClientConfiguration.java (tools/upstream_keys.py java).
 UPSTREAM_CONF := tests/data/upstream_conf
+# apache/pulsar is too large to mirror here; github:Hongten/pulsar-2.10.1-code-study holds its
+# history to the Release 2.10.1 commit (its own later commits are not read).
+PULSAR_UNTIL := 0702b51ce09c
+PULSAR_HISTORY := every commit that changed it up to Release 2.10.1 ($(PULSAR_UNTIL), apache/pulsar \
+history as github:Hongten/pulsar-2.10.1-code-study holds it)
 # bk_server.conf's list is every release's keys: BOOKKEEPER_GIT=path/to/bookkeeper(.git) rebuilds it.
 upstream-keys: | $(BIN)/python
 	@if [ -n "$(BOOKKEEPER_GIT)" ]; then \
 	    $(BIN)/python tools/upstream_keys.py releases "$(BOOKKEEPER_GIT)" conf/bk_server.conf \
 	        bookkeeper-server/conf/bk_server.conf > src/trimtab/data/upstream_bk_server.keys; \
 	else echo "upstream_bk_server.keys kept (give BOOKKEEPER_GIT= to rebuild it from every release)"; fi
-	for name in broker broker_2x; do \
-	    origin=$$(head -1 $(UPSTREAM_CONF)/$$name.conf | sed -e 's/^# //' -e 's/: its key=value.*//'); \
-	    $(BIN)/python tools/upstream_keys.py keys $(UPSTREAM_CONF)/$$name.conf --origin "$$origin" \
-	        > src/trimtab/data/upstream_$$name.keys; \
-	done
+	@if [ -n "$(PULSAR_GIT)" ]; then \
+	    $(BIN)/python tools/upstream_keys.py history "$(PULSAR_GIT)" conf/broker.conf \
+	        --until $(PULSAR_UNTIL) --then 3.1=$(UPSTREAM_CONF)/pulsar-3.1.1-image-broker.conf \
+	        --then master@a9dd542=$(UPSTREAM_CONF)/broker.conf \
+	        --origin "apache/pulsar conf/broker.conf: $(PULSAR_HISTORY), then \
+	$(UPSTREAM_CONF)/pulsar-3.1.1-image-broker.conf (3.1), then $(UPSTREAM_CONF)/broker.conf \
+	(@a9dd542c375e); the union" > src/trimtab/data/upstream_pulsar_broker.keys; \
+	    $(BIN)/python tools/upstream_keys.py history "$(PULSAR_GIT)" conf/bookkeeper.conf \
+	        --until $(PULSAR_UNTIL) --origin "apache/pulsar conf/bookkeeper.conf: \
+	$(PULSAR_HISTORY); the union" > src/trimtab/data/upstream_pulsar_bookkeeper.keys; \
+	else echo "upstream_pulsar_*.keys kept (give PULSAR_GIT= a git dir of apache/pulsar's history)"; fi
 
 test: lint typecheck unit
 

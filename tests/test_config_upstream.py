@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import subprocess
 from importlib.resources import files
 from pathlib import Path
 from types import ModuleType
@@ -29,6 +30,9 @@ UPSTREAM = Path(__file__).parent / "data" / "upstream_conf"
 BK_SERVER = UPSTREAM / "bk_server.conf"
 BROKER = UPSTREAM / "broker.conf"
 BROKER_2X = UPSTREAM / "broker_2x.conf"  # before 2.10: some keys were renamed since
+# Released Pulsar files as users have them (the README line of each says where it comes from)
+PULSAR_2_4_BOOKKEEPER = UPSTREAM / "pulsar-2.4.0-bookkeeper.conf"
+PULSAR_3_1_IMAGE_BROKER = UPSTREAM / "pulsar-3.1.1-image-broker.conf"
 # bk_server.conf as released: the first release, and 4.9.2 (the BookKeeper of Pulsar 2.4)
 BK_RELEASES = sorted(UPSTREAM.glob("bookkeeper-*-bk_server.conf"))
 runner = CliRunner()
@@ -44,7 +48,7 @@ def _tool() -> ModuleType:
 
 def _key_list(name: str) -> list[str]:
     text = (files("trimtab") / "data" / name).read_text(encoding="utf-8")
-    return [line for line in text.splitlines() if line and not line.startswith("#")]
+    return [line.split()[0] for line in text.splitlines() if line and not line.startswith("#")]
 
 
 def _uncommented(conf: Path, tmp_path: Path) -> Path:
@@ -67,7 +71,10 @@ class TestRealFiles:
         assert info.metadata_service_uri == "zk+hierarchical://localhost:2181/ledgers"
         assert info.zk_timeout_ms == 10_000
         ignored = _ignored(loaded.ignored)
-        assert ignored["journalDirectories"] == ("BookKeeper bk_server.conf",)
+        assert ignored["journalDirectories"] == (
+            "BookKeeper bk_server.conf",
+            "Pulsar bookkeeper.conf",
+        )
         assert "zkServers" not in ignored and loaded.warnings == ()
 
     def test_broker_conf_loads_with_the_keys_trimtab_reads_applied(self) -> None:
@@ -124,8 +131,22 @@ class TestRealFiles:
 
     @pytest.mark.parametrize(
         "conf",
-        [BK_SERVER, BROKER, BROKER_2X, *BK_RELEASES],
-        ids=["bk_server.conf", "broker.conf", "2.x", *(c.name for c in BK_RELEASES)],
+        [
+            BK_SERVER,
+            BROKER,
+            BROKER_2X,
+            PULSAR_2_4_BOOKKEEPER,
+            PULSAR_3_1_IMAGE_BROKER,
+            *BK_RELEASES,
+        ],
+        ids=[
+            "bk_server.conf",
+            "broker.conf",
+            "2.x",
+            "pulsar 2.4 bookkeeper.conf",
+            "pulsar 3.1 image broker.conf",
+            *(c.name for c in BK_RELEASES),
+        ],
     )
     def test_every_key_upstream_documents_loads_even_commented_ones(
         self, conf: Path, tmp_path: Path
@@ -157,9 +178,49 @@ class TestRealFiles:
         loaded = read_config(conf)
         assert _ignored(loaded.ignored)["numJournalCallbackThreads"] == (
             "BookKeeper bk_server.conf",
+            "Pulsar bookkeeper.conf",
         )
         result = runner.invoke(app, ["config", "-c", str(conf)])
         assert result.exit_code == 0, result.stderr
+
+    @pytest.mark.parametrize(
+        "conf",
+        [PULSAR_2_4_BOOKKEEPER, PULSAR_3_1_IMAGE_BROKER],
+        ids=["2.4 bookkeeper", "3.1 broker"],
+    )
+    def test_a_released_pulsar_file_loads_through_the_command(self, conf: Path) -> None:
+        """Pulsar 2.4's bookkeeper.conf (numJournalCallbackThreads) and the broker.conf the 3.1.1
+        container image writes load through ``trimtab config`` with no unknown-key complaint."""
+        result = runner.invoke(app, ["config", "-c", str(conf), "--json"])
+        assert result.exit_code == 0, result.stderr
+        assert "unknown" not in result.stderr and "did you mean" not in result.stderr
+        ignored = {i["key"] for i in json.loads(result.stdout)["ignored"]}
+        assert ("numJournalCallbackThreads" in ignored) == (conf == PULSAR_2_4_BOOKKEEPER)
+
+    def test_the_3_1_image_broker_conf_reads_its_store_and_shedder(self) -> None:
+        """The image's file sets metadataStoreUrl and (appended) zookeeperServers: the first is
+        read, the second listed as superseded; nothing is refused."""
+        loaded = read_config(PULSAR_3_1_IMAGE_BROKER)
+        assert loaded.config.topology.metadata_store_url == "zk:zookeeper:2181"
+        assert "zookeeperServers" in _ignored(loaded.ignored)
+        assert loaded.warnings == ()
+
+    def test_a_key_gone_upstream_is_shown_with_the_releases_that_had_it(
+        self, tmp_path: Path
+    ) -> None:
+        """A 1.x broker.conf key later releases dropped still loads, labelled with the release
+        lines that shipped it; a key still shipped has the plain label."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text(
+            PULSAR_3_1_IMAGE_BROKER.read_text()
+            + "loadBalancerPlacementStrategy=weightedRandomSelection\n"
+        )
+        ignored = _ignored(read_config(conf).ignored)
+        assert ignored["loadBalancerPlacementStrategy"] == ("Pulsar broker.conf, 1.14 to 1.21",)
+        assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
+        result = runner.invoke(app, ["config", "-c", str(conf), "--verbose"])
+        assert result.exit_code == 0, result.stderr
+        assert "1.14 to 1.21" in result.stdout
 
     @pytest.mark.parametrize(
         ("store", "zookeeper", "expected"),
@@ -190,7 +251,7 @@ class TestRealFiles:
         loaded = read_config(BROKER_2X)
         assert loaded.config.shedding.strategy == "overload"
         ignored = _ignored(loaded.ignored)
-        assert ignored["replicatioPolicyCheckDurationSeconds"] == ("Pulsar broker.conf",)
+        assert ignored["replicatioPolicyCheckDurationSeconds"] == ("Pulsar broker.conf, 2.6",)
 
     def test_bookkeeper_client_file_with_every_client_key_loads(self, tmp_path: Path) -> None:
         """Each ClientConfiguration key trimtab does not read is accepted, bare or as bkc.key."""
@@ -248,6 +309,17 @@ class TestMistakes:
             read_config(conf)
         assert info.value.key == typo and info.value.suggestion == meant
 
+    def test_a_typo_in_the_3_1_image_broker_conf_names_the_nearest_key(
+        self, tmp_path: Path
+    ) -> None:
+        """With the whole key history known, a key of no release is still refused, pointing to
+        the key it meant, through the command as typed."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text(PULSAR_3_1_IMAGE_BROKER.read_text() + "loadBalancerSheddingEnabledd=true\n")
+        result = runner.invoke(app, ["config", "-c", str(conf)])
+        assert result.exit_code == 2 and result.stderr.count("error:") == 1
+        assert "did you mean 'loadBalancerSheddingEnabled'?" in result.stderr
+
     def test_upstream_class_trimtab_lacks_names_the_key_and_allowed_values(
         self, tmp_path: Path
     ) -> None:
@@ -280,21 +352,67 @@ class TestMistakes:
 
 class TestKeyLists:
     @pytest.mark.parametrize(
-        ("conf", "keys", "origin"),
+        ("keys", "confs"),
         [
-            (BROKER, "upstream_broker.keys", "apache/pulsar conf/broker.conf @ "),
-            (BROKER_2X, "upstream_broker_2x.keys", "apache/pulsar conf/broker.conf @ "),
+            ("upstream_pulsar_broker.keys", (BROKER, BROKER_2X, PULSAR_3_1_IMAGE_BROKER)),
+            ("upstream_pulsar_bookkeeper.keys", (PULSAR_2_4_BOOKKEEPER,)),
         ],
-        ids=["broker.conf", "broker.conf 2.x"],
+        ids=["broker.conf", "bookkeeper.conf"],
     )
-    def test_key_list_is_what_the_tool_extracts_from_the_upstream_file(
-        self, conf: Path, keys: str, origin: str
+    def test_pulsar_key_history_holds_every_released_file_s_keys(
+        self, keys: str, confs: tuple[Path, ...]
     ) -> None:
-        """The packaged list holds exactly the upstream file's keys and names file and commit."""
+        """Each Pulsar list is a history: it says what it read (apache/pulsar's commits to
+        2.10.1, then newer files), holds every key of each released file stored here, and
+        gives each key a first and last release line in the order they were read."""
         text = (files("trimtab") / "data" / keys).read_text(encoding="utf-8")
-        assert text.splitlines()[0].startswith(f"# upstream: {origin}")
-        extracted = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
-        assert _key_list(keys) == sorted(extracted)
+        header = [line for line in text.splitlines() if line.startswith("#")]
+        assert header[0].startswith("# upstream: apache/pulsar conf/")
+        assert "Release 2.10.1" in header[0]
+        order = header[2].removeprefix("# release lines read, in order: ").split()
+        assert order[:3] == ["1.14", "1.16", "1.18"] or order[:2] == ["1.14", "1.15"]
+        rows = [line.split() for line in text.splitlines() if not line.startswith("#")]
+        assert all(len(r) == 3 and order.index(r[1]) <= order.index(r[2]) for r in rows)
+        listed = {r[0] for r in rows}
+        assert [r[0] for r in rows] == sorted(listed)
+        for conf in confs:
+            shipped = {k for k, _, _ in _tool().conf_entries(conf.read_text().splitlines())}
+            assert shipped <= listed, (conf.name, sorted(shipped - listed))
+
+    def test_tool_history_labels_keys_with_the_pom_release_line(self, tmp_path: Path) -> None:
+        """``history`` walks every commit that changed the file, labels each with the release
+        line of its pom.xml, then the newer files given, and keeps each key's first and last."""
+
+        def git(*args: str) -> None:
+            subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+        def commit(version: str, conf: str) -> None:
+            (tmp_path / "pom.xml").write_text(
+                "<project><parent><artifactId>apache</artifactId><version>23</version></parent>"
+                f"<groupId>org.apache.pulsar</groupId><artifactId>pulsar</artifactId>"
+                f"<version>{version}</version></project>"
+            )
+            (tmp_path / "conf").mkdir(exist_ok=True)
+            (tmp_path / "conf" / "broker.conf").write_text(conf)
+            git("add", "-A")
+            git("commit", "-qm", version)
+
+        git("init", "-q")
+        git("config", "user.email", "t@example.net")
+        git("config", "user.name", "t")
+        commit("2.3.0-SNAPSHOT", "bindAddress=0.0.0.0\n#oldKey=1\n")
+        commit("2.4.0-SNAPSHOT", "bindAddress=0.0.0.0\n#oldKey=1\nnewKey=2\n")
+        commit("2.5.0-incubating", "bindAddress=0.0.0.0\nnewKey=2\n")
+        seen, labels = _tool().history(
+            tmp_path / ".git", "conf/broker.conf", "HEAD", [("3.1", "bindAddress=\nlatest=1\n")]
+        )
+        assert labels == ["2.3", "2.4", "2.5", "3.1"]
+        assert seen == {
+            "bindAddress": ("2.3", "3.1"),
+            "oldKey": ("2.3", "2.4"),
+            "newKey": ("2.4", "2.5"),
+            "latest": ("3.1", "3.1"),
+        }
 
     def test_bk_server_key_list_is_every_release_s_keys(self) -> None:
         """The bk_server.conf list is the union over every release tag: it holds each released
@@ -310,7 +428,6 @@ class TestKeyLists:
     def test_tool_lists_the_keys_of_every_release_tag(self, tmp_path: Path) -> None:
         """``releases`` reads the file at each release tag, whichever path it had then, and
         lists every key any release shipped (docker tags skipped)."""
-        import subprocess
 
         def git(*args: str) -> None:
             subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)

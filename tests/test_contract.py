@@ -124,3 +124,16 @@ def test_an_unknown_role_is_refused() -> None:
     with pytest.raises(ValueError, match="bad role 'zookeeper'"):
         Role.parse("zookeeper")
     assert Role.parse(" Broker ") is Role.BROKER and Role.parse(None) is Role.BOTH
+
+
+def test_text_that_is_not_utf8_is_malformed_with_the_column_named() -> None:
+    """A decoder's U+FFFD (a Latin-1 export read as UTF-8) refuses the row in the readers as
+    in the batch job and the stream, with one wording."""
+    from trimtab.contract import TABLES, RowError, check_row
+
+    raw = {"cluster": "z\ufffdrich", "node": "b1:3181", "cores": "4", "state": "writable"}
+    with pytest.raises(RowError) as refused:
+        check_row(TABLES["nodes"], raw)
+    assert refused.value.rule == "malformed" and "cluster holds bytes that are not UTF-8" in str(
+        refused.value
+    )

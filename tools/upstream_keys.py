@@ -7,6 +7,8 @@ Pulsar ``broker.conf`` and lists the ones it does not read; these lists are how 
     python tools/upstream_keys.py fixture FILE          # key=value lines only, for tests/data
     python tools/upstream_keys.py java FILE... --origin "apache/bookkeeper ClientConfiguration@SHA"
     python tools/upstream_keys.py releases GITDIR conf/bk_server.conf OLDER/PATH/bk_server.conf
+    python tools/upstream_keys.py history GITDIR conf/broker.conf --until REV \
+        [--then LINE=FILE ...]              # key, first and last release line, per key
 
 ``keys`` and ``fixture`` read a Java ``.properties`` file as upstream ships it (``keys`` takes
 several, such as the file at every release tag, and lists every key any of them ships): both active
@@ -15,8 +17,13 @@ keys only commented out. ``java`` reads configuration classes (``ClientConfigura
 for the string constants they pass to ``get*``/``set*`` as a key, for the client, which has no
 default file in upstream's ``conf/``. ``releases`` reads a git repository (a bare mirror will
 do): the file at every ``release-*`` tag (the first of the given paths it has there), and
-lists every key any release shipped, so a file of an old release loads too. Output goes to
-stdout, sorted, after ``#`` header lines.
+lists every key any release shipped, so a file of an old release loads too. ``history`` reads
+a repository without release tags (apache/pulsar's history as a copy holds it): every commit up to
+``--until`` that changed the file, each labelled with the release line (``2.4``) its root
+``pom.xml`` names at that commit (``2.4.0-SNAPSHOT`` is on its way to 2.4), then each ``--then``
+file (a newer released file or its ``fixture`` lines) under its own label; it writes each key
+with the first and the last label it was seen under. Output goes to stdout, sorted, after ``#``
+header lines.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["conf_entries", "java_keys", "main", "release_files"]
+__all__ = ["conf_entries", "history", "java_keys", "main", "release_files", "release_line"]
 
 # A key starts the line (after '#' when commented out); camelCase, dots and underscores only,
 # so prose such as "# throttle-dispatch-rate = (publish-rate ..." is not taken for a key.
@@ -92,12 +99,70 @@ def release_files(git_dir: Path, paths: list[str]) -> tuple[list[str], list[str]
     return read, texts
 
 
+_POM_VERSION = re.compile(
+    r"<artifactId>pulsar</artifactId>\s*(?:<[^>]+>[^<]*</[^>]+>\s*)*?<version>([^<]+)</version>"
+)
+
+
+def release_line(pom: str) -> str:
+    """The release line (``2.4``) a root ``pom.xml`` is on: the project's own version, major and
+    minor (``2.4.0-SNAPSHOT``, ``2.4.1`` and ``1.22.0-incubating`` are lines 2.4, 2.4, 1.22)."""
+    found = _POM_VERSION.search(pom)
+    if found is None:
+        return "?"
+    return ".".join(found.group(1).split("-")[0].split(".")[:2])
+
+
+def history(
+    git_dir: Path, path: str, until: str, then: list[tuple[str, str]]
+) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """Each key -> (first, last) release line it was seen in, over every commit up to ``until``
+    that changed ``path`` (oldest first), then the ``then`` (label, text) files in order; and
+    the labels read, in order."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    commits = git("log", "--reverse", "--topo-order", "--format=%H", until, "--", path).split()
+    versions: list[tuple[str, str]] = [
+        (release_line(git("show", f"{c}:pom.xml")), git("show", f"{c}:{path}")) for c in commits
+    ]
+    seen: dict[str, tuple[str, str]] = {}
+    labels: list[str] = []
+    for label, text in [*versions, *then]:
+        if not labels or labels[-1] != label:
+            labels.append(label)
+        for key, _, _ in conf_entries(text.splitlines()):
+            seen[key] = (seen.get(key, (label, label))[0], label)
+    return seen, labels
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("keys", "fixture", "java", "releases"))
+    parser.add_argument("mode", choices=("keys", "fixture", "java", "releases", "history"))
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--origin", default="", help="repository, path and commit read")
+    parser.add_argument("--until", default="HEAD", help="history: the newest commit to read")
+    parser.add_argument(
+        "--then", action="append", default=[], help="history: LABEL=FILE, a newer file, in order"
+    )
     args = parser.parse_args(argv)
+    if args.mode == "history":
+        then = [
+            (label, Path(name).read_text(encoding="utf-8"))
+            for label, _, name in (item.partition("=") for item in args.then)
+        ]
+        seen, labels = history(args.files[0], str(args.files[1]), args.until, then)
+        sys.stdout.write(
+            _header(args.origin)
+            + f"# release lines read, in order: {' '.join(labels)}\n"
+            + "# columns: key, first and last release line (the commit's pom version) seen in\n"
+            + "".join(f"{k} {seen[k][0]} {seen[k][1]}\n" for k in sorted(seen))
+        )
+        return 0
     if args.mode == "releases":
         tags, texts = release_files(args.files[0], [str(f) for f in args.files[1:]])
         keys = {key for text in texts for key, _, _ in conf_entries(text.splitlines())}

@@ -10,15 +10,17 @@ file runs in the peer's own venv.
 Rebalancer's configuration (the fair one we could state; see README.md):
 - objects = replicas (``topic/partition#k``), containers = nodes, scope ``rack``;
 - partition ``partition``: the replicas of one partition form a group;
-- constraints (hard goals): at most one replica of a group per node and per rack
-  (GroupCountSpec, bound MAX, limit ABSOLUTE 1, on the container scope and on ``rack``),
-  the disk limit (CapacitySpec on ``disk``: object size against the bytes free under the
-  soft limit), emptied nodes emptied (ToFreeSpec);
+- constraints (hard goals), policy DEFAULT (the one that fixes what the initial
+  assignment breaks; ``policy`` in the instance may name another): at most one replica of
+  a group per node and per rack (GroupCountSpec, bound MAX, limit ABSOLUTE 1, on the
+  container scope and on ``rack``), the disk limit (CapacitySpec on ``disk``: object size
+  against the bytes free under the soft limit), emptied nodes emptied (ToFreeSpec);
 - goals in strict priority (goal tuples): first BalanceSpec (formula LINEAR) on
   ``replicas`` (each replica 1, each node its capacity: utilisation = replicas/capacity,
   the capacity-proportional share),
   then MinimizeMovementSpec on ``replicas`` (the number of moved replicas);
-- solver: local search with single moves and swaps, a time cap (``time_cap_s``), seed 0.
+- solver: local search with single moves (``moves`` in the instance may add others, such as
+  ``swap``), a time cap (``time_cap_s``), seed 0.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ import time
 from pathlib import Path
 
 from rebalancer import ProblemSolver
+
+# The binding takes the ConstraintPolicy enum as its Thrift integer (a name is refused with
+# '"" is not a valid int'); 0 is refused as "Unhandled ConstraintPolicy". Read off the
+# problem each one builds: 1 keeps "no worse" as a constraint and adds a fix-it goal, 2 adds
+# no fix-it goal, 3 adds the goal without the constraint.
+MOVES = ("single",)  # swaps found nothing more and cost 15× the time (README.md)
+POLICIES = {"DEFAULT": 1, "HARD": 2, "SOFT": 3}
 
 
 def solve(instance: dict) -> dict:  # type: ignore[type-arg]
@@ -51,14 +60,16 @@ def solve(instance: dict) -> dict:  # type: ignore[type-arg]
     s.add_container_dimension("replicas", {n["id"]: float(n["capacity"]) for n in nodes})
     s.add_object_dimension("disk", sizes)
     s.add_container_dimension("disk", {n["id"]: float(n["disk_free"]) for n in nodes})
+    policy = POLICIES[instance.get("policy", "DEFAULT")]
     one = {"type": 0, "globalLimit": 1.0}  # 0 = ABSOLUTE: the binding takes enums as ints
     for scope in ("node", "rack"):
         spec = {"name": f"one-per-{scope}", "scope": scope, "partitionName": "partition"}
-        s.add_constraint({"groupCountSpec": spec | {"limit": one}})
-    s.add_constraint({"capacitySpec": {"name": "disk", "scope": "node", "dimension": "disk"}})
+        s.add_constraint({"groupCountSpec": spec | {"limit": one}}, policy)
+    disk = {"name": "disk", "scope": "node", "dimension": "disk"}
+    s.add_constraint({"capacitySpec": disk}, policy)
     emptied = [n["id"] for n in nodes if n["emptied"]]
     if emptied:
-        s.add_constraint({"toFreeSpec": {"name": "drain", "containers": emptied}})
+        s.add_constraint({"toFreeSpec": {"name": "drain", "containers": emptied}}, policy)
     balance = {"name": "balance", "scope": "node", "dimension": "replicas"}
     s.add_goal({"balanceSpec": balance}, 1.0)  # formula LINEAR (the default)
     s.add_goal_boundary()
@@ -69,7 +80,7 @@ def solve(instance: dict) -> dict:  # type: ignore[type-arg]
             "localSearchSolverSpec": {
                 "solveTime": int(instance["time_cap_s"]),
                 "randomSeed": 0,
-                "moveTypeList": [{"singleMoveTypeSpec": {}}, {"swapMoveTypeSpec": {}}],
+                "moveTypeList": [{f"{m}MoveTypeSpec": {}} for m in instance.get("moves", MOVES)],
             }
         }
     )

@@ -1,71 +1,22 @@
-"""``trimtab rebalance --cordon BROKER:DIR`` (KIP-1066, issue 40 part 6) as a user types it."""
+"""``trimtab rebalance`` and cordoned log dirs (issue 40 part 6, KIP-1066): no replica goes to a
+broker whose log dirs are all cordoned, and ``--cordon BROKER:DIR`` empties one dir, inside
+its broker when another dir has room, else to other brokers."""
 
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
+from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 from trimtab.cli import app
-from trimtab.cli.rebalance_cordon import CLOSED_WHY
-from trimtab.systems.kafka.readers import read_log_dirs
 
 runner = CliRunner()
-BROKERS = 6
+DATA = Path(__file__).parents[1] / "data" / "tools"
+LOG_DIRS = DATA / "kafka-3.9-log-dirs-describe-jbod.txt"
+CURRENT = DATA / "kafka-3.9-reassign-jbod-current.json"
 GB = 10**9
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> tuple[str, ...]:
-    """6 brokers in 3 racks; 60 RF3 partitions; broker 3 has two log dirs (/data/d1 and
-    /data/d2), every other broker one (/data/d1), as kafka-log-dirs.sh --describe prints."""
-    rng = random.Random(6)
-    inventory = tmp_path / "inventory.csv"
-    rows = ["cluster,node,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state"]
-    rows += [
-        f"prod,{b},rack-{'abc'[(b - 1) // 2]},8,{2**36},{10_000 * GB},{10**10},writable"
-        for b in range(1, BROKERS + 1)
-    ]
-    inventory.write_text("\n".join(rows) + "\n")
-    partitions: list[dict[str, object]] = []
-    held: dict[tuple[int, str], list[dict[str, object]]] = {}
-    for k in range(60):
-        topic, p = f"topic-{k % 3}", k // 3
-        replicas = rng.sample(range(1, BROKERS + 1), 3)
-        partitions.append({"topic": topic, "partition": p, "replicas": replicas})
-        for b in replicas:
-            where = "/data/d2" if b == 3 and k % 2 else "/data/d1"
-            held.setdefault((b, where), []).append(
-                {
-                    "partition": f"{topic}-{p}",
-                    "size": rng.randrange(1, 50) * GB,
-                    "offsetLag": 0,
-                    "isFuture": False,
-                }
-            )
-    assignment = tmp_path / "assignment.json"
-    assignment.write_text(json.dumps({"version": 1, "partitions": partitions}))
-    brokers = [
-        {
-            "broker": b,
-            "logDirs": [
-                {"logDir": d, "error": None, "partitions": held.get((b, d), [])}
-                for d in (["/data/d1", "/data/d2"] if b == 3 else ["/data/d1"])
-            ],
-        }
-        for b in range(1, BROKERS + 1)
-    ]
-    log_dirs = tmp_path / "log-dirs.txt"
-    log_dirs.write_text(
-        "Querying brokers for log directories information\n"
-        "Received log directory information from brokers 1,2,3,4,5,6\n"
-        + json.dumps({"version": 1, "brokers": brokers})
-        + "\n"
-    )
-    return ("-i", str(inventory), "-a", str(assignment), "--log-dirs", str(log_dirs))
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -73,85 +24,175 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def _held_by(args: tuple[str, ...], broker: int) -> int:
-    doc = json.loads(Path(args[3]).read_text())
-    return sum(broker in p["replicas"] for p in doc["partitions"])
+def inventory(tmp_path: Path, brokers: int = 4) -> Path:
+    path = tmp_path / "inventory.csv"
+    rows = ["cluster,node,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state"]
+    rows += [f"prod,{b},rack-{b},8,{2**36},{1000 * GB},{10**10},writable" for b in range(1, 5)]
+    rows += [
+        f"prod,{b},rack-{b},8,{2**36},{1000 * GB},{10**10},writable" for b in range(5, brokers + 1)
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    return path
 
 
-def test_the_log_dirs_of_each_broker_are_read(cluster: tuple[str, ...]) -> None:
-    dirs = read_log_dirs(cluster[5])
-    assert dirs.dirs[3] == ("/data/d1", "/data/d2")
-    assert dirs.dirs[6] == ("/data/d1",)
+def with_dir_fields(tmp_path: Path, fields: dict[tuple[int, str], dict[str, Any]]) -> Path:
+    """The JBOD fixture with some dirs given capacity or cordon fields (as a document written
+    from DescribeLogDirs v4/v5 carries them)."""
+    text = LOG_DIRS.read_text()
+    head, _, body = text.rpartition("\n{")
+    doc = json.loads("{" + body)
+    for broker in doc["brokers"]:
+        for d in broker["logDirs"]:
+            d.update(fields.get((broker["broker"], d["logDir"]), {}))
+    path = tmp_path / "log-dirs.txt"
+    path.write_text(head + "\n" + json.dumps(doc) + "\n")
+    return path
 
 
-def test_cordoning_a_brokers_only_log_dir_empties_it(cluster: tuple[str, ...]) -> None:
-    """KIP-1066: a broker whose log dirs are all cordoned takes no replica; emptying its one
-    dir moves exactly its replicas, all required, and that is the lower bound."""
-    code, out, err = run(*cluster, "--cordon", "6:/data/d1", "--json")
-    assert code == 0, err
-    doc = json.loads(out)
-    assert len(doc["moves"]) == _held_by(cluster, 6) == doc["lower_bound_moves"]
-    assert all(m["from"] == 6 and m["to"] != 6 and m["required"] for m in doc["moves"])
-    assert doc["closed_brokers"] == [{"broker": 6, "log_dirs": ["/data/d1"], "why": CLOSED_WHY}]
-    code, out, err = run(*cluster, "--cordon", "6:/data/d1")
-    assert code == 0, err
-    assert f"closed: broker 6 (/data/d1): {CLOSED_WHY}" in " ".join(out.split())
+def replicas_in(path: Path, broker: int, log_dir: str) -> set[tuple[str, int]]:
+    text = path.read_text()
+    doc = json.loads(text[text.index("{") :])
+    for b in doc["brokers"]:
+        for d in b["logDirs"]:
+            if b["broker"] == broker and d["logDir"] == log_dir:
+                return {
+                    (p["partition"].rsplit("-", 1)[0], int(p["partition"].rsplit("-", 1)[1]))
+                    for p in d["partitions"]
+                }
+    return set()
 
 
-def test_cordoning_every_dir_of_a_jbod_broker_drains_it(cluster: tuple[str, ...]) -> None:
-    code, out, err = run(*cluster, "--cordon", "3:/data/d1", "--cordon", "3:/data/d2", "--json")
-    assert code == 0, err
-    doc = json.loads(out)
-    assert len(doc["moves"]) == _held_by(cluster, 3) == doc["lower_bound_moves"]
-    assert all(m["to"] != 3 for m in doc["moves"])
-
-
-def test_cordoning_one_dir_of_several_is_refused_not_planned_wrongly(
-    cluster: tuple[str, ...],
+def test_cordon_of_a_dir_moves_its_replicas_to_the_other_dir_of_the_broker(
+    tmp_path: Path,
 ) -> None:
-    """Emptying /data/d1 while /data/d2 stays open needs an intra-broker move (part 7, not
-    planned yet): one error line, no plan."""
-    code, _, err = run(*cluster, "--cordon", "3:/data/d1")
-    assert code != 0
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ")
-    assert "/data/d2" in lines[0] and "inside the broker" in lines[0]
+    """What a user types: --cordon 3:/data/d1 on kafka-log-dirs output with no capacities.
+    Every replica of 3:/data/d1 moves to 3:/data/d2 (no network bytes); nothing moves
+    between brokers; the moves inside brokers are their own lower bound."""
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    code, out, err = run(*args, "--cordon", "3:/data/d1", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    held = replicas_in(LOG_DIRS, 3, "/data/d1")
+    assert held
+    moved = {(m["topic"], m["partition"]) for m in doc["log_dir_moves"]}
+    assert moved == held
+    assert all(m["broker"] == 3 and m["to_dir"] == "/data/d2" for m in doc["log_dir_moves"])
+    assert doc["moves"] == []
+    code, out, err = run(*args, "--cordon", "3:/data/d1")
+    assert code == 0, err
+    assert f"no network bytes): {len(held)} / lower bound {len(held)}" in out
 
 
-def test_a_bad_broker_dir_names_the_nearest_good_one(cluster: tuple[str, ...]) -> None:
-    code, _, err = run(*cluster, "--cordon", "3:/data/d3")
-    assert code != 0
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: --cordon 3:/data/d3")
-    assert "did you mean 3:/data/d" in lines[0]
+def test_cordon_without_room_sends_the_replicas_to_other_brokers(tmp_path: Path) -> None:
+    """The other dir is full (capacities known): the replicas leave broker 3, required
+    moves with reason log_dir_cordoned, counted by the lower bound exactly."""
+    d1 = replicas_in(LOG_DIRS, 3, "/data/d1")
+    logs = with_dir_fields(
+        tmp_path,
+        {(3, "/data/d2"): {"totalBytes": 10**9, "usableBytes": 0}},
+    )
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(logs)]
+    code, out, err = run(*args, "--cordon", "3:/data/d1", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["log_dir_moves"] == []
+    assert {(m["topic"], m["partition"]) for m in doc["moves"]} == d1
+    assert all(m["from"] == 3 and m["reason"] == "log_dir_cordoned" for m in doc["moves"])
+    assert all(m["required"] for m in doc["moves"])
+    assert doc["lower_bound_moves"] == len(d1) == doc["lower_bound_terms"]["log_dir_cordoned"]
 
 
-def test_cordon_needs_the_log_dirs(cluster: tuple[str, ...]) -> None:
-    code, _, err = run(*cluster[:4], "--cordon", "6:/data/d1")
-    assert code != 0
+def test_a_broker_whose_dirs_are_all_cordoned_takes_no_replica(tmp_path: Path) -> None:
+    """KIP-1066's placer rule: broker 4 has both dirs cordoned (isCordoned, DescribeLogDirs
+    v5); a drain of broker 1 sends nothing to it, and the output says it is closed and why."""
+    logs = with_dir_fields(
+        tmp_path,
+        {(4, "/data/d1"): {"isCordoned": True}, (4, "/data/d2"): {"isCordoned": True}},
+    )
+    args = ["-i", str(inventory(tmp_path, 6)), "-a", str(CURRENT), "--log-dirs", str(logs)]
+    code, out, err = run(*args, "--drain", "1", "--max-moves", "100", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["moves"]
+    assert all(m["to"] != 4 for m in doc["moves"])
+    assert doc["closed_brokers"] == [
+        {"broker": 4, "why": "all log dirs cordoned: /data/d1, /data/d2"}
+    ]
+    code, out, err = run(*args, "--drain", "1", "--max-moves", "100")
+    assert "closed to new replicas: broker 4 (all log dirs cordoned: /data/d1, /data/d2)" in out
+
+
+def test_one_cordoned_dir_leaves_its_broker_open(tmp_path: Path) -> None:
+    logs = with_dir_fields(tmp_path, {(4, "/data/d1"): {"isCordoned": True}})
+    args = ["-i", str(inventory(tmp_path, 6)), "-a", str(CURRENT), "--log-dirs", str(logs)]
+    code, out, err = run(*args, "--drain", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["closed_brokers"] == []
+
+
+def test_a_bad_cordon_is_one_error_line_naming_the_nearest_good_one(tmp_path: Path) -> None:
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    for cordon, expected in (
+        ("3:/data/d3", "did you mean 3:/data/d"),
+        ("9:/data/d1", "broker 9 has no log dir"),
+        ("3", "write BROKER:DIR"),
+    ):
+        code, out, err = run(*args, "--cordon", cordon)
+        assert code == 2, (cordon, out, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: --cordon"), err
+        assert expected in lines[0]
+
+
+def test_cordon_needs_the_log_dirs(tmp_path: Path) -> None:
+    code, _, err = run("-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--cordon", "3:/d")
+    assert code == 2
     assert err.strip().startswith("error: --cordon needs --log-dirs")
 
 
-def test_the_real_format_log_dirs_of_a_jbod_broker_drain_it_when_all_are_cordoned() -> None:
-    """The kafka-log-dirs.sh fixture (tests/data/tools/README.md): cordoning both of broker
-    3's log dirs moves exactly broker 3's replicas of the example assignment (and
-    broker 6's full disk, its own term)."""
-    tools = Path(__file__).parents[1] / "data" / "tools"
-    examples = Path(__file__).parents[2] / "examples" / "rebalance"
-    args = (
-        "-i",
-        str(examples / "inventory.csv"),
-        "-a",
-        str(examples / "assignment.json"),
-        "--log-dirs",
-        str(tools / "kafka-4.1-log-dirs-describe-jbod.txt"),
-    )
-    assert read_log_dirs(args[5]).dirs[3] == ("/data/d1", "/data/d2")
-    code, out, err = run(*args, "--cordon", "3:/data/d1", "--cordon", "3:/data/d2", "--json")
+def test_output_pins_log_dirs_as_kafka_reassign_partitions_takes_them(tmp_path: Path) -> None:
+    """-o writes the log_dirs field (ReassignPartitionsCommand's format): the moved replica's
+    new directory, "any" for the others; the rollback pins the old directory; both read back
+    as assignments (the replicas are unchanged)."""
+    out = tmp_path / "proposed.json"
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    code, _, err = run(*args, "--cordon", "3:/data/d1", "-o", str(out))
     assert code == 0, err
-    doc = json.loads(out)
-    drained = [m for m in doc["moves"] if m["reason"] == "node_decommissioning"]
-    assert len(drained) == _held_by(args, 3) == doc["lower_bound_terms"]["node_decommissioning"]
-    assert all(m["from"] == 3 for m in drained)
-    assert not any(m["to"] == 3 for m in doc["moves"])  # broker 6's full disk relieved elsewhere
-    assert len(doc["moves"]) == doc["lower_bound_moves"]
+    proposed = json.loads(out.read_text())
+    rollback = json.loads(out.with_suffix(".rollback.json").read_text())
+    held = replicas_in(LOG_DIRS, 3, "/data/d1")
+    assert {(p["topic"], p["partition"]) for p in proposed["partitions"]} == held
+    for doc, where in ((proposed, "/data/d2"), (rollback, "/data/d1")):
+        for p in doc["partitions"]:
+            assert p["log_dirs"] == [where if b == 3 else "any" for b in p["replicas"]]
+    current = {
+        (p["topic"], p["partition"]): p["replicas"]
+        for p in json.loads(CURRENT.read_text())["partitions"]
+    }
+    assert all(
+        p["replicas"] == current[(p["topic"], p["partition"])] for p in proposed["partitions"]
+    )
+    again = run("-i", str(inventory(tmp_path)), "-a", str(out), "--json")
+    assert again[0] == 0, again[2]
+
+
+def test_plan_document_reassign_target_carries_log_dirs(tmp_path: Path) -> None:
+    """--plan: each moved replica's partition is a required reassign action whose target has
+    log_dirs; its bytes are in effect.dir_moves, none in effect.bytes; the digest verifies."""
+    from trimtab.plans.document import load_plan
+
+    plan_file = tmp_path / "plan.json"
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    code, _, err = run(*args, "--cordon", "3:/data/d1", "--plan", str(plan_file))
+    assert code == 0, err
+    plan = load_plan(plan_file)
+    assert plan.actions
+    for action in plan.actions:
+        assert action.kind == "reassign" and action.required
+        assert action.target["replicas"] == action.precondition["replicas"]
+        assert action.target["log_dirs"] == [
+            "/data/d2" if b == 3 else "any" for b in action.target["replicas"]
+        ]
+        assert action.effect["bytes"] == 0
+        assert [d["to_dir"] for d in action.effect["dir_moves"]] == ["/data/d2"]
+    assert plan.summary["dir_moves"] == len(plan.actions)

@@ -129,6 +129,25 @@ def test_rpk_topic_describe_all_is_read_with_sorted_replicas() -> None:
     assert got == {k: sorted(v) for k, v in _assignment().items()}
 
 
+def test_rpk_topic_describe_format_json_is_read_with_sorted_replicas() -> None:
+    """rpk 24.3.2's ``topic describe --format json`` (one line, every section) gives the same
+    partitions as the table: each topic's summary names it, replicas come sorted."""
+    fixture = TOOLS / "rpk-24.3.2-topic-describe-format-json.json"
+    assert len(fixture.read_text().splitlines()) == 1  # Go's json.Marshal, then Println
+    got = {(t, p): r for t, p, r in read_reassignment(fixture)}
+    assert got == {k: sorted(v) for k, v in _assignment().items()}
+
+
+def test_rpk_topic_describe_json_with_a_bad_replica_names_it(tmp_path: Path) -> None:
+    """A describedTopic whose replicas are not broker ids is refused naming the element."""
+    doc = json.loads((TOOLS / "rpk-24.3.2-topic-describe-format-json.json").read_text())
+    doc[1]["partitions"][2]["replicas"] = ["x"]
+    path = tmp_path / "describe.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"\[1\]\.partitions\[2\]"):
+        read_reassignment(path)
+
+
 def test_rpk_topic_describe_without_a_topic_name_says_to_use_a(tmp_path: Path) -> None:
     """The -p table alone names no topic: the refusal says which rpk command to save."""
     text = (TOOLS / "rpk-24.2-topic-describe-a.txt").read_text()
@@ -165,6 +184,7 @@ def test_log_dirs_refusal_names_what_it_got() -> None:
         "rpk-24.2-cluster-partitions-list.txt",
         "rpk-24.2-cluster-partitions-list.json",
         "rpk-24.2-topic-describe-a.txt",
+        "rpk-24.3.2-topic-describe-format-json.json",
     ],
 )
 def test_rebalance_takes_each_tool_output(fixture: str) -> None:

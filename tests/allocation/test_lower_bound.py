@@ -147,3 +147,28 @@ def test_a_rack_held_only_by_a_node_in_maintenance_still_counts_for_the_repair()
     health = [NodeStatus(NodeId("2"), NodeHealth.MAINTENANCE)]
     plan = plan_rebalance(cluster, held, CONFIG, health=health, rack_aware=True, balance=False)
     assert len(plan.moves) == plan.lower_bound_moves == 1
+
+
+def test_rack_repairs_on_nodes_that_shed_for_balance_still_count() -> None:
+    """Six RF2 partitions both in rack a, six on racks b and c, and an empty node joining in
+    rack d: every old node is one above its share, so the bound by shedding nodes says 4;
+    counted by partition, each of the six needs its own move (issue 40, bench/peers add10)."""
+    cluster = _cluster(["a", "a", "b", "c", "d"])
+    held = [
+        PartitionAssignment("t", p, tuple(Replica(NodeId(str(i)), 0) for i in pair))
+        for p, pair in enumerate([(0, 1)] * 6 + [(2, 3)] * 6)
+    ]
+    plan = plan_rebalance(cluster, held, CONFIG, rack_aware=True, mode="continuous")
+    assert plan.lower_bound_moves == 6
+    assert len(plan.moves) >= plan.lower_bound_moves
+
+
+@PROPERTIES
+@given(cases())
+def test_balancing_never_lowers_the_bound(case: Case) -> None:
+    """A plan that also balances meets the required goals, so its bound is at least theirs
+    (the count term is never negative; it was on bench/peers add10)."""
+    required, balanced = _bound(case, False), _bound(case, True)
+    assert balanced.moves >= required.moves
+    assert balanced.bytes >= required.bytes
+    assert balanced.terms.get("partition_count_rebalancing", 0) >= 0

@@ -130,6 +130,14 @@ def test_stream_reads_csv_by_header_and_load_reports_as_the_batch_job(
         b'b:1,2026-11-01T00:02:00Z,elsewhere,"t/n/0x0_0x1,1,2,3,4\r\n'
     )
 
+    # a Latin-1 export (issue 43: the stream took what the batch job refuses): a row of it is
+    # malformed, "not UTF-8", in both
+    (source / "bundle_metrics" / "latin1.csv").write_bytes(
+        "broker,ts,cluster,bundle,msg_in_per_s,msg_out_per_s,"
+        "throughput_in_bytes_per_s,throughput_out_bytes_per_s\n"
+        "b:1,2026-11-01T00:00:00Z,z\u00fcrich,t/n/0x0_0x1,1,2,3,4\n".encode("latin-1")
+    )
+
     # load reports of another cluster (the test of pipeline run's load_reports, plus a file
     # of JSON lines: an older report of broker1 and a line that is not JSON)
     reports = fixture_reports(NOW)
@@ -172,7 +180,8 @@ def test_stream_reads_csv_by_header_and_load_reports_as_the_batch_job(
         ("bundle_metrics", "unknown_cluster"),
         ("load_reports", "bad_report"),
     }
-    assert len(batch) == 11
+    assert len(batch) == 12
+    assert batch["reason"].str.contains("cluster holds bytes that are not UTF-8").sum() == 1
 
     # a CSV file lacking a required column: the batch job stops; the stream refuses its rows
     lacking = samples[samples["ts"] == stamps[0]].drop(columns=["node"])

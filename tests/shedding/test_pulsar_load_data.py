@@ -89,3 +89,46 @@ def test_shed_on_reports_in_seconds_says_why_each_is_refused(tmp_path: Path) -> 
     result = runner.invoke(app, ["shed", "--load-reports", str(tmp_path)])
     assert result.exit_code == 2, result.output
     assert "is epoch seconds" in result.stderr and "Traceback" not in result.output
+
+
+# --- PIP-192's system topics, saved with `pulsar-client consume` -----------------------------
+
+TOOLS = ROOT / "tests" / "data" / "tools"
+BROKER_LOAD = TOOLS / "pulsar-client-3.1-consume-broker-load-data.txt"
+TOP_BUNDLES = TOOLS / "pulsar-client-3.1-consume-top-bundles-load-data.txt"
+
+
+def test_pulsar_client_3_1_consume_output_gives_the_modular_reports_decisions(
+    tmp_path: Path,
+) -> None:
+    """`pulsar-client consume` of loadbalancer-broker-load-data and of
+    loadbalancer-top-bundles-load-data, saved side by side: the same plan as the reports."""
+    shutil.copy(BROKER_LOAD, tmp_path)
+    shutil.copy(TOP_BUNDLES, tmp_path)
+    assert _shed(tmp_path) == _shed(MODULAR)
+
+
+def test_the_newest_message_of_a_broker_wins_and_a_tombstone_removes_it(tmp_path: Path) -> None:
+    """A table view keeps a key's last value; an empty content is the broker leaving."""
+    text = BROKER_LOAD.read_text()
+    first = text.split("----- got message -----\n")[1].strip()
+    newer = first.replace('"updatedAt":1764000000000', '"updatedAt":1764000060000')
+    gone = "key:[broker2:8080], properties:[], content:"
+    gone_too = "publishTime:[1764000090000], eventTime:[0], key:[broker4:8080], content:null"
+    (tmp_path / "consume.txt").write_text(
+        f"{text}----- got message -----\n{newer}\n----- got message -----\n{gone}\n"
+        f"----- got message -----\n{gone_too}\n"
+    )
+    reports, errors = read_report_dir(tmp_path / "consume.txt")
+    assert errors == []
+    assert sorted(r.broker for r in reports) == [f"broker{i}:8080" for i in (1, 3, 5)]
+    (broker1,) = (r for r in reports if r.broker == "broker1:8080")
+    assert broker1.last_update == 1764000060.0
+
+
+def test_consume_output_of_another_topic_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "consume.txt"
+    bad.write_text('----- got message -----\nkey:[null], properties:[], content:{"a": 1}\n')
+    result = runner.invoke(app, ["shed", "--load-reports", str(bad)])
+    assert result.exit_code == 2
+    assert "not a Pulsar load report" in result.stderr and "[null]" in result.stderr

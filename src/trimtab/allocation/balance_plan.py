@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from trimtab.allocation.log_dirs import DirMove
 from trimtab.allocation.model import PartitionAssignment
 from trimtab.cluster import NodeId
 
 __all__ = [
+    "CORDON",
     "COUNTS",
     "DECOMMISSION",
     "DISK_FULL",
@@ -37,6 +39,9 @@ DECOMMISSION, UNAVAILABLE, DISK_FULL, RACK, COUNTS = REASONS = (
     "rack_constraint_repair",
     "partition_count_rebalancing",
 )
+#: A replica leaving its broker because its log dir is being emptied (``--cordon``, KIP-1066)
+#: and no other open log dir of the broker takes it; required, listed only when it occurs.
+CORDON = "log_dir_cordoned"
 
 Key = tuple[str, int]
 
@@ -146,7 +151,10 @@ class RebalancePlan:
     ``lower_bound_terms``); ``balancing`` is what count balancing adds or would add;
     ``diversity_lowered`` counts the partitions whose replicas span fewer racks after the
     plan than before, rack awareness on or off. Balances are against the reachable shares
-    (:mod:`trimtab.allocation.shares`)."""
+    (:mod:`trimtab.allocation.shares`). ``dir_moves`` are moves between log dirs of one
+    broker (no network bytes, apart from ``moves``; ``dir_partitions`` their partitions as
+    they are); ``closed`` the nodes that take no new
+    replica, and why (all their log dirs cordoned, KIP-1066)."""
 
     cluster: str
     mode: str
@@ -165,6 +173,10 @@ class RebalancePlan:
     lower_bound_terms: dict[str, int] = field(default_factory=dict)
     balancing: Balancing | None = None
     diversity_lowered: int = 0
+    dir_moves: tuple[DirMove, ...] = ()
+    closed: dict[NodeId, str] = field(default_factory=dict)
+    dir_partitions: tuple[PartitionAssignment, ...] = ()  # the current of dir_moves' partitions
+    dir_lower_bound: int = 0  # the fewest moves inside brokers any plan needs
 
     @property
     def required_moves(self) -> tuple[PlannedMove, ...]:
@@ -173,7 +185,8 @@ class RebalancePlan:
     @property
     def counts_by_reason(self) -> dict[str, int]:
         made = Counter(m.reason for m in self.moves)
-        return {reason: made[reason] for reason in REASONS}
+        extra = {CORDON: made[CORDON]} if made[CORDON] else {}
+        return {reason: made[reason] for reason in REASONS} | extra
 
     @property
     def bytes_moved(self) -> int:

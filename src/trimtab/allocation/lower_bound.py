@@ -14,9 +14,14 @@ are left out: no plan moves them.
 The terms, and why each is a bound
     Emptied nodes (``node_decommissioning``, ``node_unavailable``): a node being drained, or
     down past the timeout in ``continuous`` mode, must end holding nothing; each replica on it
-    leaves it once at least. ``dₚ`` = the replicas of partition p on emptied nodes. A broker
-    whose log dirs are all cordoned (``rebalance --cordon``, KIP-1066) is drained: once its
-    dirs are empty it holds nothing, and a cordoned dir takes no replica, so the same holds.
+    leaves it once at least. ``dₚ`` = the replicas of partition p on emptied nodes.
+    Emptied log dirs (``log_dir_cordoned``, every mode): a replica of a cordoned log dir
+    being emptied (``--cordon``) that no other open dir of its broker takes must leave its
+    broker; it counts as a replica of an emptied node (its partition's ``dₚ``, its bytes),
+    and it is left out of its node's full-disk and count terms below (it leaves anyway: the
+    node's excess is taken net of it). Which replicas must leave is fixed before planning by
+    :func:`~trimtab.allocation.log_dirs.empty_log_dirs` (the others move inside the broker,
+    no network bytes, once each: those moves are their own least).
     Full disks (``disk_full``, ``continuous``): node i above the soft limit must shed at least
     ``eᵢ = usedᵢ − soft·totalᵢ`` bytes. No k replicas carry more than its k largest, so at least
     ``kᵢ`` = the fewest largest partitions whose bytes reach ``eᵢ`` must leave it, and at least
@@ -54,7 +59,11 @@ Combining them (``moves`` is not the sum of the terms: one move may serve two go
         moves ≥ Σₚ dₚ  +  Σ_{i∈F} oᵢ  +  Σ_{p∈S} max(0, rₚ − dₚ)
 
     (a partition of S repairs its racks only by moves off emptied or other nodes, and those
-    off emptied nodes are in the first sum). ``bytes`` is the same sum over the bytes of each
+    off emptied nodes are in the first sum). Counting the moves by partition instead, each
+    moves at least ``max(dₚ, rₚ)`` of its own replicas, so ``moves ≥ Σₚ max(dₚ, rₚ)`` too,
+    the stronger form when many nodes must shed (a balancing pass onto joining nodes) and S
+    is small; the bound is the larger of the two (the bytes likewise:
+    ``Σₚ sizeₚ·max(dₚ, rₚ)``). ``bytes`` is the same sum over the bytes of each
     set: the emptied replicas' sizes, for each i of F the larger of ``min(eᵢ, its movable
     bytes)`` and its ``oᵢ`` smallest partitions, and ``sizeₚ·max(0, rₚ − dₚ)``. With count
     balancing, counting the same moves by the node they land on gives the other bound,
@@ -75,6 +84,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from trimtab.allocation.balance_plan import (
+    CORDON,
     COUNTS,
     DECOMMISSION,
     DISK_FULL,
@@ -119,6 +129,7 @@ def lower_bounds(
     mode: str | None = None,
     rack_aware: bool | None = None,
     balance: bool | None = None,
+    evict: Collection[tuple[str, int, NodeId]] = (),
 ) -> LowerBounds:
     """The bound for the plan :func:`~trimtab.allocation.planner.plan_rebalance` makes of
     the same arguments: the required goals, and count balancing when it is part of the plan
@@ -133,6 +144,7 @@ def lower_bounds(
         rack_aware=cfg.enable_rack_awareness if rack_aware is None else rack_aware,
         soft=disk_ratios(cfg)[0],
         frozen={(f.topic, f.partition) for f in in_flight},
+        evicted=evict,
     )
     included = balance if balance is not None else (mode is not None or required.moves == 0)
     return balanced if included else required
@@ -168,6 +180,7 @@ class _Instance:
 
     parts: list[tuple[list[int], int, int, int]] = field(default_factory=list)
     sizes: dict[int, list[int]] = field(default_factory=dict)
+    evicted: dict[int, tuple[int, int]] = field(default_factory=dict)  # node: (replicas, bytes)
     emptied_by: dict[str, int] = field(default_factory=dict)
     emptied_bytes: int = 0
 
@@ -180,6 +193,7 @@ def bounds_of(
     rack_aware: bool,
     soft: float,
     frozen: Collection[Key] = (),
+    evicted: Collection[tuple[str, int, NodeId]] = (),
 ) -> tuple[LowerBounds, LowerBounds]:
     """(required goals only, with count balancing too) for ``state`` as ``view`` sees it
     (the planner's own working state, before it moves anything)."""
@@ -187,12 +201,13 @@ def bounds_of(
     index = state.index
     draining = {index[n] for n in view.draining}
     timed_out = {index[n] for n in view.timed_out} - draining if continuous else set()
-    inst = _collect(state, view, draining, timed_out, rack_aware and continuous, frozen)
+    leaving = {(t, p, index[n]) for t, p, n in evicted}
+    inst = _collect(state, view, draining, timed_out, rack_aware and continuous, frozen, leaving)
     disk = _disk_needs(state, inst, soft, draining | timed_out) if continuous else {}
     required = _combine(inst, {i: k for i, (k, _) in disk.items()}, disk)
     if mode is BalancerMode.OFF:
         return required, required
-    moved_in = sum(inst.emptied_by.values())
+    moved_in = sum(n for r, n in inst.emptied_by.items() if r != CORDON)  # off emptied nodes
     live = [
         i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0 and i not in disk
     ]
@@ -208,6 +223,7 @@ def bounds_of(
     over, short = {}, 0
     for i in live:
         excess = state.counts[i] - math.ceil(most[i] - _EPS)
+        excess -= inst.evicted.get(i, (0, 0))[0]  # those leave anyway
         if excess > 0:
             over[i] = min(excess, len(inst.sizes.get(i, ())))
         short += max(0, math.floor(least[i] + _EPS) - state.counts[i])
@@ -216,6 +232,10 @@ def bounds_of(
     # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap
     if short > balanced.moves:
         balanced = LowerBounds(short, balanced.bytes, balanced.terms)
+    # a plan that also balances meets the required goals: their bound holds for it too
+    if required.moves > balanced.moves or required.bytes > balanced.bytes:
+        most_moves = max(required.moves, balanced.moves)
+        balanced = LowerBounds(most_moves, max(required.bytes, balanced.bytes), balanced.terms)
     balanced.terms[COUNTS] = balanced.moves - required.moves  # what balancing adds to it
     required.terms[COUNTS] = 0
     return required, balanced
@@ -228,12 +248,13 @@ def _collect(
     timed_out: set[int],
     racks: bool,
     frozen: Collection[Key],
+    leaving: Collection[tuple[str, int, int]] = (),
 ) -> _Instance:
     """One pass over the partitions the planner may move (quorum, not under way)."""
     index, rack_ids = state.index, state.rack_ids
     down = {index[n] for n in view.down}
     usable = {rack_ids[i] for i in range(len(state)) if state.active[i]}
-    inst = _Instance(emptied_by={DECOMMISSION: 0, UNAVAILABLE: 0})
+    inst = _Instance(emptied_by={DECOMMISSION: 0, UNAVAILABLE: 0, CORDON: 0})
     for a in state.assignments():
         if (a.topic, a.partition) in frozen:
             continue
@@ -247,6 +268,12 @@ def _collect(
                 d += 1
                 inst.emptied_by[DECOMMISSION if i in draining else UNAVAILABLE] += 1
                 inst.emptied_bytes += a.size_bytes
+            elif (a.topic, a.partition, i) in leaving:
+                d += 1
+                inst.emptied_by[CORDON] += 1
+                inst.emptied_bytes += a.size_bytes
+                n, b = inst.evicted.get(i, (0, 0))
+                inst.evicted[i] = (n + 1, b + a.size_bytes)
             else:
                 kept.add(rack_ids[i])
                 inst.sizes.setdefault(i, []).append(a.size_bytes)
@@ -262,7 +289,7 @@ def _disk_needs(
     out = {}
     for i in range(len(state)):
         total = state.disk_total[i]
-        used = state.disk_used[i] + state.assigned_bytes[i]
+        used = state.disk_used[i] + state.assigned_bytes[i] - inst.evicted.get(i, (0, 0))[1]
         if total <= 0 or i in emptied or used <= soft * total:
             continue
         excess = used - soft * total
@@ -285,13 +312,17 @@ def _combine(
     for i, o in shedding.items():
         smallest = sum(sorted(inst.sizes.get(i, ()))[:o])
         size += max(smallest, disk.get(i, (0, 0))[1])
-    rack_extra = 0
+    rack_extra = rack_bytes = 0
     for nodes, part_size, d, r in inst.parts:
         if r > d and not any(i in shedding for i in nodes):
             moves += r - d
             size += (r - d) * part_size
         rack_extra += max(0, r - d)
-    terms = dict(inst.emptied_by)
+        rack_bytes += max(0, r - d) * part_size
+    # by partition: each partition's own moves number at least max(dₚ, rₚ)
+    moves = max(moves, sum(inst.emptied_by.values()) + rack_extra)
+    size = max(size, inst.emptied_bytes + rack_bytes)
+    terms = {r: n for r, n in inst.emptied_by.items() if r != CORDON or n}
     terms[DISK_FULL] = sum(k for k, _ in disk.values())
     terms[RACK] = rack_extra
     return LowerBounds(moves, size, terms)

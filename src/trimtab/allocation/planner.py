@@ -1,7 +1,9 @@
 """The partition balancer: which existing replicas move, after Redpanda's partition balancer.
 
 Goals (in upstream's order; each later step sees the moves of the earlier ones)
-    1. Drains: every replica off nodes being decommissioned (``--drain``, health ``draining``).
+    1. Drains: every replica off nodes being decommissioned (``--drain``, health ``draining``),
+       and the replicas of emptied log dirs that no other open dir of their broker takes
+       (``evict``, reason ``log_dir_cordoned``; :mod:`trimtab.allocation.log_dirs`).
     2. Unavailable nodes (``continuous``): every replica off nodes down longer than
        ``partition_autobalancing_node_availability_timeout_sec``.
     3. Full disks (``continuous``): replicas off nodes above
@@ -55,6 +57,7 @@ from collections.abc import Collection, Iterable
 import numpy as np
 
 from trimtab.allocation.balance_plan import (
+    CORDON,
     COUNTS,
     DECOMMISSION,
     DISK_FULL,
@@ -94,6 +97,7 @@ def plan_rebalance(
     topic_aware: bool | None = None,
     balance: bool | None = None,
     seed: int = 0,
+    evict: Collection[tuple[str, int, NodeId]] = (),
 ) -> RebalancePlan:
     """Plan the moves for ``cluster`` holding ``assignments`` (with their sizes when known).
 
@@ -108,6 +112,10 @@ def plan_rebalance(
     otherwise the plan moves only what it must and :attr:`RebalancePlan.balancing` says what
     balancing would add (departure from upstream, whose ``continuous`` mode always balances:
     a drain of 62 replicas moved 77, the 15 extra carrying 2.8 TB; issue 40).
+
+    ``evict`` are (topic, partition, node) replicas that must leave their node (a cordoned
+    log dir being emptied that no other dir of the node can take): required moves, planned
+    with the drains.
     """
     cfg = config or AllocationConfig()
     view, state = planning_state(cluster, assignments, cfg, health=health, drain=drain, now=now)
@@ -130,9 +138,16 @@ def plan_rebalance(
         mover.tx = tx
         _cancel(mover, list(in_flight))
         required, balanced = bounds_of(
-            state, view, mode=chosen, rack_aware=mover.rack_aware, soft=soft, frozen=mover.frozen
+            state,
+            view,
+            mode=chosen,
+            rack_aware=mover.rack_aware,
+            soft=soft,
+            frozen=mover.frozen,
+            evicted=evict,
         )
         _drain(mover, view.draining, DECOMMISSION, hard)
+        _evict(mover, evict, hard)
         if chosen is BalancerMode.CONTINUOUS:
             _drain(mover, view.timed_out, UNAVAILABLE, hard)
             _relieve(mover, full)
@@ -196,6 +211,15 @@ def _drain(m: Mover, nodes: Collection[NodeId], reason: str, ratio: float) -> No
         for node in a.nodes:
             if index[node] in wanted:
                 a = m.move(a, index[node], reason, ratio) or a
+
+
+def _evict(m: Mover, replicas: Collection[tuple[str, int, NodeId]], ratio: float) -> None:
+    """Each of ``replicas`` off its node (one replica of a partition, not the whole node)."""
+    for topic, partition, node in replicas:
+        a = m.state.held(topic, partition)
+        if a is None or node not in a.nodes or not m.may_change((topic, partition), CORDON, a):
+            continue
+        m.move(a, m.state.index[node], CORDON, ratio)
 
 
 def _full_nodes(m: Mover) -> dict[NodeId, float]:

@@ -99,6 +99,7 @@ from trimtab.execute.runner import Runner, RunSettings
 from trimtab.execute.stats import RunStats
 from trimtab.plans.document import PlanDocument, check_digest_form, load_plan, match_digest
 from trimtab.plans.target import Target
+from trimtab.readers.sniff import PLAN_DOCUMENT, read_text, refusal, seems_to_be
 from trimtab.systems.prometheus import WebConfig
 
 __all__ = ["ExecuteOptions", "execute", "make_clock"]
@@ -138,9 +139,7 @@ class ExecuteOptions:
 
 @app.command()
 def execute(
-    plan: Annotated[
-        Path, typer.Argument(help="The plan document (rebalance/shed --plan).", dir_okay=False)
-    ],
+    plan: Annotated[Path, typer.Argument(help="The plan document (rebalance/shed --plan).")],
     approve: ApproveOption = None,
     journal: JournalOption = None,
     resume: ResumeOption = False,
@@ -244,10 +243,23 @@ def _check_modes(o: ExecuteOptions) -> None:
         free_port("--metrics-port", o.metrics_host, o.metrics_port)
 
 
+_MAKE_PLAN = "trimtab rebalance ... --plan FILE, or trimtab shed ... --plan FILE"
+
+
+def _load_plan_file(path: Path) -> PlanDocument:
+    """The plan at ``path``; a file of another kind (empty, binary, UTF-16, another tool's
+    output, a directory) is refused saying what it seems to be and how to make a plan."""
+    text = read_text(path, PLAN_DOCUMENT, _MAKE_PLAN)
+    guess = seems_to_be(text)
+    if guess is not None and guess != PLAN_DOCUMENT and not guess.startswith("a JSON object"):
+        raise TrimtabError(refusal(path, PLAN_DOCUMENT, _MAKE_PLAN, text))
+    return load_plan(path)
+
+
 def run_execute(o: ExecuteOptions, flags: TargetFlags) -> int:
     """The command once its options are checked; returns the exit code."""
     _check_modes(o)
-    plan = load_plan(o.plan)
+    plan = _load_plan_file(o.plan)
     plan_path = o.plan
     if o.approve is not None:
         check_digest_form(o.approve)

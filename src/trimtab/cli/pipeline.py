@@ -33,6 +33,7 @@ from trimtab.cli._common import (
 from trimtab.cli._spark import interruptible, start_spark
 from trimtab.cli.shed import MAX_CYCLES
 from trimtab.errors import TrimtabError
+from trimtab.readers.sniff import raw_kind
 from trimtab.readers.special_files import refuse_special
 from trimtab.shedding.strategies import STRATEGIES
 from trimtab.shedding.telemetry import left_out_sentence
@@ -298,10 +299,16 @@ def _check_parquet(input_dir: str) -> None:
     if local is None:
         return
     root = Path(local)
+    if root.is_file():
+        raise TrimtabError(
+            f"--input {input_dir} is a file, not a directory: give --input DIR holding "
+            "nodes/, node_metrics/ and bundle_metrics/ (docs/commands/pipeline.md)"
+        )
     if not root.is_dir():  # the job says the same, but only once Spark is up
         raise TrimtabError(f"input directory {input_dir} does not exist: give --input DIR")
     for file in sorted(root.glob("*/*")):
         refuse_special("input file", file)  # Spark would wait on a FIFO for ever
+        _refuse_text_kind(file)
         if file.suffix.lower() not in (".parquet", ".pq") or not file.is_file():
             continue
         try:
@@ -311,6 +318,20 @@ def _check_parquet(input_dir: str) -> None:
                 f"{file} is not a readable Parquet file ({type(exc).__name__}): replace or "
                 "remove it"
             ) from None
+
+
+def _refuse_text_kind(file: Path) -> None:
+    """A text table (.csv, .json, .jsonl) that is UTF-16 or an archive: Spark would read it
+    as rows of garbage; refused before Spark starts, saying what it seems to be."""
+    if file.suffix.lower() not in (".csv", ".json", ".jsonl") or not file.is_file():
+        return
+    with file.open("rb") as handle:
+        kind = raw_kind(handle.read(65536))
+    if kind is not None and not kind.startswith(("binary data", "an empty file")):
+        raise TrimtabError(
+            f"{file} is not a .csv, .jsonl or .parquet table: it is {kind}. Give the "
+            f"{file.parent.name} table as UTF-8 CSV, JSON lines or Parquet"
+        )
 
 
 def small_input(input_dir: str, local_bytes: int) -> bool:

@@ -24,6 +24,7 @@ from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.model import PARTITION_ROLE
 from trimtab.allocation.optimal import OptimalPlan, plan_optimal
 from trimtab.allocation.planner import plan_rebalance
+from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.cli._common import (
     ClusterOption,
     ConfigOption,
@@ -49,7 +50,7 @@ from trimtab.cli.plan_output import (
     command_argv,
     write_plan_document,
 )
-from trimtab.cli.rebalance_cordon import closed_brokers, cordoned_brokers
+from trimtab.cli.rebalance_log_dirs import CordonOption, LogDirPlan, log_dir_plan
 from trimtab.cli.rebalance_optimal import (
     OptimalFlag,
     TimeLimitOption,
@@ -64,6 +65,7 @@ from trimtab.plans.kafka import rebalance_plan_document
 from trimtab.plans.source import created_now, plan_source
 from trimtab.readers.inventory import Inventory, read_inventory
 from trimtab.readers.node_health import read_health
+from trimtab.readers.sniff import read_text, seems_to_be
 from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids, read_broker_ids
 from trimtab.systems.kafka.readers import (
@@ -72,7 +74,7 @@ from trimtab.systems.kafka.readers import (
     read_current_assignment,
     read_log_dirs,
 )
-from trimtab.systems.kafka.writers import dumps, reassignment
+from trimtab.systems.kafka.writers import dumps, reassignment, reassignment_with_dirs
 
 __all__ = ["RebalanceOptions", "plan_document", "rebalance"]
 
@@ -221,6 +223,7 @@ def rebalance(
     system: _System = "kafka",
     optimal: OptimalFlag = False,
     time_limit: TimeLimitOption = 60.0,
+    cordon: CordonOption = None,
 ) -> None:
     """Plan replica moves (Redpanda's partition balancer): off down, draining and full nodes,
     rack repair, then counts towards capacity shares.
@@ -235,6 +238,8 @@ def rebalance(
     kafka-reassignment without --output prints both as kafka-reassign-partitions --generate.
     --plan writes the plan document that trimtab execute runs.
     --optimal solves the same plan exactly (fewest moves, then bytes) and prints the proof.
+    --cordon BROKER:DIR empties a log dir; brokers whose log dirs are all cordoned
+    (KIP-1066, read from --log-dirs) take no new replica.
     """
     options = RebalanceOptions(
         inventory=inventory,
@@ -261,6 +266,7 @@ def rebalance(
         argv=command_argv(ctx),
         optimal=optimal,
         time_limit=time_limit,
+        cordon=tuple(cordon or ()),
     )
     _rebalance(options)
 
@@ -284,7 +290,7 @@ def _rebalance(o: RebalanceOptions) -> None:
         plan, ids, warnings, inv, proof = _plan(o, quiet=fmt != "table")
     # --json carries the rack diversity lost as figures (rack_diversity_lowered)
     print_warnings([*warnings, *(diversity_warnings(plan) if fmt != "json" else [])])
-    proposed, current = (dumps(reassignment(docs, ids)) for docs in (plan.after, plan.before))
+    proposed, current = _documents(plan, ids)
     if o.output is not None and back is not None:
         write_atomically(o.output, proposed)
         write_atomically(back, current)
@@ -314,6 +320,22 @@ def _rebalance(o: RebalanceOptions) -> None:
         print_rejected(inv.rejected, inv.rows_read, "inventory")
 
 
+def _documents(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> tuple[str, str]:
+    """The reassignment document and its rollback; a move between log dirs pins its replica's
+    directory in ``log_dirs`` (the target there, the source in the rollback)."""
+    to: dict[tuple[str, int], dict[NodeId, str]] = {}
+    back: dict[tuple[str, int], dict[NodeId, str]] = {}
+    for m in plan.dir_moves:
+        to.setdefault((m.topic, m.partition), {})[m.node] = m.target
+        back.setdefault((m.topic, m.partition), {})[m.node] = m.source
+    if not to:
+        return dumps(reassignment(plan.after, ids)), dumps(reassignment(plan.before, ids))
+    return (
+        dumps(reassignment_with_dirs(plan.after, ids, to, plan.dir_partitions)),
+        dumps(reassignment_with_dirs(plan.before, ids, back, plan.dir_partitions)),
+    )
+
+
 def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
     """Write the plan document (``--plan``) and say its digest, which approves it."""
     assert o.plan is not None
@@ -332,7 +354,7 @@ def _write_plan(o: RebalanceOptions, plan: RebalancePlan, ids: Mapping[NodeId, i
         {
             "mode": plan.mode,
             "drain": o.drain,
-            "cordon": list(o.cordon),
+            "cordon": ",".join(o.cordon) or None,
             "max_moves": o.max_moves,
             "rack_aware": o.rack_aware,
             "seed": o.seed,
@@ -369,10 +391,12 @@ def _plan(
     ids = broker_ids([n.id for n in state], mapping)
     held = read_current_assignment(o.assignment, state, mapping, cfg)
     warnings = list(inv.warnings)
-    dirs = read_log_dirs(o.log_dirs) if o.log_dirs is not None else None
-    if o.log_dirs is not None and dirs is not None:
-        held, state = _with_sizes(held, state, ids, o.log_dirs, dirs, warnings)
+    dirs = None
+    if o.log_dirs is not None:
+        held, state, dirs = _with_sizes(held, state, ids, o.log_dirs, warnings)
     statuses = _health(o.health, state, ids) if o.health else []
+    extra = log_dir_plan(dirs, o.cordon, ids, statuses, disk_ratios(cfg)[0])
+    statuses = [*statuses, *extra.statuses]
     drain = _nodes(o.drain, state, ids, "--drain") if o.drain else []
     if o.cordon:
         drain += [n for n in cordoned_brokers(o.cordon, dirs, ids) if n not in drain]
@@ -394,7 +418,11 @@ def _plan(
                 rack_aware=o.rack_aware,
                 topic_aware=o.topic_aware,
                 seed=o.seed,
+                evict=extra.evict,
+                # moves inside brokers are required too: balancing only when asked for
+                balance=False if extra.inside and o.mode is None else None,
             )
+            plan = _with_log_dirs(plan, extra, held)
         except ValueError as exc:  # an in-progress plan that does not fit the assignment
             raise TrimtabError(f"--in-progress {o.in_progress}: {exc}") from None
         if not o.optimal:
@@ -413,6 +441,20 @@ def _plan(
             time_limit_s=o.time_limit,
         )
     return proof.plan, ids, warnings, inv, (proof, plan)
+
+
+def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan, held: tuple[Any, ...]) -> RebalancePlan:
+    """``plan`` with the moves inside brokers (and their partitions as they are) and the
+    brokers closed to new replicas."""
+    keys = {(m.topic, m.partition) for m in extra.inside}
+    current = tuple(a for a in held if (a.topic, a.partition) in keys)
+    return replace(
+        plan,
+        dir_moves=extra.inside,
+        closed=dict(extra.closed),
+        dir_partitions=current,
+        dir_lower_bound=extra.inside_bound,
+    )
 
 
 def _nodes(text: str, state: ClusterState, ids: Mapping[NodeId, int], option: str) -> list[NodeId]:
@@ -440,15 +482,16 @@ def _with_sizes(
     path: Path,
     dirs: LogDirs,
     warnings: list[str],
-) -> tuple[tuple[Any, ...], ClusterState]:
-    """Assignments with their sizes from the log dirs; a node the inventory gives no free
-    disk for takes the bytes the log dirs report as used."""
+) -> tuple[tuple[Any, ...], ClusterState, LogDirs]:
+    """Assignments with their sizes from the log dirs, the cluster (a node the inventory
+    gives no free disk for takes the bytes the log dirs report as used) and the log dirs."""
+    dirs = read_log_dirs(path)
     warnings += [f"{path}: log dir with an error skipped: {e}" for e in dirs.errors]
     sized = tuple(replace(a, size_bytes=dirs.size(a.topic, a.partition)) for a in held)
     unsized = sum(1 for a in sized if a.size_bytes == 0)
     if unsized:
         warnings.append(f"{path}: no size for {plural(unsized, 'partition')} (counted as 0 bytes)")
-    return sized, free_space_from_log_dirs(state, ids, dirs)
+    return sized, free_space_from_log_dirs(state, ids, dirs), dirs
 
 
 def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[NodeStatus]:
@@ -463,18 +506,26 @@ def _health(path: Path, state: ClusterState, ids: Mapping[NodeId, int]) -> list[
     return [replace(s, node=node) for s, node in zip(rows, named, strict=True)]
 
 
+_IN_PROGRESS = "the --json of trimtab rebalance"
+_IN_PROGRESS_MAKE = "trimtab rebalance ... --json > plan.json (the run whose moves are under way)"
+
+
 def _in_flight(path: Path, held: tuple[Any, ...], ids: Mapping[NodeId, int]) -> list[InFlight]:
     """The reassignments of an earlier plan's --json; the assignment may show the partitions
     before or after them."""
     refuse_special("--in-progress", path)
+    text = read_text(path, _IN_PROGRESS, _IN_PROGRESS_MAKE)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(text)
         moves = [
             (m["topic"], int(m["partition"]), m["from"], m["to"], m["reason"]) for m in doc["moves"]
         ]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
+        guess = seems_to_be(text)
+        seems = f"it seems to be {guess}" if guess else f"{type(exc).__name__}: {exc}"
         raise TrimtabError(
-            f"--in-progress {path}: not the --json of trimtab rebalance ({exc})"
+            f"--in-progress {path} is not {_IN_PROGRESS}: {seems}. Make one with: "
+            f"{_IN_PROGRESS_MAKE}"
         ) from None
     node_of = {b: n for n, b in ids.items()}
     current = {(a.topic, a.partition): a.nodes for a in held}

@@ -64,7 +64,39 @@ def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, A
         "lower_bound_terms": plan.lower_bound_terms,
         "balancing": _balancing(plan.balancing, ids),
         "rack_diversity_lowered": plan.diversity_lowered,
+        "log_dir_moves": [
+            {
+                "topic": m.topic,
+                "partition": m.partition,
+                "broker": ids[m.node],
+                "from_dir": m.source,
+                "to_dir": m.target,
+                "bytes": m.size_bytes,
+            }
+            for m in plan.dir_moves
+        ],
+        "log_dir_moves_lower_bound": plan.dir_lower_bound,
+        "closed_brokers": [{"broker": ids[n], "why": why} for n, why in plan.closed.items()],
     }
+
+
+def _log_dir_lines(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> list[str]:
+    """Brokers closed to new replicas and the moves between log dirs of one broker."""
+    lines = [f"closed to new replicas: broker {ids[n]} ({why})" for n, why in plan.closed.items()]
+    if plan.dir_moves:
+        size = sum(m.size_bytes for m in plan.dir_moves)
+        lines.append(
+            f"moves inside brokers (between log dirs, no network bytes): "
+            f"{len(plan.dir_moves):,} / lower bound {plan.dir_lower_bound:,}; {size:,} bytes"
+        )
+        lines += [
+            f"  {m.topic}-{m.partition} on broker {ids[m.node]}: {m.source} → {m.target} "
+            f"({m.size_bytes:,} bytes)"
+            for m in plan.dir_moves[:50]
+        ]
+        if len(plan.dir_moves) > 50:
+            lines.append(f"  first 50 of {len(plan.dir_moves):,} (--json lists all)")
+    return lines
 
 
 def print_plan(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
@@ -80,6 +112,8 @@ def print_plan(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> None:
         highlight=False,
     )
     for line in _balancing_lines(plan):
+        out.print(line, highlight=False)
+    for line in _log_dir_lines(plan, ids):
         out.print(line, highlight=False)
     if plan.unavailable or plan.full:
         down = ", ".join(str(ids[n]) for n in plan.unavailable) or "none"

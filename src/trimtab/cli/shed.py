@@ -58,7 +58,7 @@ from trimtab.shedding import LoadModel, Plan, advise, breakdown
 from trimtab.shedding.plain import plain_reasons
 from trimtab.shedding.recommend import Recommendation
 from trimtab.shedding.telemetry import Built, NodeRow, build_snapshot, left_out_sentence
-from trimtab.systems.pulsar.admin import unload_command, unload_rest
+from trimtab.systems.pulsar.admin import unload_script
 from trimtab.systems.pulsar.isolation import read_policies
 
 __all__ = ["Format", "ShedOptions", "Strategy", "shed"]
@@ -393,14 +393,13 @@ def _print_result(
     commands to ``--out``; True when JSON was printed, which says all (the refused rows too).
     Otherwise the plan's warning goes to stderr, so pulsar-admin output stays runnable."""
     result, fmt, out_path = advice.plan, options.fmt, options.out_path
-    commands = [unload_command(m) for _, m, _ in result.net_transfers]
+    net = [(cycle, move) for cycle, move, _ in result.net_transfers]
+    interval_s, cooldown_s = cfg.shedding.interval_minutes * 60, cfg.shedding.shedding_delay_seconds
+    commands = unload_script(net, interval_s=interval_s, cooldown_s=cooldown_s)
     if options.plan_path is not None:
         _write_plan(options, advice, state.name, cfg)
     if out_path is not None:
-        rest = [unload_rest(m) for _, m, _ in result.net_transfers]
-        lines = [
-            x for pair in zip(commands, rest, strict=True) for x in (pair[0], f"#   {pair[1]}")
-        ]
+        lines = unload_script(net, interval_s=interval_s, cooldown_s=cooldown_s, rest=True)
         out_path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     if options.machine:
         doc = plan_json(result, state, built, at) | advice.as_json()

@@ -93,6 +93,18 @@ def check_sources(
     return reports
 
 
+def _refuse_all(load_reports: Path, refused: list[RejectedRow]) -> None:
+    """Saved reports of which none could be read: the first reason, said directly (what the
+    file seems to be and how to make a report), not as a cluster with nothing to shed."""
+    first = refused[0]
+    if load_reports.is_dir():
+        raise TrimtabError(
+            f"--load-reports {load_reports}: none of its {len(refused)} file(s) is a usable "
+            f"load report; the first, {first.source}: {first.reason}"
+        )
+    raise TrimtabError(f"{first.source}: {first.reason}")
+
+
 def _source(zk: str | None, load_reports: Path | None, cfg: Config) -> DirReports | ZkReports:
     if load_reports is not None:
         if not load_reports.exists():
@@ -137,6 +149,8 @@ def plan_reports(
     ]
     if not reports and not refused:
         raise TrimtabError(f"no load reports under {zk or load_reports}")
+    if not reports and load_reports is not None:
+        _refuse_all(load_reports, refused)
     state = report_cluster(reports, name, silent=reading.entries)
     checked = [check_report(r, name) for r in reports]
     built = report_snapshot(state, checked, LoadModel.of(cfg.shedding))

@@ -23,6 +23,7 @@ from trimtab.cli._common import (
     select_clusters,
     user_errors,
 )
+from trimtab.cli._resolver_options import PulsarRacksOption, ResolverScriptOption
 from trimtab.cluster import ClusterState, Node, NodeId, NodeState
 from trimtab.readers.inventory import read_inventory
 from trimtab.systems.pulsar.bookies import PulsarRackResolver
@@ -45,21 +46,8 @@ __all__ = ["topology"]
 @app.command()
 def topology(
     inventory: InventoryOption,
-    resolver_script: Annotated[
-        Path | None,
-        typer.Option(
-            "--resolver-script",
-            help="Executable mapping hosts to /region/rack (networkTopologyScriptFileName).",
-        ),
-    ] = None,
-    pulsar_racks: Annotated[
-        str | None,
-        typer.Option(
-            "--pulsar-racks",
-            metavar="HOST:PORT",
-            help="ZooKeeper holding Pulsar's /bookies rack map (BookieRackAffinityMapping).",
-        ),
-    ] = None,
+    resolver_script: ResolverScriptOption = None,
+    pulsar_racks: PulsarRacksOption = None,
     cluster: Annotated[
         str | None, typer.Option("--cluster", help="Show only this cluster.")
     ] = None,

@@ -26,6 +26,7 @@ __all__ = [
     "NODE_ID_PATTERN",
     "PARTITIONS_MAX",
     "PERCENT_HINT",
+    "REPLACEMENT",
     "REPLICAS_MAX",
     "ROW_RULES",
     "TABLES",
@@ -38,6 +39,7 @@ __all__ = [
     "Rule",
     "Table",
     "UnitHint",
+    "not_utf8",
 ]
 
 ColumnType = Literal["string", "double", "long", "timestamp"]
@@ -322,9 +324,27 @@ TABLES: dict[str, Table] = {
     ),
 }
 
+#: What a decoder puts for bytes that are not UTF-8 (Spark's readers and Python's with
+#: ``errors="replace"``): a value holding it came from a file in another encoding.
+REPLACEMENT = "\ufffd"
+
+
+def not_utf8(column: str) -> str:
+    """The reason of a row whose ``column`` held bytes that are not UTF-8 (one wording for the
+    readers, the batch job and the stream)."""
+    return (
+        f"{column} holds bytes that are not UTF-8 (a Latin-1 or Windows export?): save the "
+        "file as UTF-8 (CSV UTF-8 in Excel)"
+    )
+
+
 #: The row rules in the order they are checked; the first one broken is the row's verdict.
 ROW_RULES: tuple[Rule, ...] = (
-    Rule("malformed", "the line is not a row of the table (not JSON, more fields than columns)"),
+    Rule(
+        "malformed",
+        "the line is not a row of the table (not JSON, more fields than columns, text that "
+        "is not UTF-8)",
+    ),
     Rule("missing_key", "a column naming the row (cluster, node, bundle, topic, ts) is blank"),
     Rule("bad_timestamp", "ts is neither epoch seconds nor ISO 8601"),
     Rule("wrong_type", "a number column holds no number, or a whole-number column no long"),

@@ -18,12 +18,14 @@ from trimtab.contract.declarations import (
     FUTURE_TOLERANCE_S,
     MS_HINT,
     PERCENT_HINT,
+    REPLACEMENT,
     ROW_RULES,
     TOPIC_PATTERN,
     Kind,
     Row,
     RowError,
     Table,
+    not_utf8,
 )
 
 __all__ = [
@@ -70,6 +72,10 @@ def _malformed(cells: _Cells) -> None:
         raise RowError("malformed", "more fields than the header has columns")
     if cells.raw.get("_short"):
         raise RowError("malformed", "fewer fields than the header has columns")
+    for column in cells.table.columns:
+        value = cells.raw.get(column.name)
+        if isinstance(value, str) and REPLACEMENT in value:
+            raise RowError("malformed", not_utf8(column.name))
 
 
 def _missing_key(cells: _Cells) -> None:

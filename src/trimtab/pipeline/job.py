@@ -50,7 +50,7 @@ from trimtab.shedding.decisions import Reason
 from trimtab.shedding.net import net_transfers
 from trimtab.systems.kafka.ids import broker_ids
 from trimtab.systems.kafka.writers import reassignment
-from trimtab.systems.pulsar.admin import unload_command
+from trimtab.systems.pulsar.admin import unload_script
 
 __all__ = ["STAGES", "JobOptions", "RunSummary", "run_job"]
 
@@ -354,8 +354,13 @@ def _plans(
             throughput=row["throughput"],
         )
         chains.setdefault(row["cluster"], []).append((row["cycle"], move, Reason.UNKNOWN))
+    shedding = options.config.shedding
     moves = {
-        cluster: [unload_command(m) for _, m, _ in net_transfers(chain)]
+        cluster: unload_script(
+            [(cycle, m) for cycle, m, _ in net_transfers(chain)],
+            interval_s=shedding.interval_minutes * 60,
+            cooldown_s=shedding.shedding_delay_seconds,
+        )
         for cluster, chain in chains.items()
     }
     for cluster, entry in summary.clusters.items():
@@ -363,7 +368,8 @@ def _plans(
         lines = moves.get(cluster, [])
         if lines and entry.get("recommended", "") is None:  # offered, not recommended
             lines = []
-        entry["unloads"] = len(lines)  # the net moves exported, when recommended
+        # the net moves exported, when recommended (the script's comments and pauses aside)
+        entry["unloads"] = sum(1 for x in lines if not x.startswith(("#", "sleep ")))
         if not lines and entry.get("recommendation"):
             lines = [f"# nothing to run: {entry['recommendation']}"]
         if "warning" in entry:  # as a comment, so the script still runs

@@ -27,11 +27,13 @@ from trimtab.contract import (
     MS_HINT,
     NODE_ID_PATTERN,
     PERCENT_HINT,
+    REPLACEMENT,
     ROW_RULES,
     TOPIC_PATTERN,
     Column,
     Kind,
     Table,
+    not_utf8,
 )
 
 __all__ = [
@@ -144,7 +146,17 @@ def parse_timestamp(source: Sql) -> Sql:
 
 @_spark("malformed")
 def _malformed(ctx: _Ctx) -> Found:
-    return [("`_corrupt` IS NOT NULL", text("the line does not parse as a row of this table"))]
+    found: Found = [
+        ("`_corrupt` IS NOT NULL", text("the line does not parse as a row of this table"))
+    ]
+    # Spark decodes bytes that are not UTF-8 as U+FFFD: the text columns show it (a number
+    # column with such bytes is wrong_type anyway)
+    for column in ctx.table.columns:
+        if column.type == "string":
+            found.append(
+                (f"instr({q(column.name)}, {text(REPLACEMENT)}) > 0", text(not_utf8(column.name)))
+            )
+    return found
 
 
 @_spark("missing_key")

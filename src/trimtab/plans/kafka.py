@@ -9,6 +9,11 @@ in order: the first is the preferred leader) and its target the list it asks for
 "Current" and "Proposed" documents of ``kafka-reassign-partitions.sh --generate`` hold them.
 The expected effect is the bytes the new replicas copy and the replica moves behind it.
 Actions run in the order the planner made the moves (drains and repairs before balancing).
+A replica moving between log dirs of its broker (issue 40 part 7: ``--cordon``, a full dir
+relieved inside its broker) puts ``log_dirs`` in the target, as the ``log_dirs`` field of
+the reassignment JSON (a directory for that replica, ``"any"`` for the others); its bytes
+are in ``effect.dir_moves``, not in ``effect.bytes`` (they cross no network). Such actions
+come after the moves between brokers, and are required.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from trimtab.allocation.balance_plan import RebalancePlan
+from trimtab.allocation.log_dirs import DirMove
+from trimtab.allocation.model import PartitionAssignment
 from trimtab.cluster import NodeId
 from trimtab.plans.document import Action, PlanDocument
 
-__all__ = ["partition_item", "rebalance_plan_document"]
+__all__ = ["DIR_MOVE", "partition_item", "rebalance_plan_document"]
 
 
 def partition_item(topic: str, partition: int) -> str:
@@ -44,24 +51,37 @@ def rebalance_plan_document(
     for m in plan.moves:
         moves_of.setdefault((m.topic, m.partition), []).append(m)
     actions = []
+    dir_moves_of: dict[tuple[str, int], list[DirMove]] = {}
+    for d in plan.dir_moves:
+        dir_moves_of.setdefault((d.topic, d.partition), []).append(d)
+    for a in plan.dir_partitions:
+        before.setdefault((a.topic, a.partition), a)
+        after.setdefault((a.topic, a.partition), a)
+    for key in dir_moves_of:
+        moves_of.setdefault(key, [])
     for key, moves in moves_of.items():
         old, new = before[key], after[key]
-        reasons = list(dict.fromkeys(m.reason for m in moves))
+        reasons = list(dict.fromkeys([m.reason for m in moves]))
+        if key in dir_moves_of:
+            reasons.append(DIR_MOVE)
         actions.append(
             Action(
                 id=f"reassign:{partition_item(*key)}",
                 kind="reassign",
                 item=partition_item(*key),
                 precondition={"replicas": [ids[n] for n in old.nodes]},
-                target={"replicas": [ids[n] for n in new.nodes]},
-                effect={
-                    "bytes": sum(m.size_bytes for m in moves),
-                    "moves": [{"from": ids[m.source], "to": ids[m.target]} for m in moves],
-                },
+                target=_target(new, ids, dir_moves_of.get(key, [])),
+                effect=_effect(moves, dir_moves_of.get(key, []), ids),
                 reason=",".join(reasons),
                 required=all(m.required for m in moves),
             )
         )
+    extra: dict[str, Any] = {}
+    if plan.dir_moves:
+        extra["dir_moves"] = len(plan.dir_moves)
+        extra["dir_bytes"] = sum(d.size_bytes for d in plan.dir_moves)
+    if plan.closed:
+        extra["closed_brokers"] = {str(ids[n]): why for n, why in plan.closed.items()}
     summary = {
         "actions": len(actions),
         "moves": len(plan.moves),
@@ -81,6 +101,7 @@ def rebalance_plan_document(
         # what count balancing adds (its actions are the optional ones) or would add (not
         # actions: the operator asks for it with ``--mode continuous``)
         "balancing": None if plan.balancing is None else plan.balancing.figures(),
+        **extra,
     }
     return PlanDocument(
         system=system,
@@ -91,3 +112,35 @@ def rebalance_plan_document(
         summary=summary,
         settings={"concurrent_moves": concurrent_moves},
     )
+
+
+#: The reason of a move between log dirs of one broker (``--cordon``, a full dir relieved).
+DIR_MOVE = "log_dir_move"
+
+
+def _target(
+    new: PartitionAssignment, ids: Mapping[NodeId, int], dirs: list[DirMove]
+) -> dict[str, Any]:
+    """The replicas asked for, and ``log_dirs`` as kafka-reassign-partitions.sh takes it
+    (a directory for a replica moving between dirs, ``"any"`` for the others) when a replica
+    of the partition changes dir."""
+    target: dict[str, Any] = {"replicas": [ids[n] for n in new.nodes]}
+    if dirs:
+        where = {d.node: d.target for d in dirs}
+        target["log_dirs"] = [where.get(n, "any") for n in new.nodes]
+    return target
+
+
+def _effect(moves: list[Any], dirs: list[DirMove], ids: Mapping[NodeId, int]) -> dict[str, Any]:
+    """Bytes over the network and the moves between brokers; moves between log dirs of one
+    broker apart (their bytes stay on the broker)."""
+    effect: dict[str, Any] = {
+        "bytes": sum(m.size_bytes for m in moves),
+        "moves": [{"from": ids[m.source], "to": ids[m.target]} for m in moves],
+    }
+    if dirs:
+        effect["dir_moves"] = [
+            {"broker": ids[d.node], "from_dir": d.source, "to_dir": d.target, "bytes": d.size_bytes}
+            for d in dirs
+        ]
+    return effect

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-__all__ = ["refusal", "seems_to_be"]
+from trimtab.errors import InputError
+
+__all__ = ["PLAN_DOCUMENT", "raw_kind", "read_text", "refusal", "seems_to_be"]
+
+#: What :func:`seems_to_be` calls trimtab's own plan document (rebalance/shed --plan).
+PLAN_DOCUMENT = "a trimtab plan document"
 
 
 def _lines(text: str) -> set[str]:
@@ -54,6 +60,10 @@ _TEXT_MARKS: tuple[tuple[Callable[[set[str], str], bool], str], ...] = (
         "the output of kafka-reassign-partitions.sh --execute",
     ),
     (
+        lambda lines, _: "----- got message -----" in lines,
+        "the output of pulsar-client consume",
+    ),
+    (
         lambda lines, _: "Querying brokers for log directories information" in lines,
         "the output of kafka-log-dirs.sh --describe",
     ),
@@ -72,6 +82,7 @@ _TEXT_MARKS: tuple[tuple[Callable[[set[str], str], bool], str], ...] = (
 )
 
 _JSON_MARKS: tuple[tuple[set[str], str], ...] = (
+    ({"format", "digest", "actions"}, PLAN_DOCUMENT),
     ({"version", "partitions"}, "a Kafka reassignment JSON"),
     ({"brokers"}, "the JSON of kafka-log-dirs.sh --describe"),
     ({"partition_id", "replicas"}, "the JSON of rpk cluster partitions list --format json"),
@@ -95,6 +106,8 @@ _CONF_MARKS: tuple[tuple[str, str], ...] = (
 def seems_to_be(text: str) -> str | None:
     """What ``text`` seems to be, in words (``the output of kafka-log-dirs.sh --describe``);
     None when nothing known matches."""
+    if not text.strip():
+        return "an empty file"
     lines = _lines(text)
     for test, what in _TEXT_MARKS:
         if test(lines, text):
@@ -125,3 +138,69 @@ def refusal(source: object, expected: str, command: str, text: str) -> str:
     guess = seems_to_be(text)
     seems = f"it seems to be {guess}" if guess else "it is no format trimtab knows"
     return f"{source} is not {expected}: {seems}. Make one with: {command}"
+
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x1f\x8b", "a gzip archive (gunzip it first)"),
+    (b"PAR1", "a Parquet file"),
+    (b"PK\x03\x04", "a ZIP archive (an .xlsx workbook, say)"),
+    (b"\x7fELF", "a program (an ELF binary)"),
+)
+
+
+def _utf16(data: bytes) -> str | None:
+    """The text of UTF-16 ``data`` (as PowerShell's ``>`` and Windows editors save it), with
+    or without a byte-order mark; None for anything else."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        codec = "utf-16"
+    elif len(data) >= 4 and data[1:4:2] == b"\0\0" and data[0] and data[2]:
+        codec = "utf-16-le"
+    elif len(data) >= 4 and data[0:4:2] == b"\0\0" and data[1] and data[3]:
+        codec = "utf-16-be"
+    else:
+        return None
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError:
+        return None
+
+
+def raw_kind(data: bytes) -> str | None:
+    """What ``data`` is when it is no UTF-8 text a reader can take (empty, UTF-16, an
+    archive, binary), in words; None for UTF-8 text."""
+    if not data.strip():
+        return "an empty file"
+    text16 = _utf16(data)
+    if text16 is not None:
+        inner = seems_to_be(text16)
+        of = f" ({inner})" if inner else ""
+        return f"UTF-16 text{of}; save it as UTF-8 (iconv -f UTF-16 -t UTF-8 IN > OUT)"
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            return what
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(data) - 3:  # not merely a character cut by a head read
+            return "binary data, not UTF-8 text"
+        text = data[: exc.start].decode("utf-8-sig")
+    return "binary data (it holds NUL bytes)" if "\0" in text else None
+
+
+def read_text(path: Path, expected: str, command: str) -> str:
+    """The UTF-8 text of ``path``; a directory, an unreadable, empty, UTF-16 or binary file is
+    an :class:`~trimtab.errors.InputError` with the three facts of :func:`refusal`."""
+    if path.is_dir():
+        raise InputError(
+            f"{path} is a directory, not {expected}: give the file. Make one with: {command}"
+        )
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path} does not exist: give {expected}") from None
+    except OSError as exc:
+        raise InputError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    kind = raw_kind(data)
+    if kind is not None:
+        raise InputError(f"{path} is not {expected}: it is {kind}. Make one with: {command}")
+    return data.decode("utf-8-sig")

@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 from trimtab.config.settings import nearest
 from trimtab.contract import RejectedRow, RowError, Table, settle_repeats
 from trimtab.errors import InputError
-from trimtab.readers.sniff import seems_to_be
+from trimtab.readers.sniff import raw_kind, seems_to_be
 from trimtab.readers.special_files import refuse_special
 
 __all__ = [
@@ -121,7 +121,8 @@ def _files(path: Path, spec: TableSpec) -> list[Path]:
         files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES)
         if not files:
             raise InputError(
-                f"{spec.name} directory {path} holds no .csv, .jsonl or .parquet files"
+                f"{spec.name} directory {path} holds no .csv, .jsonl or .parquet files. "
+                f"{_make(spec)}"
             )
         for file in files:  # every one before any is opened: a FIFO would block the read
             refuse_special(spec.name, file)
@@ -131,9 +132,20 @@ def _files(path: Path, spec: TableSpec) -> list[Path]:
         raise InputError(f"{spec.name} {path} does not exist: give a file or a directory")
     if path.suffix.lower() not in _SUFFIXES:
         raise InputError(
-            f"{spec.name} {path}: unknown format {path.suffix!r}; use .csv, .jsonl or .parquet"
+            f"{spec.name} {path}: unknown format {path.suffix!r}, not a .csv, .jsonl or "
+            f".parquet table{_kind_of(path, every=True)}. {_make(spec)}"
         )
     return [path]
+
+
+def _make(spec: TableSpec) -> str:
+    """How to make the table ``spec`` names: the command for an inventory, else its header."""
+    if spec.name == "inventory":
+        return (
+            "Make one with: trimtab inventory --bootstrap-servers HOST:9092 (or --zk, "
+            "--pulsar-admin, --load-reports) -o nodes.csv"
+        )
+    return f"Give a CSV whose header has {','.join(spec.required)}"
 
 
 def _read_rows(file: Path, spec: TableSpec) -> tuple[list[RawRow], list[str]]:
@@ -157,6 +169,12 @@ def _text(file: Path, spec: TableSpec) -> str:
         data = file.read_bytes()
     except OSError as exc:
         raise InputError(f"{spec.name} {file} cannot be read: {exc.strerror}") from None
+    kind = raw_kind(data) if data.strip() else None
+    if kind is not None and not kind.startswith("binary data"):  # UTF-16, an archive
+        raise InputError(
+            f"{spec.name} {file} is not a .csv, .jsonl or .parquet table: it is {kind}. "
+            f"{_make(spec)}"
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -169,7 +187,7 @@ def _text(file: Path, spec: TableSpec) -> str:
         line = text.count("\n", 0, text.index("\0")) + 1
         raise InputError(
             f"{spec.name} {file} is a binary file, not text (a NUL byte on line {line}): "
-            "give a .csv, .jsonl or .parquet table"
+            f"give a .csv, .jsonl or .parquet table. {_make(spec)}"
         )
     return text
 
@@ -311,18 +329,21 @@ def _check_columns(file: Path, columns: list[str], spec: TableSpec, warnings: li
             warnings.append(f"{file}: column '{column}' is not used{suffix}")
 
 
-def _kind_of(file: Path) -> str:
+def _kind_of(file: Path, every: bool = False) -> str:
     """`` (it seems to be …)`` for a text file of a kind :mod:`~trimtab.readers.sniff` knows
     but that is no table of this name; empty otherwise."""
     if file.suffix.lower() in (".parquet", ".pq"):
         return ""
     try:
-        with file.open("r", encoding="utf-8-sig", errors="replace") as handle:
-            head = handle.read(65536)
+        with file.open("rb") as handle:
+            data = handle.read(65536)
     except OSError:
         return ""
-    guess = seems_to_be(head)
-    return f" (it seems to be {guess})" if guess and not guess.startswith("a CSV table") else ""
+    guess = raw_kind(data) if every else None
+    guess = guess or seems_to_be(data.decode("utf-8-sig", errors="replace"))
+    if not guess or (guess.startswith("a CSV table") and not every):
+        return ""
+    return f" (it seems to be {guess})"
 
 
 def refuse_repeats(

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from trimtab.cluster import NodeId
 from trimtab.errors import InputError
+from trimtab.readers.sniff import read_text, seems_to_be
 
-__all__ = ["COLUMNS", "NodeRow", "merge_defaults", "read_defaults", "to_csv"]
+__all__ = ["COLUMNS", "NodeRow", "merge_defaults", "read_defaults", "split_location", "to_csv"]
 
 #: The ``nodes`` columns, in the order ``examples/*/inventory.csv`` write them.
 COLUMNS = (
@@ -48,12 +49,21 @@ class NodeRow:
     node: str
     cells: dict[str, object] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    #: why a value the source should have given is not there ("GET_BOOKIE_INFO: timeout ...")
+    problems: list[str] = field(default_factory=list)
 
     def measured(self, column: str, value: object) -> None:
         """Record a value the cluster published (``None``: not published)."""
         if value is not None and value != "":
             self.cells[column] = value
             self.sources[column] = "measured"
+
+    def located(self, location: str | None) -> None:
+        """Record a measured ``/region/rack`` (or ``/rack``) as the region and rack columns."""
+        parts = split_location(location)
+        if parts is not None:
+            self.measured("region", parts[0])
+            self.measured("rack", parts[1])
 
     @property
     def missing(self) -> list[str]:
@@ -64,19 +74,35 @@ class NodeRow:
         return {"cluster": self.cluster, "node": self.node, **self.cells}
 
 
+def split_location(location: str | None) -> tuple[str | None, str] | None:
+    """``/dc1/r1`` -> (dc1, r1); ``/r1`` -> (None, r1): the inventory's two columns. None for
+    no location and for one of more than two levels, which the two columns cannot hold.
+
+    >>> split_location("/dc1/r1"), split_location("/r1"), split_location("/a/b/c")
+    (('dc1', 'r1'), (None, 'r1'), None)
+    """
+    parts = [p for p in (location or "").split("/") if p]
+    if len(parts) == 1:
+        return None, parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return None
+
+
 def read_defaults(path: Path) -> dict[str, dict[str, object]]:
     """``--defaults``: node (``""`` for every node) -> column -> value, columns of the contract."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--defaults {path}: {exc.strerror or exc}") from None
+    expected = f"a CSV with columns among {', '.join(COLUMNS)} (an empty node: every node)"
+    make = "cp examples/inventory/kafka-defaults.csv defaults.csv (then edit it)"
+    text = read_text(path, f"a --defaults table, {expected}", make)
     reader = csv.DictReader(io.StringIO(text))
     header = list(reader.fieldnames or [])
     unknown = [c for c in header if c not in COLUMNS]
     if unknown or not header:
+        guess = seems_to_be(text)
+        seems = f" (it seems to be {guess})" if guess and not guess.startswith("a CSV") else ""
         raise InputError(
-            f"--defaults {path}: unknown column(s) {', '.join(unknown) or '(none)'}; expected a "
-            f"CSV with columns among {', '.join(COLUMNS)} (an empty node: every node)"
+            f"--defaults {path}: unknown column(s) {', '.join(unknown) or '(none)'}{seems}; "
+            f"expected {expected}. Make one with: {make}"
         )
     table: dict[str, dict[str, object]] = {}
     for row in reader:

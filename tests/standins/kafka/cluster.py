@@ -74,6 +74,7 @@ class Broker:
     alive: bool = True
     disk_total: int = 4 * 10**12
     log_dir: str = "/var/lib/kafka/data"
+    cordoned: bool = False  # KIP-1066: DescribeLogDirs v5 IsCordoned of its one log dir
 
 
 @dataclass

@@ -201,7 +201,7 @@ def describe_log_dirs(c: Cluster, broker_id: int, req: Any) -> dict[str, Any]:
             topics=topics,
             total_bytes=broker.disk_total,
             usable_bytes=max(0, broker.disk_total - used),
-            is_cordoned=False,
+            is_cordoned=broker.cordoned,
         )
         return {"throttle_time_ms": 0, "error_code": 0, "results": [result]}
 

@@ -2,7 +2,7 @@
 
     python -m tests.standins.pulsar --brokers 3 --namespace public/default=8 \\
         [--cluster NAME] [--token-file F] [--tls-cert F --tls-key F [--client-ca F]] \\
-        [--time-scale X] [--unload-seconds S] [--port P]
+        [--time-scale X] [--unload-seconds S] [--port P] [--cores 4,8,16]
     python -m tests.standins.pulsar --load-reports DIR [--port P] ...
 
 ``--load-reports`` plays the brokers of saved load reports (``pulsar-admin broker-stats
@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unload-seconds", type=float, default=30.0)
     parser.add_argument("--load-reports", type=Path, help="play the brokers of these reports")
     parser.add_argument("--port", type=int, default=0, help="the first broker's port")
+    parser.add_argument(
+        "--cores", default="", help="cores per broker, comma-separated (e.g. 4,8,16)"
+    )
     args = parser.parse_args(argv)
     owners = _owners(args.load_reports) if args.load_reports else None
     namespaces = {}
@@ -62,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         owners=owners,
         port=args.port,
     ) as standin:
+        cores_each = args.cores.split(",") if args.cores else []
+        for broker, cores in zip(standin.brokers, cores_each, strict=False):
+            standin.cluster.set_limits(broker, cpu=100.0 * int(cores))
         line = {"admin_url": standin.admin_url, "brokers": standin.brokers, "cluster": args.cluster}
         print(json.dumps(line), flush=True)
         stop.wait()

@@ -59,6 +59,16 @@ class _Broker:
         )
     )
     web_url: str = ""
+    limits: dict[str, float] = field(
+        default_factory=lambda: {
+            "cpu": 400.0,
+            "memory": 8192.0,
+            "directMemory": 4096.0,
+            "bandwidthIn": 1e7,
+            "bandwidthOut": 1e7,
+        }
+    )
+    report_error: str | None = None  # the broker fails to generate its load report
 
 
 class PulsarCluster:
@@ -109,6 +119,24 @@ class PulsarCluster:
         """Set ``broker``'s resource usages as shares of their limits (``cpu=0.9``)."""
         with self._lock:
             self._brokers[broker].load.update(shares)
+
+    def set_limits(self, broker: str, **limits: float) -> None:
+        """Set ``broker``'s report limits (``cpu=800.0``: percent of one core times the cores;
+        ``memory`` MiB; ``bandwidthIn``/``bandwidthOut`` Kbit/s), as its host has them."""
+        with self._lock:
+            self._brokers[broker].limits.update(limits)
+
+    def fail_report(
+        self, broker: str, reason: str | None = "Failed to generate load report"
+    ) -> None:
+        """Fault: ``broker``'s load report cannot be generated (upstream answers 500 with the
+        exception's message; ``None`` heals it)."""
+        with self._lock:
+            self._brokers[broker].report_error = reason
+
+    def report_error(self, broker: str) -> str | None:
+        with self._lock:
+            return self._brokers[broker].report_error
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -241,8 +269,7 @@ class PulsarCluster:
             self.settle()
             state = self._brokers[broker]
             owned = [b for b, o in self._owners.items() if o == broker]
-            limits = {"cpu": 400.0, "memory": 8192.0, "directMemory": 4096.0}
-            limits |= {"bandwidthIn": 1e7, "bandwidthOut": 1e7}
+            limits = dict(state.limits)
             doc: dict[str, Any] = {
                 name: {"usage": state.load[name] * limit, "limit": limit}
                 for name, limit in limits.items()

@@ -5,11 +5,13 @@ Served (upstream ``admin/v2/Brokers``, ``BrokersBase``, ``v2/BrokerStats``, ``v2
 ``NamespacesBase``, ``PulsarWebResource``, ``AdminResource``):
 
 =====================================================================  ==========================
+``GET  /admin/v2/clusters``                                            the cluster names
 ``GET  /admin/v2/brokers/{cluster}``                                   active broker ids (JSON)
 ``GET  /admin/v2/brokers/{cluster}/{broker}/ownedNamespaces``          307 to ``broker`` unless it
                                                                        is this one; then bundle ->
                                                                        NamespaceOwnershipStatus
 ``GET  /admin/v2/broker-stats/load-report``                            this broker's LocalBrokerData
+                                                                       (500 if it cannot make it)
 ``GET  /admin/v2/namespaces/{tenant}/{ns}/bundles``                    BundlesData
 ``PUT  /admin/v2/namespaces/{tenant}/{ns}/{bundle}/unload``            204; 307 to the owner;
        ``?destinationBroker=&authoritative=``                          409 inactive destination
@@ -196,7 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return self.server.cluster.brokers
             case "GET", ["brokers", cluster, broker, "ownedNamespaces"]:
                 return self._owned(cluster, broker)
+            case "GET", ["clusters"]:
+                return [self.server.cluster.name]
             case "GET", ["broker-stats", "load-report"]:
+                failure = self.server.cluster.report_error(self.server.broker)
+                if failure is not None:  # BrokerStatsBase: RestException(e), 500
+                    raise _error(500, failure)
                 return self.server.cluster.load_report(self.server.broker)
             case "GET", ["namespaces", tenant, namespace, "bundles"]:
                 ranges = self._ranges(f"{tenant}/{namespace}")

@@ -5,7 +5,8 @@
 load manager names a broker by its web service address, and spreads the namespaces' bundles
 over them round-robin. ``admin_url`` is the first broker's URL (where an operator's
 ``--pulsar-admin`` points). With ``tls`` every broker serves HTTPS with that certificate; with
-``client_ca`` too, it requires a client certificate signed by it (mutual TLS).
+``client_ca`` too, it requires a client certificate signed by it (mutual TLS). ``port`` fixes
+the first broker's port (the docs' examples name it).
 """
 
 from __future__ import annotations

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.standins.kafka import KafkaStandin
+from tests.standins.kafka.cluster import Cluster
 from trimtab.cli import app
 
 __all__: list[str] = []
@@ -59,3 +61,27 @@ def test_unreachable_bootstrap_is_one_error_line() -> None:
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:")
+
+
+@pytest.mark.server
+def test_a_broker_with_every_log_dir_cordoned_is_read_only(tmp_path: Path) -> None:
+    """DescribeLogDirs v5 IsCordoned (KIP-1066) through kafka-python against the stand-in:
+    broker 2's only log dir is cordoned, so the inventory writes it readonly: it takes no
+    new replica (the allocator's rule for read-only nodes)."""
+    cluster = kafka_cluster_with_cordon()
+    with KafkaStandin(cluster) as standin:
+        args = ["inventory", "--bootstrap-servers", standin.bootstrap, "--cluster", "prod"]
+        result = runner.invoke(app, [*args, "--defaults", str(_defaults(tmp_path)), "--json"])
+    assert result.exit_code == 0, result.output
+    nodes = {n["node"]: n for n in json.loads(result.stdout)["nodes"]}
+    assert nodes["2"]["state"] == "readonly"
+    assert nodes["1"]["state"] == nodes["3"]["state"] == nodes["4"]["state"] == "writable"
+
+
+def kafka_cluster_with_cordon() -> Cluster:
+    cluster = Cluster(scale=0.0)
+    for broker in (1, 2, 3, 4):
+        cluster.add_broker(broker, f"rack-{broker % 2}")
+    cluster.brokers[2].cordoned = True
+    cluster.add_partition("orders", 0, [1, 2, 3], size=10**9)
+    return cluster

@@ -322,3 +322,16 @@ def test_a_reorder_completes_at_once(kafka_target: KafkaTarget, kafka_cluster: C
     kafka_target.submit([reorder])
     assert kafka_target.observe([reorder])["orders/3"].check is Check.DONE
     assert kafka_cluster.partitions[("orders", 3)].replicas == [2, 1, 3]
+
+
+def test_a_move_between_log_dirs_is_never_called_done(kafka_target: KafkaTarget) -> None:
+    """A reassign action whose target pins log_dirs (issue 40 part 7) keeps its replicas; the
+    target does not submit AlterReplicaLogDirs yet, so it must not read the unchanged
+    replicas as done: the check is CHANGED and says what to run instead."""
+    from dataclasses import replace
+
+    same = move(0, [1, 2, 3], [1, 2, 3])
+    pinned = replace(same, target={**same.target, "log_dirs": ["any", "/data/d2", "any"]})
+    seen = kafka_target.observe([pinned])["orders/0"]
+    assert seen.check is Check.CHANGED
+    assert "kafka-reassign-partitions.sh --execute" in seen.why

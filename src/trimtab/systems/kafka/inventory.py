@@ -5,6 +5,8 @@ without it); disk totals and free space from DescribeLogDirs, whose ``total_byte
 ``usable_bytes`` (KIP-827, version 4 and later) are summed over a broker's log directories. A
 broker answering an older version reports -1 there: its disk is left to ``--defaults``.
 Cores, memory and NIC are published by no Kafka API: they come from ``--defaults`` too.
+A broker whose log dirs are all cordoned (``is_cordoned``, version 5, KIP-1066, Kafka 4.3)
+is written ``readonly``: it keeps its replicas and takes none, as KIP-1066's placer skips it.
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ def rows_from_answers(described: dict[str, Any], dirs: list[Any], cluster: str) 
         row = NodeRow(cluster, str(node))
         row.measured("rack", broker.get("rack"))
         fenced = bool(broker.get("is_fenced"))
-        row.measured("state", "down" if fenced else "writable")
-        row.measured("role", "broker")
         healthy = [d for d in by_broker.get(node, []) if int(d.get("error_code", 0)) == 0]
+        # KIP-1066 (DescribeLogDirs v5): every log dir cordoned, the broker takes no new
+        # replica and keeps its own, as a read-only node
+        closed = bool(healthy) and all(d.get("is_cordoned") for d in healthy)
+        row.measured("state", "down" if fenced else "readonly" if closed else "writable")
+        row.measured("role", "broker")
         totals = [int(d.get("total_bytes", -1)) for d in healthy]
         usable = [int(d.get("usable_bytes", -1)) for d in healthy]
         if totals and min(totals) >= 0:

@@ -15,7 +15,14 @@
       "partitions":[{"partition":"orders-0","size":1024,"offsetLag":0,"isFuture":false}]}]}]}
 
   and the free disk it implies for the nodes the inventory gives none for
-  (:func:`free_space_from_log_dirs`).
+  (:func:`free_space_from_log_dirs`). Each log dir is kept too (:class:`DirReport`: its
+  replicas and bytes), with its capacity and cordon where the document carries them:
+  ``totalBytes``, ``usableBytes`` (KIP-827) and ``isCordoned`` (KIP-1066, Kafka 4.3), named
+  after the admin client's ``LogDirDescription`` accessors. Upstream's
+  ``LogDirsCommand`` (apache/kafka tools/src/main/java/org/apache/kafka/tools/
+  LogDirsCommand.java, as read on 2026-11-28) prints only ``logDir``, ``error`` and
+  ``partitions``, so from its output every dir is open and of unknown capacity; a document
+  written from DescribeLogDirs v4/v5 (``trimtab inventory``, a script) may carry them.
 
 Redpanda answers the same admin API (``DescribeLogDirs``), so the tool reads it too. A
 document of another shape is an :class:`~trimtab.errors.InputError` naming the file, what it
@@ -34,7 +41,7 @@ from trimtab.allocation.plan import assignments_from_nodes
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config import AllocationConfig
 from trimtab.errors import InputError
-from trimtab.readers.sniff import refusal
+from trimtab.readers.sniff import read_text, refusal
 from trimtab.readers.special_files import refuse_special
 from trimtab.systems.kafka.ids import broker_ids
 from trimtab.systems.kafka.rpk import parse_rpk
@@ -43,6 +50,7 @@ from trimtab.systems.kafka.tool_output import broker_id, json_documents, parse_r
 __all__ = [
     "ASSIGNMENT_COMMAND",
     "LOG_DIRS_COMMAND",
+    "DirReport",
     "LogDirs",
     "free_space_from_log_dirs",
     "read_current_assignment",
@@ -51,17 +59,11 @@ __all__ = [
 ]
 
 
-def _text_file(source: Path, what: str) -> str:
-    """The text of ``source``; a missing, special or non-UTF-8 file is an error naming it."""
+def _text_file(source: Path, what: str, expected: str, command: str) -> str:
+    """The text of ``source``; a missing, special, empty, binary or UTF-16 file, or a
+    directory, is an error naming it, what was expected and the command that makes it."""
     refuse_special(f"{what} file", source)
-    try:
-        return source.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{what} file {source} does not exist") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{what} file {source} is not UTF-8 text: give a JSON file") from None
-    except OSError as exc:
-        raise InputError(f"{what} file {source} cannot be read: {exc.strerror}") from None
+    return read_text(source, expected, command)
 
 
 #: The command that prints a current assignment trimtab reads, for refusals.
@@ -69,6 +71,10 @@ ASSIGNMENT_COMMAND = (
     "kafka-reassign-partitions.sh --bootstrap-server HOST:9092 --generate "
     "--topics-to-move-json-file topics.json --broker-list 1,2,3 > current.txt "
     "(its whole output), or rpk cluster partitions list --all --format json"
+)
+_ASSIGNMENT = (
+    "a current partition assignment (Kafka reassignment JSON, "
+    "kafka-reassign-partitions.sh --generate/--execute output, or an rpk listing)"
 )
 
 
@@ -80,7 +86,7 @@ def read_reassignment(path: str | Path) -> list[tuple[str, int, list[int]]]:
     (``--verify`` output included, which holds no replica lists) is an error that says what
     the file seems to be and how to make the expected one."""
     source = Path(path)
-    text = _text_file(source, "assignment")
+    text = _text_file(source, "assignment", _ASSIGNMENT, ASSIGNMENT_COMMAND)
     try:
         output = parse_reassign_output(text, str(source))
         entries = output.current if output is not None else parse_rpk(text, str(source))
@@ -96,8 +102,7 @@ def read_reassignment(path: str | Path) -> list[tuple[str, int, list[int]]]:
         raise InputError(
             refusal(
                 source,
-                "a current partition assignment (Kafka reassignment JSON, "
-                "kafka-reassign-partitions.sh --generate/--execute output, or an rpk listing)",
+                _ASSIGNMENT,
                 ASSIGNMENT_COMMAND,
                 text,
             )
@@ -131,16 +136,32 @@ def read_current_assignment(
 
 
 @dataclass(frozen=True, slots=True)
+class DirReport:
+    """One log dir of one broker as reported: path, capacity and usable bytes when given,
+    cordon, and its replicas' bytes (future replicas left out)."""
+
+    broker: int
+    path: str
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+    cordoned: bool = False
+    replicas: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    @property
+    def used_bytes(self) -> int:
+        return sum(self.replicas.values())
+
+
+@dataclass(frozen=True, slots=True)
 class LogDirs:
     """What ``kafka-log-dirs.sh --describe`` reports: each partition's size on each broker
-    (future replicas, the copies of a move under way, left out), bytes per broker, and the
-    log dirs that answered with an error; ``dirs`` names each broker's log dirs in the order
-    printed (``--cordon BROKER:DIR`` is checked against them)."""
+    (future replicas, the copies of a move under way, left out), bytes per broker, each
+    log dir, and the log dirs that answered with an error."""
 
     sizes: dict[tuple[str, int], dict[int, int]] = field(default_factory=dict)
     used: dict[int, int] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
-    dirs: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    dirs: tuple[DirReport, ...] = ()
 
     def size(self, topic: str, partition: int) -> int:
         """The partition's size: its largest replica (0 when unknown)."""
@@ -149,6 +170,7 @@ class LogDirs:
 
 #: The command that prints the log dirs trimtab reads, for refusals.
 LOG_DIRS_COMMAND = "kafka-log-dirs.sh --bootstrap-server HOST:9092 --describe > log-dirs.txt"
+_LOG_DIRS = "kafka-log-dirs.sh --describe output"
 
 
 def read_log_dirs(path: str | Path) -> LogDirs:
@@ -156,15 +178,14 @@ def read_log_dirs(path: str | Path) -> LogDirs:
     as numbers or strings of digits); a document of another shape is an error saying what it
     seems to be."""
     source = Path(path)
-    text = _text_file(source, "log dirs")
+    text = _text_file(source, "log dirs", _LOG_DIRS, LOG_DIRS_COMMAND)
     docs = [doc for _, doc in json_documents(text)]
     doc = next((d for d in docs if isinstance(d, dict) and "brokers" in d), None)
     if doc is None or not isinstance(doc.get("brokers"), list):
-        raise InputError(
-            refusal(source, "kafka-log-dirs.sh --describe output", LOG_DIRS_COMMAND, text)
-        )
+        raise InputError(refusal(source, _LOG_DIRS, LOG_DIRS_COMMAND, text))
     out = LogDirs()
     errors: list[str] = []
+    reports: list[DirReport] = []
     for b, broker in enumerate(doc["brokers"]):
         number = broker_id(broker.get("broker")) if isinstance(broker, dict) else None
         if number is None:
@@ -179,12 +200,33 @@ def read_log_dirs(path: str | Path) -> LogDirs:
             if log_dir.get("error"):
                 errors.append(f"broker {number} {log_dir.get('logDir')}: {log_dir['error']}")
                 continue
+            report = _dir_report(number, log_dir, where)
             for entry in log_dir.get("partitions") or []:
-                _add_partition(out, number, entry, where)
-    return LogDirs(out.sizes, out.used, tuple(errors), out.dirs)
+                _add_partition(out, number, entry, where, report.replicas)
+            reports.append(report)
+    return LogDirs(out.sizes, out.used, tuple(errors), tuple(reports))
 
 
-def _add_partition(out: LogDirs, broker: int, entry: Any, where: str) -> None:
+def _dir_report(broker: int, log_dir: dict[str, Any], where: str) -> DirReport:
+    """The dir's path, capacity and cordon (absent fields: unknown, open)."""
+    path = log_dir.get("logDir")
+    if not isinstance(path, str) or not path:
+        raise InputError(f'{where} needs "logDir": the directory\'s path, got {path!r}')
+    sizes = {}
+    for key in ("totalBytes", "usableBytes"):
+        value = log_dir.get(key)
+        if value is not None and not (_whole(value) or value == -1):
+            raise InputError(f"{where}: {key} must be a number of bytes, got {value!r}")
+        sizes[key] = value if _whole(value) else None  # -1: the broker did not say
+    cordoned = log_dir.get("isCordoned", False)
+    if not isinstance(cordoned, bool):
+        raise InputError(f"{where}: isCordoned must be true or false, got {cordoned!r}")
+    return DirReport(broker, path, sizes["totalBytes"], sizes["usableBytes"], cordoned)
+
+
+def _add_partition(
+    out: LogDirs, broker: int, entry: Any, where: str, replicas: dict[tuple[str, int], int]
+) -> None:
     name = entry.get("partition") if isinstance(entry, dict) else None
     size = entry.get("size") if isinstance(entry, dict) else None
     topic, _, number = str(name).rpartition("-")
@@ -194,6 +236,7 @@ def _add_partition(out: LogDirs, broker: int, entry: Any, where: str) -> None:
         )
     if entry.get("isFuture"):
         return
+    replicas[(topic, int(number))] = size
     per_broker = out.sizes.setdefault((topic, int(number)), {})
     per_broker[broker] = per_broker.get(broker, 0) + size
     out.used[broker] = out.used.get(broker, 0) + size

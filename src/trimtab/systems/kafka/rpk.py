@@ -11,6 +11,10 @@
 * ``rpk topic describe -a TOPIC...`` (or ``-p`` beside ``-s``): a SUMMARY section naming the
   topic (``NAME  orders``) and a PARTITIONS table whose ``REPLICAS`` are ``[1 2 3]``. rpk
   prints the replicas of this table sorted by id, so the first is not the preferred leader.
+* ``rpk topic describe --format json TOPIC...`` (rpk 24.3.2 on; earlier rpk has no
+  ``--format`` on this command): one line, an array of ``{"summary": {"name", ...},
+  "configs": [...], "partitions": [{"partition", "leader", "epoch", "replicas", ...}]}``, every
+  section whatever ``-a``/``-p`` say, replicas sorted as in the table.
 
 Rows of namespaces other than ``kafka`` (Redpanda's ``redpanda`` and ``kafka_internal``) are
 not Kafka topics and are left out, as ``kafka-reassign-partitions.sh`` never shows them. The
@@ -50,6 +54,8 @@ def parse_rpk(text: str, where: str) -> list[Entry] | None:
             return None
         if isinstance(doc, list) and all(isinstance(d, dict) and "partition_id" in d for d in doc):
             return _cluster_partitions_json(doc, where)
+        if doc and isinstance(doc, list) and all(_is_described_topic(d) for d in doc):
+            return _topic_describe_json(doc, where)
         return None
     lines = text.splitlines()
     header = next((k for k, line in enumerate(lines) if _is_list_header(line)), None)
@@ -84,6 +90,30 @@ def _cluster_partitions_json(doc: list[dict[str, Any]], where: str) -> list[Entr
                 f'[{{"node_id": 1, "core": 0}}], got {item!r}'
             )
         if item.get("ns", _KAFKA_NAMESPACE) == _KAFKA_NAMESPACE:
+            out.append((topic, partition, [r for r in nodes if r is not None]))
+    return out
+
+
+def _is_described_topic(item: object) -> bool:
+    """An element of ``rpk topic describe --format json`` (its ``describedTopic``)."""
+    return isinstance(item, dict) and isinstance(item.get("summary"), dict) and "partitions" in item
+
+
+def _topic_describe_json(doc: list[dict[str, Any]], where: str) -> list[Entry]:
+    out: list[Entry] = []
+    for n, item in enumerate(doc):
+        topic, rows = item["summary"].get("name"), item.get("partitions") or []
+        if not isinstance(topic, str) or not isinstance(rows, list):
+            raise ValueError(f"{where}: [{n}] needs summary.name and a partitions list")
+        for k, row in enumerate(rows):
+            partition = broker_id(row.get("partition")) if isinstance(row, dict) else None
+            raw = row.get("replicas") if isinstance(row, dict) else None
+            nodes = [broker_id(r) for r in raw] if isinstance(raw, list) else [None]
+            if partition is None or None in nodes:
+                raise ValueError(
+                    f"{where}: [{n}].partitions[{k}] needs a partition and replicas "
+                    f"[1, 2, 3], got {row!r}"
+                )
             out.append((topic, partition, [r for r in nodes if r is not None]))
     return out
 

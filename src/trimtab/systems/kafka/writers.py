@@ -23,7 +23,7 @@ from trimtab.allocation.model import PartitionAssignment
 from trimtab.cluster import NodeId
 from trimtab.errors import InputError
 
-__all__ = ["dumps", "reassignment"]
+__all__ = ["dumps", "reassignment", "reassignment_with_dirs"]
 
 
 def reassignment(
@@ -49,6 +49,35 @@ def reassignment(
             entry["log_dirs"] = dirs
         partitions.append(entry)
     return {"version": 1, "partitions": partitions}
+
+
+def reassignment_with_dirs(
+    assignments: Iterable[PartitionAssignment],
+    ids: Mapping[NodeId, int],
+    dirs: Mapping[tuple[str, int], Mapping[NodeId, str]],
+    unchanged: Iterable[PartitionAssignment] = (),
+) -> dict[str, Any]:
+    """The reassignment document with ``log_dirs`` pinned where ``dirs`` says ((topic,
+    partition) → node → directory; ``"any"`` for every other replica), as
+    ``kafka-reassign-partitions.sh`` takes it: a replica given a directory is moved there,
+    inside its broker when the broker keeps it. Partitions only in ``unchanged`` (their
+    replicas stay, a directory changes) are written with their replicas as they are. With
+    no directory at all the document is :func:`reassignment`'s."""
+    by_key = {(a.topic, a.partition): a for a in unchanged if (a.topic, a.partition) in dirs}
+    by_key.update({(a.topic, a.partition): a for a in assignments})
+    if not dirs:
+        return reassignment(by_key.values(), ids)
+    doc = reassignment(by_key.values(), ids, log_dirs={})
+    for entry in doc["partitions"]:
+        pinned = dirs.get((entry["topic"], entry["partition"]), {})
+        node_of = {ids[n]: n for n in pinned}
+        entry["log_dirs"] = [
+            pinned[node_of[b]] if b in node_of else "any" for b in entry["replicas"]
+        ]
+        for d in entry["log_dirs"]:
+            if d != "any" and not d.startswith("/"):
+                raise InputError(f"log dir {d!r} must be 'any' or an absolute path")
+    return doc
 
 
 def dumps(document: Mapping[str, Any]) -> str:

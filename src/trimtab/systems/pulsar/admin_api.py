@@ -1,6 +1,7 @@
 """The admin calls ``trimtab execute`` makes to a Pulsar cluster, one method each.
 
-Reads: the active brokers (``GET /admin/v2/brokers/{cluster}``), the bundles a broker owns
+Reads: the clusters (``GET /admin/v2/clusters``), the active brokers
+(``GET /admin/v2/brokers/{cluster}``), the bundles a broker owns
 (``GET /admin/v2/brokers/{cluster}/{broker}/ownedNamespaces``, which the admin URL redirects to
 that broker), a namespace's bundle ranges (``GET /admin/v2/namespaces/{t}/{ns}/bundles``) and
 a broker's load report (``GET /admin/v2/broker-stats/load-report``, answered by each broker
@@ -22,7 +23,7 @@ from urllib.parse import quote
 import httpx
 
 from trimtab.errors import ReportError, TargetError
-from trimtab.systems.pulsar.load_reports import RESOURCES, parse_report
+from trimtab.systems.pulsar.load_reports import RESOURCES, LoadReport, parse_report
 from trimtab.systems.pulsar.rest import AdminRest
 
 __all__ = ["PulsarAdmin"]
@@ -75,17 +76,29 @@ class PulsarAdmin:
             raise TargetError(f"{url} gave no bundle boundaries for {namespace}")
         return [f"{lo}_{hi}" for lo, hi in itertools.pairwise(edges)]
 
-    def load(self, broker: str) -> float:
-        """``broker``'s load as upstream's ``LocalBrokerData.getMaxResourceUsage``: the
-        largest of its cpu, memory, direct memory and bandwidth in/out usage shares."""
+    def report(self, broker: str) -> LoadReport:
+        """``broker``'s own ``LocalBrokerData`` (``broker-stats/load-report`` answers for the
+        broker asked, so it is asked at the broker's web service URL)."""
         if broker not in self._base:
             self.owned(broker)
         body, url = self.rest.get(f"{self._base[broker]}{_V2}/broker-stats/load-report")
         try:
-            report = parse_report(json.dumps(body), source=url, broker=broker)
+            return parse_report(json.dumps(body), source=url, broker=broker)
         except ReportError as exc:
             raise TargetError(str(exc)) from None
+
+    def load(self, broker: str) -> float:
+        """``broker``'s load as upstream's ``LocalBrokerData.getMaxResourceUsage``: the
+        largest of its cpu, memory, direct memory and bandwidth in/out usage shares."""
+        report = self.report(broker)
         return max(report.usages[name].share for name in RESOURCES)
+
+    def clusters(self) -> list[str]:
+        """The cluster names the metadata store holds (``GET /admin/v2/clusters``)."""
+        body, _url = self.rest.get(f"{self.rest.admin_url}{_V2}/clusters")
+        if not isinstance(body, list) or not all(isinstance(c, str) for c in body):
+            raise TargetError(f"{self.rest.admin_url} listed the clusters as {type(body).__name__}")
+        return sorted(body)
 
     def unload(self, bundle: str, destination: str | None) -> None:
         namespace, _, hash_range = bundle.rpartition("/")

@@ -11,12 +11,14 @@ cannot be read or is not such a document is an :class:`~trimtab.errors.InputErro
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from trimtab.errors import InputError
+from trimtab.readers.sniff import read_text, seems_to_be
 from trimtab.readers.special_files import refuse_special
 from trimtab.shedding.filters import (
     AntiAffinityGroups,
@@ -28,14 +30,25 @@ from trimtab.shedding.filters import (
 __all__ = ["read_anti_affinity", "read_isolation_policies", "read_policies"]
 
 
+#: The commands that print what :func:`_load_json` reads, for refusals.
+_COMMANDS = {
+    "isolation policies": "pulsar-admin ns-isolation-policy list CLUSTER > isolation-policies.json",
+    "anti-affinity groups": "a JSON {group: [namespace, ...]} or a CSV (docs/commands/shed.md)",
+}
+
+
 def _load_json(path: Path, what: str) -> Any:
     refuse_special(what, path)
+    command = _COMMANDS.get(what, "a JSON file")
+    text = read_text(path, f"a JSON file of {what}", command)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{what} {path}: not JSON ({exc})") from exc
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        guess = seems_to_be(text)
+        seems = f"it seems to be {guess}" if guess else f"not JSON ({exc})"
+        raise InputError(
+            f"{what} {path} is not a JSON file of {what}: {seems}. Make one with: {command}"
+        ) from None
 
 
 def _strings(value: Any, where: str, key: str) -> list[str]:
@@ -90,17 +103,20 @@ def read_anti_affinity(path: Path) -> AntiAffinityGroups:
                 groups[ns] = str(group)
         return AntiAffinityGroups(MappingProxyType(groups))
     refuse_special("anti-affinity groups", path)
+    text = read_text(path, "a CSV of anti-affinity groups", _COMMANDS["anti-affinity groups"])
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as exc:
-        raise InputError(f"anti-affinity groups {path}: cannot read it ({exc})") from exc
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InputError(f"anti-affinity groups {path}: not a CSV table ({exc})") from None
     for line, row in enumerate(rows, start=2):
         ns = (row.get("namespace") or "").strip()
         group = (row.get("group") or row.get("antiAffinityGroup") or "").strip()
         if not ns or not group:
+            guess = seems_to_be(text) if line == 2 else None
+            seems = f" (it seems to be {guess})" if guess and "CSV" not in guess else ""
             raise InputError(
-                f"anti-affinity groups {path}:{line}: needs namespace and group columns"
+                f"anti-affinity groups {path}:{line}: needs namespace and group columns{seems}. "
+                f"Make one with: {_COMMANDS['anti-affinity groups']}"
             )
         groups[ns] = group
     return AntiAffinityGroups(MappingProxyType(groups))

@@ -23,7 +23,9 @@ The document (upstream ``LocalBrokerData``, ``ResourceUsage``, ``NamespaceBundle
       usages and rates, ``updatedAt`` for ``lastUpdate``, no bundles; its busiest bundles are
       a ``TopBundlesLoadData`` (``{"topBundlesLoadData": [{"bundleName", "stats"}]}``), read
       from ``<host:port>.top-bundles.json`` beside ``<host:port>.json``
-      (:func:`read_report_dir`). Both are read as one report.
+      (:func:`read_report_dir`), or both from the saved output of ``pulsar-client consume``
+      on PIP-192's two system topics (:mod:`~trimtab.systems.pulsar.consume_output`). Both
+      are read as one report.
     * ``bundles``, ``webServiceUrl``, ``pulsarServiceUrl``, ``brokerVersionString``, ...:
       kept for display; every other field is ignored, as upstream's readers ignore them.
 
@@ -58,8 +60,9 @@ from urllib.parse import urlsplit
 
 from trimtab.cluster import Capacity, NodeId
 from trimtab.errors import ReportError
-from trimtab.readers.sniff import seems_to_be
+from trimtab.readers.sniff import raw_kind, seems_to_be
 from trimtab.readers.special_files import refuse_special
+from trimtab.systems.pulsar.consume_output import is_consume_output, messages
 
 __all__ = [
     "LAST_UPDATE_MS_LEAST",
@@ -295,13 +298,25 @@ def is_top_bundles(data: bytes | str) -> bool:
 
 
 def _json_object(data: bytes | str, source: str) -> dict[str, Any]:
+    """The report's JSON object. A file of another kind is refused with what it seems to be
+    and the command that makes a report; the reason starts "not UTF-8 text" or "not JSON"
+    (the pipeline's quarantine groups by it)."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    kind = raw_kind(raw)
+    if kind is not None:
+        head = "not JSON" if kind == "an empty file" else "not UTF-8 text"
+        kind = kind.removesuffix(", not UTF-8 text")
+        raise ReportError(
+            source,
+            f"{head}, so no Pulsar load report: it is {kind}. Make one with: {REPORT_COMMAND}",
+        )
+    text = raw.decode("utf-8-sig")
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
         doc = json.loads(text)
-    except UnicodeDecodeError:
-        raise ReportError(source, "not UTF-8 text") from None
     except (ValueError, RecursionError) as exc:
-        raise ReportError(source, f"not JSON: {exc}") from None
+        guess = seems_to_be(text)
+        seems = f": it seems to be {guess}. Make one with: {REPORT_COMMAND}" if guess else ""
+        raise ReportError(source, f"not JSON ({exc}), so no Pulsar load report{seems}") from None
     if not isinstance(doc, dict):
         raise ReportError(source, f"a load report is a JSON object, got {type(doc).__name__}")
     return doc
@@ -432,6 +447,17 @@ def broker_of_file(name: str) -> str | None:
     return stem if ":" in stem else None
 
 
+def _documents(file: Path) -> list[tuple[bytes | str, str, str | None]]:
+    """(document, source, broker) of each report in ``file``: the file itself, or each
+    broker's newest message when it is saved ``pulsar-client consume`` output (PIP-192's
+    system topics, :mod:`~trimtab.systems.pulsar.consume_output`)."""
+    data = file.read_bytes()
+    text = data.decode("utf-8", errors="replace") if b"got message" in data else ""
+    if text and is_consume_output(text):
+        return [(body, f"{file} [{key}]", key) for key, body in messages(text).items()]
+    return [(data, str(file), broker_of_file(file.name))]
+
+
 def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportError]]:
     """Every report in a directory (one JSON file per broker) or one file; the refused ones
     come back as errors. A missing path or an empty directory is an :class:`InputError`."""
@@ -446,32 +472,37 @@ def read_report_dir(path: str | Path) -> tuple[list[LoadReport], list[ReportErro
     else:
         raise InputError(f"--load-reports {root}: no such file or directory")
     if not files:
-        raise InputError(f"--load-reports {root}: no report files (one JSON file per broker)")
+        raise InputError(
+            f"--load-reports directory {root} holds no load report files (one JSON file per "
+            "broker). "
+            f"Make them with: {REPORT_COMMAND}"
+        )
     newest: dict[str, LoadReport] = {}
     errors: list[ReportError] = []
     top: dict[str, tuple[str, dict[str, BundleStats]]] = {}
     for file in files:
-        data = file.read_bytes()
-        try:
-            if is_top_bundles(data):
-                broker = broker_of_file(file.name)
-                if broker is None:
-                    raise ReportError(
-                        str(file), "name a TopBundlesLoadData <host:port>.top-bundles.json"
-                    )
-                top[broker] = (str(file), parse_top_bundles(data, source=str(file)))
+        for data, source, broker in _documents(file):
+            try:
+                if is_top_bundles(data):
+                    if broker is None:
+                        raise ReportError(
+                            source, "name a TopBundlesLoadData <host:port>.top-bundles.json"
+                        )
+                    top[broker] = (source, parse_top_bundles(data, source=source))
+                    continue
+                report = parse_report(data, source=source, broker=broker)
+            except ReportError as exc:
+                errors.append(exc)
                 continue
-            report = parse_report(data, source=str(file), broker=broker_of_file(file.name))
-        except ReportError as exc:
-            errors.append(exc)
-            continue
-        seen = newest.get(report.broker)
-        if seen is not None:
-            old, new = sorted((seen, report), key=lambda r: (r.last_update, r.source))
-            reason = f"a second report of broker {report.broker}; the newer {new.source} is kept"
-            errors.append(ReportError(old.source, reason))
-            report = new
-        newest[report.broker] = report
+            seen = newest.get(report.broker)
+            if seen is not None:
+                old, new = sorted((seen, report), key=lambda r: (r.last_update, r.source))
+                reason = (
+                    f"a second report of broker {report.broker}; the newer {new.source} is kept"
+                )
+                errors.append(ReportError(old.source, reason))
+                report = new
+            newest[report.broker] = report
     for broker, (source, bundles) in sorted(top.items()):
         if broker not in newest:
             errors.append(ReportError(source, f"no BrokerLoadData of broker {broker} beside it"))

@@ -44,7 +44,13 @@ from trimtab.systems.pulsar.checks import check_action
 from trimtab.systems.pulsar.credentials import resolve_auth
 from trimtab.systems.pulsar.rest import AdminRest, ConnectionDroppedError
 
-__all__ = ["PulsarTarget", "PulsarTargetOptions", "check_admin_url", "connect_pulsar"]
+__all__ = [
+    "PulsarTarget",
+    "PulsarTargetOptions",
+    "admin_client",
+    "check_admin_url",
+    "connect_pulsar",
+]
 
 
 @dataclass(frozen=True)
@@ -91,9 +97,23 @@ def check_admin_url(url: str) -> str:
 def connect_pulsar(options: PulsarTargetOptions) -> PulsarTarget:
     """Check the address and credentials, then reach the cluster: its broker list is read
     once, so a wrong URL, CA or token fails here with one line."""
-    url = check_admin_url(options.admin_url)
     if not options.cluster.strip():
         raise InputError("the Pulsar cluster name is empty: give --cluster NAME")
+    admin, warnings = admin_client(options)
+    target = PulsarTarget(admin, options, warnings=warnings)
+    try:
+        target.admin.brokers()
+    except TargetError:
+        target.close()
+        raise
+    return target
+
+
+def admin_client(options: PulsarTargetOptions) -> tuple[PulsarAdmin, list[str]]:
+    """The admin calls of ``options``' cluster, with the token and TLS files resolved (a token
+    over cleartext refused unless ``allow_insecure``), and the warnings to print; nothing is
+    called yet (``trimtab execute`` and ``trimtab inventory --pulsar-admin`` share it)."""
+    url = check_admin_url(options.admin_url)
     auth = resolve_auth(
         token_file=options.token_file,
         broker_conf=options.broker_conf,
@@ -112,13 +132,7 @@ def connect_pulsar(options: PulsarTargetOptions) -> PulsarTarget:
     if url.startswith("http://") and (auth.tls_ca or auth.tls_cert):
         warnings.append(f"the TLS files are not used with the cleartext {url}: use https://")
     rest = AdminRest(url, auth, timeout_s=options.timeout_s)
-    target = PulsarTarget(PulsarAdmin(rest, options.cluster), options, warnings=warnings)
-    try:
-        target.admin.brokers()
-    except TargetError:
-        target.close()
-        raise
-    return target
+    return PulsarAdmin(rest, options.cluster), warnings
 
 
 class PulsarTarget:

@@ -31,6 +31,7 @@ from pathlib import Path
 import grpc
 
 from trimtab.errors import AgentError
+from trimtab.systems.bookkeeper.bookieinfo.tls_sessions import ResumingContext
 from trimtab.systems.stamps import file_stamps
 
 __all__ = [
@@ -88,7 +89,7 @@ class ServerTls:
         if self.ca is not None:
             _load_ca(context, self.ca)
         context.verify_mode = ssl.CERT_REQUIRED if self.client_auth else ssl.CERT_NONE
-        context.num_tickets = 0  # no resumption: tickets would cost each handshake for nothing
+        context.num_tickets = 1  # one ticket: the readers resume their next connection with it
         return context
 
     def pem(self) -> tuple[bytes, bytes, bytes | None]:
@@ -132,7 +133,7 @@ class ClientTls:
 
     def build(self) -> ssl.SSLContext:
         """A client context (host names checked) from the files as they are now."""
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # checks host names and chains
+        context = ResumingContext(ssl.PROTOCOL_TLS_CLIENT)  # checks host names and chains
         context.check_hostname = self.check_hostname  # the chain is checked either way
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         if self.ca is not None:

@@ -23,8 +23,10 @@ TLS, as upstream's ``PerChannelBookieClient`` starts it: to a node that wants it
 (:meth:`~trimtab.systems.bookkeeper.bookieinfo.tls.ClientTls.applies`), the first frame on a new
 connection is START_TLS; on its EOK the handshake runs on the same connection (host name checked),
 and only then is GET_BOOKIE_INFO sent, inside TLS. The context is taken at each new connection, so
-renewed files are used by the next one. Every refusal is a ``tls`` error naming the endpoint and
-the fix (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tlserrors`).
+renewed files are used by the next one. A new connection to a node offers the TLS session its
+previous connection got (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tls_sessions`), so a
+reconnect skips the certificate exchange; renewed files start afresh. Every refusal is a ``tls``
+error naming the endpoint and the fix (:mod:`~trimtab.systems.bookkeeper.bookieinfo.tlserrors`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from trimtab.systems.bookkeeper.bookieinfo.loop import LoopThread
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookieinfo_pb2 as pb
 from trimtab.systems.bookkeeper.bookieinfo.proto import bookkeeper_v3_pb2 as v3
 from trimtab.systems.bookkeeper.bookieinfo.tls import SYSTEM_CAS, ClientTls, ReloadingContext
+from trimtab.systems.bookkeeper.bookieinfo.tls_sessions import SessionCache
 from trimtab.systems.bookkeeper.bookieinfo.tlserrors import (
     explain,
     not_tls,
@@ -87,6 +90,7 @@ class _Connection:
     def __init__(self, host: str, port: int, tls: _Upgrade | None = None) -> None:
         self.host, self.port = host, port
         self._tls = tls
+        self._context: ssl.SSLContext | None = None  # the TLS context of this connection
         self._answered = False  # an answer came on this connection (after TLS, if any)
         self.plaintext = tls is None
         self._raw: asyncio.BaseTransport | None = None
@@ -142,11 +146,16 @@ class _Connection:
                 f"{endpoint} does not offer TLS on its bookie port (START_TLS answered "
                 f"{status}): configure TLS on the node, or reach it without TLS settings"
             )
+        self._context = context = tls.context.get()
         try:
-            await self._writer.start_tls(tls.context.get(), server_hostname=self.host)
+            with tls.sessions.offering(endpoint, context):
+                await self._writer.start_tls(context, server_hostname=self.host)
+            tls.sessions.handshaken(self._writer.get_extra_info("ssl_object"))
         except ssl.SSLError as exc:
+            tls.sessions.forget(endpoint)
             raise _TlsError(tls.explain(exc, endpoint)) from None
         except (ConnectionError, asyncio.IncompleteReadError):
+            tls.sessions.forget(endpoint)
             raise _TlsError(
                 f"{endpoint} closed the connection during the TLS handshake: "
                 "check the node's log (its certificate or its --tls-ca)"
@@ -191,6 +200,15 @@ class _Connection:
             failure = _ClosedError(f"connection lost: {exc}")
         self._fail(failure)
 
+    def _keep_session(self) -> None:
+        """As a connection that worked ends: keep its session for this node's next connection
+        (taken only then: reading a TLS 1.3 session copies it, about 0.1 ms of CPU)."""
+        if not self._answered or self.closed:
+            return
+        if self._tls is not None and self._context is not None and self._writer is not None:
+            ssl_object = self._writer.get_extra_info("ssl_object")
+            self._tls.sessions.keep(f"{self.host}:{self.port}", self._context, ssl_object)
+
     def refusal(self) -> _TlsError | None:
         """A TLS connection closed before any answer: how a node refuses our certificate."""
         if self._tls is None or self._answered:
@@ -198,6 +216,7 @@ class _Connection:
         return _TlsError(self._tls.refused(f"{self.host}:{self.port}"))
 
     def _fail(self, failure: Exception) -> None:
+        self._keep_session()
         self.closed = True
         for waiting in self._pending.values():
             if not waiting.done():
@@ -281,6 +300,16 @@ class BookieRpcClient:
         if self._loop is not None and not self._closed:
             with contextlib.suppress(RuntimeError, TimeoutError):
                 self._loop.run(self._retain(keep), _GRACE_SECONDS)
+
+    @property
+    def resumed(self) -> int:
+        """TLS connections that resumed an earlier session (no certificate exchange)."""
+        return self._upgrade.sessions.resumed if self._upgrade is not None else 0
+
+    def forget_tls_sessions(self) -> None:
+        """Offer no kept TLS session to the next connections (they make full handshakes)."""
+        if self._upgrade is not None:
+            self._upgrade.sessions.clear()
 
     @property
     def open_connections(self) -> int:
@@ -396,6 +425,7 @@ class _Upgrade:
 
     def __init__(self, settings: ClientTls, txn: itertools.count[int]) -> None:
         self.context = ReloadingContext(settings.files, settings.build)
+        self.sessions = SessionCache()  # resumption across this client's connections
         self._settings = settings
         self._txn = txn
 

@@ -1,0 +1,194 @@
+"""Log dirs within a broker (JBOD): cordons (KIP-1066) and the emptying of one dir.
+
+Goals
+    Kafka 4.3 lets an operator cordon a log dir (KIP-1066): it keeps its replicas but takes no
+    new one, and the placer skips a broker whose log dirs are all cordoned. A plan must do the
+    same: never send a replica to a cordoned dir, nor to a broker with no open dir
+    (:func:`closed_nodes`, which the planner sees as nodes in maintenance: they keep their
+    replicas and take none).
+    Emptying a dir (``rebalance --cordon BROKER:DIR``) moves every replica of it. A replica
+    that another open dir of the same broker can take moves there (``AlterReplicaLogDirs``:
+    a copy on the broker's own disks, no network traffic); only the others leave the broker
+    and go through the partition planner (:func:`empty_log_dirs`), after Cruise Control's
+    intra-broker disk capacity goal, which relieves a disk inside its broker first.
+
+Rule for the dir that takes a replica: the open dir of the broker with the most room left
+(its capacity less its bytes and what this plan already sent it), when its capacity is known
+and the replica fits; with no capacity known (``kafka-log-dirs.sh`` prints none), the dir
+holding the fewest bytes, as Kafka's own placement of a new replica picks the dir with the
+fewest partitions. Largest replicas are placed first (they are the hardest to fit).
+
+Full dirs (after Cruise Control's ``IntraBrokerDiskCapacityGoal``): a dir of known capacity
+above the soft disk limit (``partition_autobalancing_max_disk_usage_percent``, 80 %) on a
+broker with open dirs under it is relieved inside the broker first
+(:func:`relieve_full_dirs`): while it is over, the smallest replica that alone takes it under
+goes, else the largest (fewest moves, then fewest bytes, as the planner's full-disk step),
+each to the open dir with the most room that stays under the limit with it. What no dir of
+the broker can take is left to the partition planner's full-disk step (the broker's total).
+
+Worked example: broker 3 has /d1 (cordoned, 40 GB in two replicas of 30 and 10 GB) and /d2
+with 20 GB free. ``--cordon 3:/d1``: the 30 GB replica does not fit /d2 and leaves broker 3
+(one inter-broker move); the 10 GB one moves to /d2 (one intra-broker move, no network
+bytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field, replace
+
+from trimtab.cluster import NodeId
+
+__all__ = [
+    "DirMove",
+    "LogDir",
+    "after_moves",
+    "closed_nodes",
+    "empty_log_dirs",
+    "relieve_full_dirs",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class LogDir:
+    """One log dir of a broker: its path, capacity (``None`` when unknown), bytes held,
+    cordon, and its replicas ((topic, partition) → bytes, future replicas left out)."""
+
+    node: NodeId
+    path: str
+    total_bytes: int | None = None
+    used_bytes: int = 0
+    cordoned: bool = False
+    replicas: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DirMove:
+    """A replica moving between two log dirs of its broker (no network bytes)."""
+
+    topic: str
+    partition: int
+    node: NodeId
+    source: str
+    target: str
+    size_bytes: int
+
+
+def closed_nodes(dirs: Iterable[LogDir]) -> dict[NodeId, tuple[str, ...]]:
+    """Nodes whose log dirs are all cordoned, with those dirs (KIP-1066's placer skips them)."""
+    by_node: dict[NodeId, list[LogDir]] = {}
+    for d in dirs:
+        by_node.setdefault(d.node, []).append(d)
+    return {
+        node: tuple(d.path for d in ds)
+        for node, ds in by_node.items()
+        if ds and all(d.cordoned for d in ds)
+    }
+
+
+def empty_log_dirs(
+    dirs: Iterable[LogDir], emptied: Collection[tuple[NodeId, str]]
+) -> tuple[list[DirMove], list[tuple[str, int, NodeId]]]:
+    """Every replica of the ``emptied`` (node, path) dirs: those another open dir of their
+    node takes (moves inside the broker), and those that must leave the node (topic,
+    partition, node), both in a stable order."""
+    by_node: dict[NodeId, list[LogDir]] = {}
+    for d in dirs:
+        by_node.setdefault(d.node, []).append(d)
+    inside: list[DirMove] = []
+    leave: list[tuple[str, int, NodeId]] = []
+    for node, path in sorted(emptied):
+        ds = by_node.get(node, [])
+        source = next((d for d in ds if d.path == path), None)
+        if source is None:
+            continue
+        open_dirs = [d for d in ds if not d.cordoned and (node, d.path) not in emptied]
+        added = {d.path: 0 for d in open_dirs}
+        for (topic, partition), size in sorted(
+            source.replicas.items(), key=lambda kv: (-kv[1], kv[0])
+        ):
+            target = _room_for(open_dirs, added, size)
+            if target is None:
+                leave.append((topic, partition, node))
+                continue
+            added[target.path] += size
+            inside.append(DirMove(topic, partition, node, path, target.path, size))
+    return inside, leave
+
+
+def _room_for(open_dirs: list[LogDir], added: dict[str, int], size: int) -> LogDir | None:
+    """The open dir that takes ``size`` bytes (module doc's rule), or None."""
+    known = [d for d in open_dirs if d.total_bytes is not None]
+    if known:
+        room = {d.path: (d.total_bytes or 0) - d.used_bytes - added[d.path] for d in known}
+        best = max(known, key=lambda d: (room[d.path], d.path))
+        return best if room[best.path] >= size else None
+    if not open_dirs:
+        return None
+    return min(open_dirs, key=lambda d: (d.used_bytes + added[d.path], d.path))
+
+
+def after_moves(
+    dirs: Iterable[LogDir], moves: Iterable[DirMove], emptied: Collection[tuple[NodeId, str]]
+) -> list[LogDir]:
+    """``dirs`` once ``moves`` are made and the ``emptied`` dirs hold nothing (what did not
+    move inside its broker leaves it)."""
+    out = {(d.node, d.path): replace(d, replicas=dict(d.replicas)) for d in dirs}
+    for key in emptied:
+        if key in out:
+            out[key] = replace(out[key], replicas={}, used_bytes=0)
+    for m in moves:
+        target = out[(m.node, m.target)]
+        target.replicas[(m.topic, m.partition)] = m.size_bytes
+        out[(m.node, m.target)] = replace(target, used_bytes=target.used_bytes + m.size_bytes)
+    return list(out.values())
+
+
+def relieve_full_dirs(dirs: Iterable[LogDir], soft: float) -> list[DirMove]:
+    """Moves inside brokers that bring each dir over ``soft`` × its capacity under it, as far
+    as the broker's open dirs allow (module doc's rule); most filled dirs first."""
+    by_node: dict[NodeId, list[LogDir]] = {}
+    for d in dirs:
+        by_node.setdefault(d.node, []).append(d)
+    moves: list[DirMove] = []
+    for node in sorted(by_node):
+        ds = [d for d in by_node[node] if d.total_bytes]
+        used = {d.path: d.used_bytes for d in ds}
+        limit = {d.path: soft * (d.total_bytes or 0) for d in ds}
+        for d in sorted(ds, key=lambda d: (-used[d.path] / (d.total_bytes or 1), d.path)):
+            sized = sorted((size, key) for key, size in d.replicas.items() if size > 0)
+            while used[d.path] > limit[d.path] and sized:
+                excess = used[d.path] - limit[d.path]
+                k = next((i for i, (size, _) in enumerate(sized) if size >= excess), -1)
+                size, (topic, partition) = sized.pop(k)
+                fits = [
+                    o
+                    for o in ds
+                    if o is not d and not o.cordoned and used[o.path] + size <= limit[o.path]
+                ]
+                if not fits:
+                    continue
+                target = max(fits, key=lambda o: (limit[o.path] - used[o.path], o.path))
+                used[d.path] -= size
+                used[target.path] += size
+                moves.append(DirMove(topic, partition, node, d.path, target.path, size))
+    return moves
+
+
+def full_dir_bound(dirs: Iterable[LogDir], soft: float) -> int:
+    """The fewest moves that bring every dir of known capacity under ``soft`` of it: for each
+    dir over, the fewest of its largest replicas whose bytes reach its excess (no k replicas
+    carry more than its k largest; a replica moved away leaves one dir). A bound for any plan
+    that brings them all under; it may exceed a plan that stops short (no room left)."""
+    total = 0
+    for d in dirs:
+        if not d.total_bytes or d.used_bytes <= soft * d.total_bytes:
+            continue
+        excess = d.used_bytes - soft * d.total_bytes
+        carried = 0
+        for size in sorted(d.replicas.values(), reverse=True):
+            if carried >= excess:
+                break
+            carried += size
+            total += 1
+    return total

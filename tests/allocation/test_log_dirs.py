@@ -1,0 +1,221 @@
+"""Log dirs within a broker (issue 40 part 6): cordoned dirs (KIP-1066) and emptying a dir,
+the engine alone (:mod:`trimtab.allocation.log_dirs`) and with the planner, by property."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.allocation.test_lower_bound import CONFIG, _reached
+from tests.allocation.test_planner import PROPERTIES, Case, cases
+from trimtab.allocation.health import NodeStatus
+from trimtab.allocation.log_dirs import DirMove, LogDir, closed_nodes, empty_log_dirs
+from trimtab.allocation.lower_bound import LowerBounds, lower_bounds
+from trimtab.allocation.planner import plan_rebalance
+from trimtab.cluster import NodeHealth, NodeId
+from trimtab.config.redpanda import BalancerMode
+
+GB = 10**9
+N3 = NodeId("3")
+
+
+def test_the_worked_example_of_the_module() -> None:
+    """Broker 3: /d1 (30 and 10 GB) emptied, /d2 with 20 GB free: the 30 GB replica leaves
+    the broker, the 10 GB one moves to /d2."""
+    dirs = [
+        LogDir(N3, "/d1", 100 * GB, 40 * GB, replicas={("a", 0): 30 * GB, ("b", 0): 10 * GB}),
+        LogDir(N3, "/d2", 100 * GB, 80 * GB),
+    ]
+    inside, leave = empty_log_dirs(dirs, {(N3, "/d1")})
+    assert inside == [DirMove("b", 0, N3, "/d1", "/d2", 10 * GB)]
+    assert leave == [("a", 0, N3)]
+
+
+def test_a_cordoned_dir_takes_nothing_and_unknown_capacity_picks_the_least_used() -> None:
+    dirs = [
+        LogDir(N3, "/d1", replicas={("a", 0): 5, ("a", 1): 3}),
+        LogDir(N3, "/d2", used_bytes=1, cordoned=True),
+        LogDir(N3, "/d3", used_bytes=7),
+        LogDir(N3, "/d4", used_bytes=4),
+    ]
+    inside, leave = empty_log_dirs(dirs, {(N3, "/d1")})
+    assert leave == []
+    assert [(m.topic, m.partition, m.target) for m in inside] == [("a", 0, "/d4"), ("a", 1, "/d3")]
+
+
+def test_a_broker_is_closed_only_when_every_dir_is_cordoned() -> None:
+    dirs = [
+        LogDir(N3, "/d1", cordoned=True),
+        LogDir(N3, "/d2", cordoned=True),
+        LogDir(NodeId("4"), "/d1", cordoned=True),
+        LogDir(NodeId("4"), "/d2"),
+    ]
+    assert closed_nodes(dirs) == {N3: ("/d1", "/d2")}
+
+
+@st.composite
+def jbod_cases(draw: st.DrawFn) -> tuple[Case, list[LogDir], set[tuple[NodeId, str]]]:
+    """A planner case with each node's replicas spread over 1–3 log dirs, some cordoned,
+    some with a capacity, and some dirs to empty."""
+    case = draw(cases())
+    dirs: list[LogDir] = []
+    for node in case.cluster:
+        count = draw(st.integers(1, 3))
+        held = [a for a in case.held if node.id in a.nodes]
+        split: list[dict[tuple[str, int], int]] = [{} for _ in range(count)]
+        for a in held:
+            split[draw(st.integers(0, count - 1))][(a.topic, a.partition)] = a.size_bytes
+        for k, replicas in enumerate(split):
+            total = draw(st.none() | st.integers(0, 4 * max(1, sum(replicas.values()))))
+            cordoned = draw(st.booleans())
+            used = sum(replicas.values())
+            dirs.append(LogDir(node.id, f"/d{k}", total, used, cordoned, replicas))
+    emptied = {(d.node, d.path) for d in dirs if draw(st.booleans()) and d.replicas}
+    return case, dirs, emptied
+
+
+@PROPERTIES
+@given(jbod_cases())
+def test_no_replica_lands_on_a_cordoned_dir_or_a_closed_broker(
+    drawn: tuple[Case, list[LogDir], set[tuple[NodeId, str]]],
+) -> None:
+    """Property (issue 40 part 6): no planned replica goes to a cordoned or emptied dir, nor
+    to a broker whose dirs are all cordoned; the bound is the planner's, and a plan that
+    reaches its goals moves at least lower_bound_moves."""
+    case, dirs, emptied = drawn
+    case = replace(case, max_moves=10**6)
+    dirs = [replace(d, cordoned=d.cordoned or (d.node, d.path) in emptied) for d in dirs]
+    closed = closed_nodes(dirs)
+    stated = {s.node for s in case.health}
+    health = [
+        *case.health,
+        *(NodeStatus(n, NodeHealth.MAINTENANCE) for n in closed if n not in stated),
+    ]
+    inside, leave = empty_log_dirs(dirs, emptied)
+    shut = {(d.node, d.path) for d in dirs if d.cordoned}
+    assert all((m.node, m.target) not in shut for m in inside)
+    assert len(inside) + len(leave) == sum(
+        len(d.replicas) for d in dirs if (d.node, d.path) in emptied
+    )
+    config = replace(CONFIG, balancer_mode=BalancerMode(case.mode))
+    args: dict[str, Any] = {
+        "health": health,
+        "drain": case.drain,
+        "now": 0.0,
+        "mode": case.mode,
+        "rack_aware": case.rack_aware,
+        "evict": leave,
+    }
+    plan = plan_rebalance(case.cluster, case.held, config, max_moves=case.max_moves, **args)
+    assert all(m.target not in closed for m in plan.moves)
+    bound = lower_bounds(case.cluster, case.held, config, **args)
+    assert bound == LowerBounds(
+        plan.lower_bound_moves, plan.lower_bound_bytes, plan.lower_bound_terms
+    )
+    if _reached(case, plan):
+        assert len(plan.moves) >= plan.lower_bound_moves
+        assert plan.bytes_moved >= plan.lower_bound_bytes
+        left = {(t, p, n) for t, p, n in leave}
+        after = {(a.topic, a.partition): a.nodes for a in plan.after}
+        assert all(n not in after.get((t, p), (n,)) for t, p, n in left)
+
+
+def test_intra_broker_disk_capacity_goal_relieves_a_full_dir_inside_its_broker() -> None:
+    """After Cruise Control's IntraBrokerDiskCapacityGoal (IntraBrokerRebalanceTest, single
+    goal): /d1 at 90 % of 100 GB, /d2 at 10 %: the smallest replica that alone takes /d1
+    under 80 % (12 GB ≥ 10 GB excess) moves to /d2; one move, the bound."""
+    from trimtab.allocation.log_dirs import full_dir_bound, relieve_full_dirs
+
+    replicas = {("a", 0): 50 * GB, ("a", 1): 28 * GB, ("a", 2): 12 * GB}
+    dirs = [
+        LogDir(N3, "/d1", 100 * GB, 90 * GB, replicas=replicas),
+        LogDir(N3, "/d2", 100 * GB, 10 * GB),
+    ]
+    moves = relieve_full_dirs(dirs, 0.8)
+    assert moves == [DirMove("a", 2, N3, "/d1", "/d2", 12 * GB)]
+    assert full_dir_bound(dirs, 0.8) == 1
+
+
+def test_a_full_dir_is_not_relieved_into_a_cordoned_or_full_dir() -> None:
+    replicas = {("a", 0): 20 * GB}
+    dirs = [
+        LogDir(N3, "/d1", 100 * GB, 90 * GB, replicas=replicas),
+        LogDir(N3, "/d2", 100 * GB, 0, cordoned=True),
+        LogDir(N3, "/d3", 100 * GB, 70 * GB),
+    ]
+    from trimtab.allocation.log_dirs import relieve_full_dirs
+
+    assert relieve_full_dirs(dirs, 0.8) == []
+
+
+@st.composite
+def broker_dirs(draw: st.DrawFn) -> list[LogDir]:
+    dirs = []
+    for k in range(draw(st.integers(1, 4))):
+        sizes = draw(st.lists(st.integers(1, 30), max_size=8))
+        total = draw(st.integers(1, 150))
+        replicas = {("t", 10 * k + i): s * GB for i, s in enumerate(sizes)}
+        dirs.append(
+            LogDir(N3, f"/d{k}", total * GB, sum(replicas.values()), draw(st.booleans()), replicas)
+        )
+    return dirs
+
+
+@PROPERTIES
+@given(broker_dirs())
+def test_intra_broker_relief_never_fills_a_dir_and_moves_at_least_the_bound(
+    dirs: list[LogDir],
+) -> None:
+    """Property after IntraBrokerRebalanceTest's GOAL_VIOLATION/REGRESSION checks: no move
+    lands on a cordoned dir or takes a dir over the limit; a dir brought under the limit
+    took at least its share of the bound; no dir ends fuller than it began."""
+    from trimtab.allocation.log_dirs import after_moves, full_dir_bound, relieve_full_dirs
+
+    moves = relieve_full_dirs(dirs, 0.8)
+    cordoned = {d.path for d in dirs if d.cordoned}
+    assert all(m.target not in cordoned for m in moves)
+    ended = {d.path: d.used_bytes for d in after_moves(dirs, moves, ())}
+    for m in moves:
+        ended[m.source] -= m.size_bytes
+    limit = {d.path: 0.8 * (d.total_bytes or 0) for d in dirs}
+    began = {d.path: d.used_bytes for d in dirs}
+    for path, used in ended.items():
+        assert used <= max(began[path], limit[path])
+    if all(ended[d.path] <= limit[d.path] for d in dirs):
+        assert len(moves) >= full_dir_bound(dirs, 0.8)
+
+
+def test_cli_relieves_a_full_dir_inside_its_broker_with_no_network_bytes(tmp_path: Path) -> None:
+    """What a user types: rebalance on log dirs with capacities where broker 2's /data/d1 is
+    over 80 %: the moves are inside broker 2 (log_dir_moves), none between brokers."""
+    import json
+
+    from tests.allocation.test_cli_cordon import CURRENT, LOG_DIRS, inventory, run, with_dir_fields
+
+    text = LOG_DIRS.read_text()
+    doc = json.loads(text[text.index("{") :])
+    used = {
+        (b["broker"], d["logDir"]): sum(p["size"] for p in d["partitions"])
+        for b in doc["brokers"]
+        for d in b["logDirs"]
+    }
+    fields = {key: {"totalBytes": 10 * u + 100 * GB} for key, u in used.items()}
+    fields[(2, "/data/d1")] = {"totalBytes": int(used[(2, "/data/d1")] / 0.9)}
+    logs = with_dir_fields(tmp_path, fields)
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(logs)]
+    code, out, err = run(*args, "--mode", "off", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["moves"] == []
+    assert result["log_dir_moves"]
+    assert all(
+        m["broker"] == 2 and m["from_dir"] == "/data/d1" and m["to_dir"] == "/data/d2"
+        for m in result["log_dir_moves"]
+    )
+    moved = sum(m["bytes"] for m in result["log_dir_moves"])
+    assert used[(2, "/data/d1")] - moved <= 0.8 * fields[(2, "/data/d1")]["totalBytes"]
+    assert len(result["log_dir_moves"]) >= result["log_dir_moves_lower_bound"] >= 1
