@@ -103,14 +103,6 @@ _Health = Annotated[
 _Drain = Annotated[
     str | None, typer.Option("--drain", help="Brokers to empty, comma-separated: 3,4.")
 ]
-_Cordon = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--cordon",
-        help="BROKER:DIR log dir to empty (KIP-1066), repeatable; needs --log-dirs. "
-        "Cordoning every dir of a broker drains it.",
-    ),
-]
 _MaxMoves = Annotated[
     int | None,
     typer.Option(
@@ -205,7 +197,6 @@ def rebalance(
     log_dirs: _LogDirs = None,
     health: _Health = None,
     drain: _Drain = None,
-    cordon: _Cordon = None,
     max_moves: _MaxMoves = None,
     mode: _Mode = None,
     rack_aware: _RackAware = None,
@@ -247,7 +238,6 @@ def rebalance(
         log_dirs=log_dirs,
         health=health,
         drain=drain,
-        cordon=tuple(cordon or ()),
         max_moves=max_moves,
         mode=mode,
         rack_aware=rack_aware,
@@ -304,17 +294,12 @@ def _rebalance(o: RebalanceOptions) -> None:
         doc = plan_document(plan, ids)
         if proof is not None:
             doc["optimal"] = proof_document(*proof)
-        if o.cordon:
-            doc["closed_brokers"] = closed_brokers(o.cordon)
         print_json(doc)
     elif fmt == "kafka-reassignment" and o.output is None:
         typer.echo(f"Current partition replica assignment\n{current}")
         typer.echo(f"Proposed partition reassignment configuration\n{proposed}", nl=False)
     elif fmt == "table":
         print_plan(plan, ids)
-        for row in closed_brokers(o.cordon):
-            dirs = ", ".join(row["log_dirs"])
-            typer.echo(f"closed: broker {row['broker']} ({dirs}): {row['why']}")
         if proof is not None:
             print_proof(*proof)
         print_rejected(inv.rejected, inv.rows_read, "inventory")
@@ -398,8 +383,6 @@ def _plan(
     extra = log_dir_plan(dirs, o.cordon, ids, statuses, disk_ratios(cfg)[0])
     statuses = [*statuses, *extra.statuses]
     drain = _nodes(o.drain, state, ids, "--drain") if o.drain else []
-    if o.cordon:
-        drain += [n for n in cordoned_brokers(o.cordon, dirs, ids) if n not in drain]
     now = time.time()
     in_flight = _in_flight(o.in_progress, held, ids) if o.in_progress else []
     with progress_bar(quiet=quiet) as bar:
@@ -480,7 +463,6 @@ def _with_sizes(
     state: ClusterState,
     ids: Mapping[NodeId, int],
     path: Path,
-    dirs: LogDirs,
     warnings: list[str],
 ) -> tuple[tuple[Any, ...], ClusterState, LogDirs]:
     """Assignments with their sizes from the log dirs, the cluster (a node the inventory

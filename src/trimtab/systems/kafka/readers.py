@@ -195,8 +195,6 @@ def read_log_dirs(path: str | Path) -> LogDirs:
             where = f"{source}: brokers[{b}].logDirs[{d}]"
             if not isinstance(log_dir, dict):
                 raise InputError(f"{where} is not an object")
-            if isinstance(log_dir.get("logDir"), str):
-                out.dirs[number] = (*out.dirs.get(number, ()), log_dir["logDir"])
             if log_dir.get("error"):
                 errors.append(f"broker {number} {log_dir.get('logDir')}: {log_dir['error']}")
                 continue
