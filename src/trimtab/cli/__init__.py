@@ -19,7 +19,17 @@ from collections.abc import Sequence
 # gRPC's core logs each failed TLS handshake on stderr at info level, before any of our code can
 # say it in one line; only its errors reach the user (GRPC_VERBOSITY set by the user wins). It
 # must be set before gRPC is first imported, which the command modules below do.
-os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+# ``trimtab --verbose CMD`` lets gRPC's own warnings through too (its global options come before
+# the command's name).
+os.environ.setdefault(
+    "GRPC_VERBOSITY",
+    "INFO"
+    if "--verbose"
+    in sys.argv[
+        1 : next((i for i, a in enumerate(sys.argv) if i and not a.startswith("-")), len(sys.argv))
+    ]
+    else "ERROR",
+)
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
