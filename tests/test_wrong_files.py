@@ -192,3 +192,27 @@ def test_saved_pulsar_client_consume_output_given_as_an_assignment_is_named(
     line = _error_line(["rebalance", "-i", _INV, "-a", str(saved)])
     assert "it seems to be the output of pulsar-client consume" in line
     assert _ASSIGNMENT_MAKE in line
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("binary.conf", bytes(range(128, 256)), "not UTF-8 text (binary data"),
+        (
+            "utf16.conf",
+            "a=1\n".encode("utf-16"),
+            "is UTF-16 text, not UTF-8: convert it with iconv",
+        ),
+        ("binary.toml", bytes(range(128, 256)), "not UTF-8 text (binary data"),
+    ],
+)
+def test_a_config_file_that_is_not_utf8_says_so(
+    tmp_path: Path, name: str, content: bytes, said: str
+) -> None:
+    """`-c` given a binary or UTF-16 file: one line saying what it is, never Python's codec
+    text."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = CliRunner().invoke(app, ["config", "-c", str(path)])
+    assert result.exit_code == 2 and result.output.count("error:") == 1
+    assert said in result.output and "codec" not in result.output

@@ -38,7 +38,7 @@ def read_config(path: str | Path, *, strict: bool = True) -> LoadedConfig:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
         except UnicodeDecodeError:
-            raise ConfigError(f"config file {path} is not UTF-8 text: save it as UTF-8") from None
+            raise ConfigError(_not_utf8(path)) from None
         return apply_keys(_flatten(data), source=str(path), strict=strict)
     return apply_keys(_read_properties(path), source=str(path), strict=strict, blank_unset=True)
 
@@ -87,9 +87,26 @@ def _read_properties(path: Path) -> dict[str, str]:
     try:
         with path.open("rb") as handle:
             props.load(handle, "utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(_not_utf8(path)) from None
     except Exception as exc:  # jproperties raises its own parse errors
         raise ConfigError(f"config file {path} is not a valid properties file: {exc}") from None
     return {key: value for key, (value, _meta) in props.items()}
+
+
+def _not_utf8(path: Path) -> str:
+    """Why a config file that is not UTF-8 is refused, and how to convert a UTF-16 one (as
+    Windows editors save it)."""
+    head = path.read_bytes()[:2]
+    if head in (b"\xff\xfe", b"\xfe\xff"):
+        return (
+            f"config file {path} is UTF-16 text, not UTF-8: convert it with "
+            f"iconv -f UTF-16 -t UTF-8 {path} > {path.stem}-utf8{path.suffix}"
+        )
+    return (
+        f"config file {path} is not UTF-8 text (binary data, or another encoding such as "
+        "Latin-1): give a broker.conf, bk_server.conf or .toml file saved as UTF-8"
+    )
 
 
 def read_properties(path: Path) -> dict[str, str]:
