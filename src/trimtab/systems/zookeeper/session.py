@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
@@ -125,8 +126,12 @@ def start_session(client: Any, *, hosts: str, timeout: float, security: ZkSecuri
     ``KazooTimeoutError``, for the caller's own message."""
     log = getattr(client, "logger", None)
     try:
-        # with a chroot, start() itself reads "/" (and so meets a refused login)
-        client.start(timeout=timeout)
+        # with a chroot, start() itself reads "/" (and so meets a refused login); kazoo warns
+        # (a Python warning on stderr) when the chroot does not exist: the commands say what
+        # they did not find under it in their own error line instead
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="No chroot path exists")
+            client.start(timeout=timeout)
     except KazooTimeoutError:
         if isinstance(log, _SessionLog):
             _raise_refusal(log, hosts, security)
