@@ -172,3 +172,48 @@ def test_a_zookeeper_nobody_answers_is_one_error_line_and_no_client_log(
     assert address.rsplit(":", 1)[0] in line, line
     # kazoo's and gRPC's own log lines stay off stderr without --verbose: only our lines
     assert all(x.startswith(("error:", "warning:")) for x in lines), run.describe()
+
+
+# -- issue 43's plan cases, as the user typed them ------------------------------------------
+
+
+def test_small_topics_on_seven_equal_brokers_are_balanced(tmp_path: Path) -> None:
+    """6 partitions at RF 2 all on brokers 1 and 2 of 7 equal brokers: `rebalance --mode
+    continuous` planned 0 moves ("balance 3.5 -> 3.5"); it now moves down to the bound."""
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text(
+        "cluster,node,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state\n"
+        + "".join(f"c,{b},r{b},4,{2**36},{10**12},{10**10},writable\n" for b in range(1, 8))
+    )
+    assignment = tmp_path / "assignment.json"
+    partitions = [{"topic": "t", "partition": p, "replicas": [1, 2]} for p in range(6)]
+    assignment.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    args = ["rebalance", "-i", str(inventory), "-a", str(assignment), "--mode", "continuous"]
+    run = invoke([*args, "--json"], watchdog=60)
+    check_contract(run)
+    doc = json.loads(run.result.stdout)
+    assert run.result.exit_code == 0 and len(doc["moves"]) == doc["lower_bound_moves"] > 0
+
+
+def test_a_shed_plan_is_net_and_says_why_each_transfer(tmp_path: Path) -> None:
+    """`shed --until-balanced` on the example reports: no bundle moves twice, the least-loaded
+    broker never sheds, every transfer has a plain why beside upstream's label, and the
+    pulsar-admin lines are the net moves grouped by cycle with the pause between cycles."""
+    reports = str(SHEDDING / "load-reports")
+    run = invoke(["shed", "--load-reports", reports, "--until-balanced", "--json"], watchdog=60)
+    check_contract(run)
+    doc = json.loads(run.result.stdout)
+    bundles = [t["bundle"] for t in doc["net_transfers"]]
+    assert bundles and len(bundles) == len(set(bundles))
+    assert all(t["source"] in t["why"] and t["reason"] for t in doc["transfers"])
+    script = invoke(
+        ["shed", "--load-reports", reports, "--until-balanced", "--format", "pulsar-admin"],
+        watchdog=60,
+    )
+    check_contract(script)
+    lines = script.result.stdout.splitlines()
+    commands = [line for line in lines if line.startswith("pulsar-admin ")]
+    assert len(commands) == len(bundles)
+    assert any(line.startswith("sleep ") for line in lines) == (
+        len({t["cycle"] for t in doc["net_transfers"]}) > 1
+    )
