@@ -70,12 +70,14 @@ def _actions_table(dry: DryRun) -> Table:
     """The dry run's actions, with only the columns that say something: the kind when it
     varies, the live state when some action is no longer ready (ready means as planned)."""
     pulsar = dry.plan.system == "pulsar"
-    shown = [
-        (a, seen)
-        for n, (a, seen) in enumerate(dry.seen)
-        if seen.check not in (Check.READY, Check.DONE)
-        or sum(1 for _, s in dry.seen[:n] if s.check in (Check.READY, Check.DONE)) < SHOWN
-    ]
+    shown = []
+    quiet = 0  # READY/DONE rows listed so far: one pass, a plan may hold 10,000 actions
+    for action, seen in dry.seen:
+        if seen.check in (Check.READY, Check.DONE):
+            if quiet >= SHOWN:
+                continue
+            quiet += 1
+        shown.append((action, seen))
     kinds = {(a.kind, a.required) for a, _ in shown}
     with_kind = len(kinds) > 1 or any(not required for _, required in kinds)
     with_live = any(seen.check is not Check.READY for _, seen in shown)
@@ -110,11 +112,9 @@ def print_dry_run(dry: DryRun, plan_arg: str) -> None:
     """The dry run for people: the actions, then the digest, counts and estimate."""
     pulsar = dry.plan.system == "pulsar"
     table = _actions_table(dry)
-    quiet = sum(1 for _, s in dry.seen if s.check in (Check.READY, Check.DONE))
-    quiet = min(quiet, SHOWN)
     out.print(table)
     counts = dry.counts()
-    hidden = counts["ready"] + counts["done"] - quiet
+    hidden = counts["ready"] + counts["done"] - SHOWN  # the rows _actions_table left out
     if hidden > 0:
         out.print(f"… and {plural(hidden, 'more action')} ready or done (--json lists all)")
     est = dry.estimate
