@@ -69,6 +69,28 @@ Combining them (``moves`` is not the sum of the terms: one move may serve two go
     balancing, counting the same moves by the node they land on gives the other bound,
     ``Σ max(0, ⌊tᵢ⌋ − countᵢ)``: ``moves`` is the larger of the two.
 
+A move off a shedding node that also repairs a rack (the third form)
+    The first form lets every partition touching F repair its racks for free; it is loose
+    when the shedding moves cannot be the repairing ones (on bench/peers down60 a full disk
+    reaches its limit in its 79 moves only with 6 of its 7 crowding replicas among them).
+    Call a replica on node i ∈ F *repairing* when its partition has ``rₚ > dₚ`` and another
+    of its kept replicas (not on an emptied node) shares i's rack; ``Jᵢ`` those of node i.
+    For a partition p let ``fₚ`` be its moves off F nodes of repairing replicas and ``aₚ``
+    its other moves off F nodes (a replica alone in its kept rack). Moving such a lone
+    replica loses its rack from K (F nodes are active, so the rack is usable), so by the
+    rack argument above p's moves number at least ``rₚ + aₚ``: besides its ``dₚ`` moves off
+    emptied nodes and its ``aₚ + fₚ`` off F, at least ``rₚ − dₚ − fₚ`` leave other nodes.
+    Node i sends ``mᵢ ≥ oᵢ`` replicas carrying at least ``eᵢ`` bytes (disk nodes), at most
+    ``gᵢ(mᵢ)`` of them repairing, where ``gᵢ(m)`` is the most of ``Jᵢ`` any m of its replicas
+    reaching ``eᵢ`` hold (the largest of ``Jᵢ`` and of the others give every m and j its
+    most bytes). Summing::
+
+        moves ≥ Σₚ dₚ  +  Σₚ max(0, rₚ − dₚ)  +  Σ_{i∈F} min_{m≥oᵢ} (m − gᵢ(m))
+
+    (:func:`~trimtab.allocation.shedding.fewest_extra` finds the minimum; it is not always
+    at ``m = oᵢ``). A partition repairing on two nodes of F may be credited twice, so the
+    bound is not always reached there; the bound is the largest of the three forms.
+
 When the plan leaves something unfixed (a move budget, no node that may take a replica, a
 full disk with too few known sizes) it stops short of the goals and may make fewer moves
 than the bound; the plan says what it left.
@@ -80,6 +102,7 @@ is 62 moves and their bytes; a plan moving exactly broker 6's replicas is optima
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
@@ -97,6 +120,7 @@ from trimtab.allocation.health import NodeStatus, NodeView
 from trimtab.allocation.model import PartitionAssignment
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.shares import target_shares
+from trimtab.allocation.shedding import fewest_extra
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import AllocationConfig, BalancerMode
@@ -180,6 +204,8 @@ class _Instance:
 
     parts: list[tuple[list[int], int, int, int]] = field(default_factory=list)
     sizes: dict[int, list[int]] = field(default_factory=dict)
+    # per node: the sizes of its replicas whose move to a new rack also repairs one (Rₚ)
+    repairing: dict[int, list[int]] = field(default_factory=dict)
     evicted: dict[int, tuple[int, int]] = field(default_factory=dict)  # node: (replicas, bytes)
     emptied_by: dict[str, int] = field(default_factory=dict)
     emptied_bytes: int = 0
@@ -263,6 +289,7 @@ def _collect(
             continue
         d = 0
         kept: set[int] = set()
+        stays: list[int] = []
         for i in nodes:
             if i in draining or i in timed_out:
                 d += 1
@@ -276,8 +303,14 @@ def _collect(
                 inst.evicted[i] = (n + 1, b + a.size_bytes)
             else:
                 kept.add(rack_ids[i])
+                stays.append(i)
                 inst.sizes.setdefault(i, []).append(a.size_bytes)
         r = max(0, min(len(nodes) - len(kept), len(usable - kept))) if racks else 0
+        if r > d:  # its replicas in a crowded rack may repair it by leaving
+            crowd = [rack_ids[i] for i in stays]
+            for i in stays:
+                if crowd.count(rack_ids[i]) > 1:
+                    inst.repairing.setdefault(i, []).append(a.size_bytes)
         inst.parts.append((nodes, a.size_bytes, d, r))
     return inst
 
@@ -321,8 +354,22 @@ def _combine(
         rack_bytes += max(0, r - d) * part_size
     # by partition: each partition's own moves number at least max(dₚ, rₚ)
     moves = max(moves, sum(inst.emptied_by.values()) + rack_extra)
+    # every repair its own move, less those a shedding node's moves can do too
+    extra = sum(_shed_extra(inst, i, o, disk.get(i, (0, 0))[1]) for i, o in shedding.items())
+    moves = max(moves, sum(inst.emptied_by.values()) + rack_extra + extra)
     size = max(size, inst.emptied_bytes + rack_bytes)
     terms = {r: n for r, n in inst.emptied_by.items() if r != CORDON or n}
     terms[DISK_FULL] = sum(k for k, _ in disk.values())
     terms[RACK] = rack_extra
     return LowerBounds(moves, size, terms)
+
+
+def _shed_extra(inst: _Instance, i: int, least: int, need: int) -> int:
+    """The fewest moves off node i beyond the rack repairs they do too: ``min (mᵢ − jᵢ)``
+    over mᵢ ≥ oᵢ replicas carrying ``need`` bytes, jᵢ of them repairing (module docstring)."""
+    sizes = sorted(inst.sizes.get(i, ()), reverse=True)
+    repairing = sorted(inst.repairing.get(i, ()), reverse=True)
+    left = Counter(sizes) - Counter(repairing)
+    others = sorted(left.elements(), reverse=True)
+    best = fewest_extra(repairing, others, least, need)
+    return least if best is None else best[0] - best[1]

@@ -7,7 +7,9 @@ Goals (in upstream's order; each later step sees the moves of the earlier ones)
     2. Unavailable nodes (``continuous``): every replica off nodes down longer than
        ``partition_autobalancing_node_availability_timeout_sec``.
     3. Full disks (``continuous``): replicas off nodes above
-       ``partition_autobalancing_max_disk_usage_percent``, largest benefit first, until under.
+       ``partition_autobalancing_max_disk_usage_percent``, largest benefit first, until under;
+       first those whose move to a new rack also repairs their partition's racks, as many as
+       the fewest moves allow (:mod:`trimtab.allocation.shedding`).
     4. Rack repair (``continuous``, rack-aware): partitions whose replicas share a rack while a
        rack without one of them could take one.
     5. Counts (``node_add`` and ``continuous``): replica counts towards the reachable shares
@@ -41,7 +43,9 @@ Algorithm
     scalar rules). A move is listed by its net effect: a replica moved twice (a → b → c) is
     one move a → c under the first reason; a replica moved back is no move. Full disks: while
     a node is over, the smallest partition that alone takes it under goes, else the largest
-    (fewest moves, then fewest bytes); upstream moves its smallest partitions first.
+    (fewest moves, then fewest bytes); upstream moves its smallest partitions first. Before
+    that, rack-aware, the replicas that crowd their partition's rack go first, to a new rack
+    (one move for the disk and the rack, where two were made: bench/peers down60).
 
 Worked example: nodes 0, 1, 2, 3; one partition on (0, 1, 2); node 0 down for an hour. Step 2
 moves 0's replica: 3 is the only node not holding the partition → (3, 1, 2), one move,
@@ -66,6 +70,7 @@ from trimtab.allocation.balance_plan import (
     Balancing,
     Cancellation,
     InFlight,
+    Key,
     RebalancePlan,
 )
 from trimtab.allocation.health import NodeStatus
@@ -75,6 +80,7 @@ from trimtab.allocation.mover import Mover, diversity_lowered, net_moves
 from trimtab.allocation.repair import even_out
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.shares import target_balance, topic_spread
+from trimtab.allocation.shedding import fewest_extra
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import AllocationConfig, BalancerMode
@@ -235,32 +241,66 @@ def _full_nodes(m: Mover) -> dict[NodeId, float]:
 
 
 def _relieve(m: Mover, full: dict[NodeId, float]) -> None:
-    """Off each full node until it is under ``soft``: the smallest partition that alone
-    takes it under, else the largest (sizes known only)."""
+    """Off each full node until it is under ``soft``: first the replicas whose move also
+    repairs a rack, as many as still let the fewest moves get it under
+    (:func:`~trimtab.allocation.shedding.fewest_extra`), then the smallest partition that
+    alone takes it under, else the largest (sizes known only)."""
     state, soft = m.state, m.soft
+    usable = {state.rack_ids[j] for j in range(len(state)) if state.active[j]}
     for node in full:
         i = state.index[node]
-        sized = []
+        sized: list[tuple[int, Key]] = []
+        repairing: list[tuple[int, Key]] = []
         for key in m.holding([i]):
             a = state.held(*key)
             if a is not None and a.size_bytes > 0 and node in a.nodes and key not in m.frozen:
-                sized.append((a.size_bytes, key))
+                (repairing if _repairs(m, a, i, usable) else sized).append((a.size_bytes, key))
+        repairing.sort(reverse=True)
         sized.sort()
+        excess = m.used()[i] - soft * m.total[i]
+        choice = fewest_extra([s for s, _ in repairing], [s for s, _ in sized[::-1]], 0, excess)
+        first = choice[1] if choice is not None else 0
+        sized = sorted(sized + repairing[first:])
         moved = 0
-        while m.used()[i] > soft * m.total[i]:
-            if not sized:
-                filled = m.used()[i] / m.total[i]
-                why = "no partition of known size left to move (give --log-dirs)"
-                if moved:
-                    why = f"still {filled:.1%} full after {moved} moves: nothing else can go"
-                m.cannot(DISK_FULL, why, node=node)
-                break
-            excess = m.used()[i] - soft * m.total[i]
-            k = bisect.bisect_left(sized, (excess, ("", -1)))
-            _, key = sized.pop(min(k, len(sized) - 1))
+        for _, key in repairing[:first]:
             a = state.held(*key)
-            if a is not None and m.may_change(key, DISK_FULL, a):
+            if (
+                m.used()[i] > soft * m.total[i]
+                and a is not None
+                and m.may_change(key, DISK_FULL, a)
+            ):
                 moved += m.move(a, i, DISK_FULL, soft) is not None
+        _shed(m, i, sized, moved)
+
+
+def _repairs(m: Mover, a: PartitionAssignment, i: int, usable: set[int]) -> bool:
+    """Whether moving ``a``'s replica on node i to a free rack repairs a rack violation:
+    rack-aware, another replica in i's rack, and a ``usable`` rack holding none of them."""
+    if not m.rack_aware:
+        return False
+    state = m.state
+    racks = [state.rack_ids[state.index[n]] for n in a.nodes]
+    return racks.count(state.rack_ids[i]) > 1 and bool(usable - set(racks))
+
+
+def _shed(m: Mover, i: int, sized: list[tuple[int, Key]], moved: int) -> None:
+    """Off node i from ``sized`` (smallest first) until it is under ``soft``: the smallest
+    partition that alone takes it under, else the largest."""
+    state, soft, node = m.state, m.soft, m.state.ids[i]
+    while m.used()[i] > soft * m.total[i]:
+        if not sized:
+            filled = m.used()[i] / m.total[i]
+            why = "no partition of known size left to move (give --log-dirs)"
+            if moved:
+                why = f"still {filled:.1%} full after {moved} moves: nothing else can go"
+            m.cannot(DISK_FULL, why, node=node)
+            break
+        excess = m.used()[i] - soft * m.total[i]
+        k = bisect.bisect_left(sized, (excess, ("", -1)))
+        _, key = sized.pop(min(k, len(sized) - 1))
+        a = state.held(*key)
+        if a is not None and m.may_change(key, DISK_FULL, a):
+            moved += m.move(a, i, DISK_FULL, soft) is not None
 
 
 def _repair_racks(m: Mover) -> None:
