@@ -85,7 +85,9 @@ class Balancing:
     made (the bound with balancing, :mod:`trimtab.allocation.lower_bound`, less those
     moves). With topic-aware balancing, ``topic_spread_*`` count the replicas above their
     node's band ``⌈q⌉`` of their topic before and after: what the moves beyond the bound
-    buy."""
+    buy. ``retargeted`` counts the required moves whose target balancing changed instead
+    (a replica moved a → b by a required step and on to c is one move a → c, so it adds
+    no move and no bytes; not in :attr:`moves`)."""
 
     included: bool
     moves: tuple[PlannedMove, ...]
@@ -96,6 +98,7 @@ class Balancing:
     topic_spread_before: int
     topic_spread_after: int
     diversity_lowered: int = 0
+    retargeted: int = 0
 
     @property
     def bytes_moved(self) -> int:
@@ -121,6 +124,7 @@ class Balancing:
             "topic_spread_before": self.topic_spread_before,
             "topic_spread_after": self.topic_spread_after,
             "rack_diversity_lowered": self.diversity_lowered,
+            "retargeted": self.retargeted,
         }
 
 

@@ -71,6 +71,7 @@ from trimtab.allocation.balance_plan import (
     Cancellation,
     InFlight,
     Key,
+    PlannedMove,
     RebalancePlan,
 )
 from trimtab.allocation.health import NodeStatus
@@ -340,10 +341,11 @@ def _balance(m: Mover, include: bool, bound: int) -> Balancing:
     spread_before = topic_spread(state) if m.topic_aware else 0
     mark = m.tx.mark()
     changes = _even_counts(m)
-    moves = tuple(move for old, new in changes for move in net_moves(old, new, {}))
+    moves, retargeted = _added(m, changes)
     balancing = Balancing(
         included=include,
         moves=moves,
+        retargeted=retargeted,
         balance_before=before,
         balance_after=target_balance(state, rack_aware=racks),
         lower_bound_moves=bound,
@@ -364,6 +366,24 @@ def _balance(m: Mover, include: bool, bound: int) -> Balancing:
     return balancing
 
 
+def _added(
+    m: Mover, changes: list[tuple[PartitionAssignment, PartitionAssignment]]
+) -> tuple[tuple[PlannedMove, ...], int]:
+    """The moves balancing adds, and how many earlier moves it only lands elsewhere: a
+    replica that reached its node in this plan and moves on (a → b → c is one move a → c,
+    as before, so it adds nothing)."""
+    added: list[PlannedMove] = []
+    retargeted = 0
+    for old, new in changes:
+        first = m.original.get((old.topic, old.partition), old)
+        for move in net_moves(old, new, {}):
+            if move.source in first.nodes:
+                added.append(move)
+            else:
+                retargeted += 1
+    return tuple(added), retargeted
+
+
 def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignment]]:
     """Counts towards the reachable shares with the budget left (one partition per move at
     most); the partitions changed, before and after."""
@@ -377,6 +397,13 @@ def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignmen
         for key in m.keys
         if key not in m.frozen and (a := state.held(*key)) is not None and m.quorum(a)
     ]
+    index = state.index
+    free = [  # replicas that reached their node in this plan: moving them on is free
+        (k, index[node])
+        for k, a in enumerate(movable)
+        for node in m.origin.get((a.topic, a.partition), {})
+        if node in a.nodes
+    ]
     changed = even_out(
         state,
         m.tx,
@@ -385,6 +412,7 @@ def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignmen
         topic_aware=m.topic_aware,
         hard_disk_ratio=m.soft,
         max_moves=left,
+        free=free,
     )
     return [(old, new) for old, new in zip(movable, changed, strict=True) if old is not new]
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -81,14 +81,23 @@ def even_out(
     hard_disk_ratio: float = 0.95,
     excluded: frozenset[int] = frozenset(),
     max_moves: int | None = None,
+    free: Collection[tuple[int, int]] | None = None,
 ) -> list[PartitionAssignment]:
     """Move replicas of ``made`` (held by the state, changed through ``tx``) towards capacity
     shares, at most ``max_moves`` of them; returns the assignments as they end, in order.
 
     ``made`` is usually the batch's new partitions; existing ones may be passed too (that is
-    Redpanda's counts rebalancing, and each of their moves copies data).
+    Redpanda's counts rebalancing, and each of their moves copies data). ``free`` are
+    (index in ``made``, node index) replicas whose move copies nothing more: they reached
+    that node earlier in the same plan, so moving them on changes where an earlier move
+    lands (a → b → c is one move a → c). Among equally good moves those go first, and so
+    does a replica this pass moved already. None (a batch of new partitions): every move is
+    as free as any other.
     """
     batch = _Batch(state, tx, made, rack_aware, topic_aware, hard_disk_ratio, excluded)
+    batch.tracks_free = free is not None
+    for k, i in free or ():
+        batch.free.setdefault(i, {})[k] = None
     if not batch.whole:
         return batch.out
     budget = max_moves if max_moves is not None else -1
@@ -141,6 +150,9 @@ class _Batch:
         self.smallest = min((a.size_bytes for a in self.out), default=0)
         # per giver and topic: its partitions that may leave it (see _leaving)
         self._leave_memo: dict[int, dict[str, list[list[int]]]] = {}
+        # per node: the partitions whose replica there moves for free (see even_out)
+        self.free: dict[int, dict[int, None]] = {}
+        self.tracks_free = False
 
     @property
     def pairs(self) -> list[list[int]]:
@@ -260,7 +272,7 @@ class _Batch:
     def _move_among(self, givers: list[int], takers: list[int], topic: str | None) -> bool:
         """The move of least pair cost between tied givers and takers (both rank alike on
         counts, so the choice only affects which replica sets form)."""
-        best: tuple[tuple[int, int], int, int, int] | None = None
+        best: tuple[tuple[int, int, int], int, int, int] | None = None
         for v in givers:
             for u in takers:
                 if u == v:
@@ -279,16 +291,21 @@ class _Batch:
         found = self._cheapest(v, u, topic)
         return None if found is None else found[1]
 
-    def _cheapest(self, v: int, u: int, topic: str | None) -> tuple[tuple[int, int], int] | None:
-        """(pair cost, partition) of :meth:`movable`'s choice, at most :data:`_SCAN` looked at."""
-        best, best_cost = None, (0, 0)
+    def _cheapest(
+        self, v: int, u: int, topic: str | None
+    ) -> tuple[tuple[int, int, int], int] | None:
+        """(cost, partition) of :meth:`movable`'s choice, at most :data:`_SCAN` looked at: a
+        free replica first (it copies nothing more), then the pair cost."""
+        best, best_cost = None, (0, 0, 0)
         pairs = self.pairs
+        free = self.free.get(v, {})
         for seen, (k, others) in enumerate(self._candidates(v, u, topic), 1):
             shared = self._topic_holding(self.out[k].topic)
             at_u, at_v = shared.get(u, set()), shared.get(v, set())
             in_topic = sum(len(at_u & shared.get(o, set())) - len(at_v & shared[o]) for o in others)
             at_u_pairs, at_v_pairs = pairs[u], pairs[v]
-            cost = (in_topic, sum(at_u_pairs[o] - at_v_pairs[o] for o in others))
+            paid = int(k not in free)
+            cost = (paid, in_topic, sum(at_u_pairs[o] - at_v_pairs[o] for o in others))
             if best is None or cost < best_cost:
                 best, best_cost = k, cost
             if seen == _SCAN:
@@ -328,8 +345,17 @@ class _Batch:
         return found
 
     def _candidates(self, v: int, u: int, topic: str | None) -> Iterator[tuple[int, list[int]]]:
-        """The batch partitions whose replica on v may move to u, with their other nodes."""
+        """The batch partitions whose replica on v may move to u, with their other nodes:
+        the free ones on v's heaviest cores when any fits, else the others."""
         weights = self.state.weights[v]
+        free = self._free_on_top(v, topic)
+        if free:
+            found = False
+            for k, others in self._fits(free, v, u, topic):
+                found = True
+                yield k, others
+            if found:
+                return
         levels: Iterable[Iterable[int]]
         if topic is not None:  # the topic's partitions on v, heaviest cores first
             levels = self._leaving(v, topic)
@@ -349,6 +375,24 @@ class _Batch:
                 yield k, others
             if found:
                 return
+
+    def _free_on_top(self, v: int, topic: str | None) -> list[int]:
+        """The free replicas on v (of ``topic`` if given) that sit on one of its heaviest
+        cores (so core weights stay within one, as for any other leaving replica)."""
+        free = self.free.get(v)
+        if not free:
+            return []
+        state = self.state
+        donor, weights = state.ids[v], state.weights[v]
+        top = max(weights)
+        out = []
+        for k in free:
+            a = self.out[k]
+            if topic is not None and a.topic != topic:
+                continue
+            if weights[next(r.core for r in a.replicas if r.node == donor)] == top:
+                out.append(k)
+        return out
 
     def _fits(
         self, scan: Iterable[int], v: int, u: int, topic: str | None
@@ -403,6 +447,9 @@ class _Batch:
             held.setdefault(u, set()).add(k)
         del self.holding[v][k]
         self.holding[u][k] = None
+        if self.tracks_free:
+            self.free.get(v, {}).pop(k, None)
+            self.free.setdefault(u, {})[k] = None  # moving it on copies nothing more
         self.moves += 1
         self._leave_memo.pop(v, None)  # v and u changed holdings and core weights, no other
         self._leave_memo.pop(u, None)

@@ -162,12 +162,17 @@ def _balancing_lines(plan: RebalancePlan) -> list[str]:
     """What count balancing adds (or would add), what topic balance costs and buys, and
     any loss of rack diversity."""
     b, lines = plan.balancing, []
-    if b is not None and b.moves:
+    if b is not None and (b.moves or b.retargeted):
         verb = "adds" if b.included else "would add (give --mode to include it)"
+        elsewhere = (
+            f", landing {plural(b.retargeted, 'required move')} elsewhere at no cost"
+            if b.retargeted
+            else ""
+        )
         lines.append(
             f"count balancing {verb} {plural(len(b.moves), 'move')} "
-            f"({b.bytes_moved:,} bytes; lower bound {b.lower_bound_moves:,}): balance "
-            f"{b.balance_before:.6f} → {b.balance_after:.6f}"
+            f"({b.bytes_moved:,} bytes; lower bound {b.lower_bound_moves:,}){elsewhere}: "
+            f"balance {b.balance_before:.6f} → {b.balance_after:.6f}"
         )
         if b.topic_aware and b.beyond_counts:
             lines.append(
