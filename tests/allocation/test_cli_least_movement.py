@@ -128,3 +128,49 @@ def test_topic_balance_is_priced_and_can_be_left_out(cluster: tuple[str, ...]) -
     )
     plain = json.loads(out)["balancing"]
     assert code == 0 and plain["topic_aware"] is False and plain["beyond_count_balance"] == 0
+
+
+def test_a_full_disk_and_a_crowded_rack_cost_one_move(tmp_path: Path) -> None:
+    """Broker 1 is 85 % full and shares rack a with broker 2 in topic-0's replicas; topic-1
+    (smaller) alone would take broker 1 under 80 %. Sending topic-0's replica on broker 1
+    to rack c relieves the disk and repairs the rack in one move, which is the lower bound;
+    sending topic-1 and then repairing topic-0 took two (bench/peers down60, issue 40)."""
+    inventory = tmp_path / "inventory.csv"
+    rows = ["cluster,node,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state"]
+    racks = {1: "a", 2: "a", 3: "b", 4: "c", 5: "c"}
+    rows += [
+        f"prod,{b},rack-{r},4,{2**36},{(1000 if b == 1 else 2000) * GB},{10**10},writable"
+        for b, r in racks.items()
+    ]
+    inventory.write_text("\n".join(rows) + "\n")
+    placed = {"topic-0": ([1, 2, 3], 500 * GB), "topic-1": ([1, 4, 3], 350 * GB)}
+    assignment = tmp_path / "assignment.json"
+    partitions = [{"topic": t, "partition": 0, "replicas": on} for t, (on, _) in placed.items()]
+    assignment.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    log_dirs = tmp_path / "log-dirs.json"
+    brokers = [
+        {
+            "broker": b,
+            "logDirs": [
+                {
+                    "logDir": "/data",
+                    "error": None,
+                    "partitions": [
+                        {"partition": f"{t}-0", "size": size, "offsetLag": 0, "isFuture": False}
+                        for t, (on, size) in placed.items()
+                        if b in on
+                    ],
+                }
+            ],
+        }
+        for b in racks
+    ]
+    log_dirs.write_text(json.dumps({"version": 1, "brokers": brokers}))
+    args = ("-i", str(inventory), "-a", str(assignment), "--log-dirs", str(log_dirs))
+    code, out, err = run(*args, "--rack-aware", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(m["topic"], m["from"], m["to"]) for m in doc["moves"]] == [("topic-0", 1, 5)]
+    assert doc["moves"][0]["reason"] == "disk_full"
+    assert doc["lower_bound_moves"] == 1
+    assert doc["unfixable"] == []
