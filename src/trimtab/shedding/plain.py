@@ -33,9 +33,9 @@ def plain_reasons(plan: Plan) -> list[str]:
 
 
 def _back_half(decision: Decision) -> str | None:
-    """"swap" or "trade" when the move is the back half of one: a smaller bundle going from the
-    cooler broker to the hotter one in exchange (PIP-220's swap, the balanced shedder's trade
-    names the cooler broker in its note)."""
+    """The exchange's name ("swap" or "trade") when the move is the back half of one: a
+    smaller bundle going from the cooler broker to the hotter one in exchange (PIP-220's swap;
+    the balanced shedder's trade names the cooler broker in its note)."""
     move, note = decision.move, decision.note
     if move is None:
         return None
