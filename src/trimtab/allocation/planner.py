@@ -7,14 +7,14 @@ Goals (in upstream's order; each later step sees the moves of the earlier ones)
     2. Unavailable nodes (``continuous``): every replica off nodes down longer than
        ``partition_autobalancing_node_availability_timeout_sec``.
     3. Full disks (``continuous``): replicas off nodes above
-       ``partition_autobalancing_max_disk_usage_percent``, largest benefit first, until under;
-       first those whose move to a new rack also repairs their partition's racks, as many as
-       the fewest moves allow (:mod:`trimtab.allocation.shedding`).
+       ``partition_autobalancing_max_disk_usage_percent``, largest benefit first, until under.
     4. Rack repair (``continuous``, rack-aware): partitions whose replicas share a rack while a
        rack without one of them could take one.
     5. Counts (``node_add`` and ``continuous``): replica counts towards the reachable shares
        (capacity shares as far as racks allow, :mod:`trimtab.allocation.shares`), by
-       :func:`~trimtab.allocation.repair.even_out`, with what is left of the budget.
+       :func:`~trimtab.allocation.repair.even_out`, with what is left of the budget. Among
+       equally good moves it moves on a replica an earlier step moved (a → b → c is one
+       move a → c): it lands that move elsewhere and adds none (``Balancing.retargeted``).
     Steps 1–4 are required, step 5 optional: when something is required and the caller did
     not give the mode, step 5 is planned, measured and rolled back, and the plan says what it
     would add (departure from upstream, see ``plan_rebalance``). Every plan carries the lower
@@ -42,10 +42,11 @@ Algorithm
     nodes are scored all at once with NumPy (:mod:`trimtab.allocation._vector`, equal to the
     scalar rules). A move is listed by its net effect: a replica moved twice (a → b → c) is
     one move a → c under the first reason; a replica moved back is no move. Full disks: while
-    a node is over, the smallest partition that alone takes it under goes, else the largest
-    (fewest moves, then fewest bytes); upstream moves its smallest partitions first. Before
-    that, rack-aware, the replicas that crowd their partition's rack go first, to a new rack
-    (one move for the disk and the rack, where two were made: bench/peers down60).
+    a node is over, a partition whose replica there shares its rack with another of its
+    replicas goes first when rack repair follows (the largest: its move to a free rack is one
+    the repair would make anyway), then the smallest partition that alone takes it under,
+    else the largest (fewest moves, then fewest bytes); upstream moves its smallest partitions
+    first.
 
 Worked example: nodes 0, 1, 2, 3; one partition on (0, 1, 2); node 0 down for an hour. Step 2
 moves 0's replica: 3 is the only node not holding the partition → (3, 1, 2), one move,
@@ -70,7 +71,6 @@ from trimtab.allocation.balance_plan import (
     Balancing,
     Cancellation,
     InFlight,
-    Key,
     PlannedMove,
     RebalancePlan,
 )
@@ -81,7 +81,6 @@ from trimtab.allocation.mover import Mover, diversity_lowered, net_moves
 from trimtab.allocation.repair import even_out
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.shares import target_balance, topic_spread
-from trimtab.allocation.shedding import fewest_extra
 from trimtab.allocation.state import AllocationState
 from trimtab.cluster import ClusterState, NodeId
 from trimtab.config.redpanda import AllocationConfig, BalancerMode
@@ -157,7 +156,7 @@ def plan_rebalance(
         _evict(mover, evict, hard)
         if chosen is BalancerMode.CONTINUOUS:
             _drain(mover, view.timed_out, UNAVAILABLE, hard)
-            _relieve(mover, full)
+            _relieve(mover, full, racks=mover.rack_aware)
             if mover.rack_aware:
                 _repair_racks(mover)
         balancing = None
@@ -241,74 +240,67 @@ def _full_nodes(m: Mover) -> dict[NodeId, float]:
     }
 
 
-def _relieve(m: Mover, full: dict[NodeId, float]) -> None:
-    """Off each full node until it is under ``soft``: first the replicas whose move also
-    repairs a rack, as many as still let the fewest moves get it under
-    (:func:`~trimtab.allocation.shedding.fewest_extra`), then the smallest partition that
-    alone takes it under, else the largest (sizes known only)."""
+def _relieve(m: Mover, full: dict[NodeId, float], *, racks: bool = False) -> None:
+    """Off each full node until it is under ``soft``: the smallest partition that alone
+    takes it under, else the largest (sizes known only). With ``racks`` (rack repair follows),
+    partitions whose replica here shares its rack with another of theirs go first, by the same
+    rule: their move to a free rack is one the rack repair would make anyway, so it relieves
+    the disk for nothing (moving others first cost one move more per such partition, where the
+    lower bound counts one)."""
     state, soft = m.state, m.soft
-    usable = {state.rack_ids[j] for j in range(len(state)) if state.active[j]}
+    usable = _usable_racks(m) if racks else set()
     for node in full:
         i = state.index[node]
-        sized: list[tuple[int, Key]] = []
-        repairing: list[tuple[int, Key]] = []
+        sized = []
         for key in m.holding([i]):
             a = state.held(*key)
             if a is not None and a.size_bytes > 0 and node in a.nodes and key not in m.frozen:
-                (repairing if _repairs(m, a, i, usable) else sized).append((a.size_bytes, key))
-        repairing.sort(reverse=True)
+                sized.append((a.size_bytes, key))
         sized.sort()
-        excess = m.used()[i] - soft * m.total[i]
-        choice = fewest_extra([s for s, _ in repairing], [s for s, _ in sized[::-1]], 0, excess)
-        first = choice[1] if choice is not None else 0
-        sized = sorted(sized + repairing[first:])
         moved = 0
-        for _, key in repairing[:first]:
-            a = state.held(*key)
-            if (
-                m.used()[i] > soft * m.total[i]
-                and a is not None
-                and m.may_change(key, DISK_FULL, a)
-            ):
+        while m.used()[i] > soft * m.total[i]:
+            if not sized:
+                filled = m.used()[i] / m.total[i]
+                why = "no partition of known size left to move (give --log-dirs)"
+                if moved:
+                    why = f"still {filled:.1%} full after {moved} moves: nothing else can go"
+                m.cannot(DISK_FULL, why, node=node)
+                break
+            excess = m.used()[i] - soft * m.total[i]
+            shared = [x for x in sized if _shares_rack(m, x[1], i, usable)] if usable else []
+            if shared:
+                chosen = shared[-1]  # the largest: the fewest other moves left to make
+            else:
+                k = bisect.bisect_left(sized, (excess, ("", -1)))
+                chosen = sized[min(k, len(sized) - 1)]
+            sized.remove(chosen)
+            a = state.held(*chosen[1])
+            if a is not None and m.may_change(chosen[1], DISK_FULL, a):
                 moved += m.move(a, i, DISK_FULL, soft) is not None
-        _shed(m, i, sized, moved)
 
 
-def _repairs(m: Mover, a: PartitionAssignment, i: int, usable: set[int]) -> bool:
-    """Whether moving ``a``'s replica on node i to a free rack repairs a rack violation:
-    rack-aware, another replica in i's rack, and a ``usable`` rack holding none of them."""
-    if not m.rack_aware:
-        return False
+def _usable_racks(m: Mover) -> set[int]:
     state = m.state
+    return {state.rack_ids[i] for i in range(len(state)) if state.active[i]}
+
+
+def _shares_rack(m: Mover, key: tuple[str, int], i: int, usable: set[int]) -> bool:
+    """Whether the partition's replica on node ``i`` shares its rack with another of its
+    replicas while a usable rack holds none of them (the rack repair would move one)."""
+    state = m.state
+    a = state.held(*key)
+    if a is None:
+        return False
     racks = [state.rack_ids[state.index[n]] for n in a.nodes]
-    return racks.count(state.rack_ids[i]) > 1 and bool(usable - set(racks))
-
-
-def _shed(m: Mover, i: int, sized: list[tuple[int, Key]], moved: int) -> None:
-    """Off node i from ``sized`` (smallest first) until it is under ``soft``: the smallest
-    partition that alone takes it under, else the largest."""
-    state, soft, node = m.state, m.soft, m.state.ids[i]
-    while m.used()[i] > soft * m.total[i]:
-        if not sized:
-            filled = m.used()[i] / m.total[i]
-            why = "no partition of known size left to move (give --log-dirs)"
-            if moved:
-                why = f"still {filled:.1%} full after {moved} moves: nothing else can go"
-            m.cannot(DISK_FULL, why, node=node)
-            break
-        excess = m.used()[i] - soft * m.total[i]
-        k = bisect.bisect_left(sized, (excess, ("", -1)))
-        _, key = sized.pop(min(k, len(sized) - 1))
-        a = state.held(*key)
-        if a is not None and m.may_change(key, DISK_FULL, a):
-            moved += m.move(a, i, DISK_FULL, soft) is not None
+    mine = state.rack_ids[i]
+    return racks.count(mine) > 1 and bool(usable - set(racks))
 
 
 def _repair_racks(m: Mover) -> None:
     """Partitions sharing a rack while a rack with a usable node holds none of them: the
     later replicas of a rack move (the first of each rack stays)."""
     state = m.state
-    usable = {state.rack_ids[i] for i in range(len(state)) if state.active[i]}
+    usable = _usable_racks(m)
     for key in m.keys:
         a = state.held(*key)
         if a is None:
