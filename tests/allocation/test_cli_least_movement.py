@@ -40,6 +40,13 @@ def cluster(tmp_path: Path) -> tuple[str, ...]:
             sizes.setdefault(b, []).append((f"{topic}-{p}", rng.randrange(1, 100) * GB))
     assignment = tmp_path / "assignment.json"
     assignment.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    log_dirs = _log_dirs(tmp_path, sizes)
+    return ("-i", str(inventory), "-a", str(assignment), "--log-dirs", str(log_dirs))
+
+
+def _log_dirs(tmp_path: Path, sizes: dict[int, list[tuple[str, int]]]) -> Path:
+    """``kafka-log-dirs --describe`` output: one dir per broker holding ``sizes``'s
+    (topic-partition, bytes)."""
     log_dirs = tmp_path / "log-dirs.json"
     brokers = [
         {
@@ -58,7 +65,7 @@ def cluster(tmp_path: Path) -> tuple[str, ...]:
         for b, held in sorted(sizes.items())
     ]
     log_dirs.write_text(json.dumps({"version": 1, "brokers": brokers}))
-    return ("-i", str(inventory), "-a", str(assignment), "--log-dirs", str(log_dirs))
+    return log_dirs
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -147,25 +154,8 @@ def test_a_full_disk_and_a_crowded_rack_cost_one_move(tmp_path: Path) -> None:
     assignment = tmp_path / "assignment.json"
     partitions = [{"topic": t, "partition": 0, "replicas": on} for t, (on, _) in placed.items()]
     assignment.write_text(json.dumps({"version": 1, "partitions": partitions}))
-    log_dirs = tmp_path / "log-dirs.json"
-    brokers = [
-        {
-            "broker": b,
-            "logDirs": [
-                {
-                    "logDir": "/data",
-                    "error": None,
-                    "partitions": [
-                        {"partition": f"{t}-0", "size": size, "offsetLag": 0, "isFuture": False}
-                        for t, (on, size) in placed.items()
-                        if b in on
-                    ],
-                }
-            ],
-        }
-        for b in racks
-    ]
-    log_dirs.write_text(json.dumps({"version": 1, "brokers": brokers}))
+    sizes = {b: [(f"{t}-0", size) for t, (on, size) in placed.items() if b in on] for b in racks}
+    log_dirs = _log_dirs(tmp_path, sizes)
     args = ("-i", str(inventory), "-a", str(assignment), "--log-dirs", str(log_dirs))
     code, out, err = run(*args, "--rack-aware", "--json")
     assert code == 0, err

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.allocation.helpers import make_cluster
 from tests.allocation.test_planner import PROPERTIES, Case, cases
 from trimtab.allocation import PartitionAssignment, Replica
 from trimtab.allocation.balance_plan import RebalancePlan
@@ -169,31 +170,19 @@ def test_a_full_disk_sheds_the_replica_that_also_repairs_its_rack() -> None:
     p1 (the smallest that alone takes node 0 under) and then repairing p0's racks is two
     moves; sending p0's replica on node 0 to rack c does both in one, and the bound is one
     (bench/peers down60 had three such partitions, issue 40)."""
-    racks, free = ["a", "a", "b", "c", "c"], [150, 900, 840, 940, 1000]
-    cluster = ClusterState.of(
-        "c",
-        [
-            Node(
-                id=NodeId(str(i)),
-                location=f"/{rack}",
-                capacity=Capacity(
-                    cores=4,
-                    memory_bytes=1,
-                    disk_total_bytes=1000,
-                    disk_free_bytes=free[i],
-                    nic_bps=1,
-                ),
-            )
-            for i, rack in enumerate(racks)
-        ],
+    cluster = make_cluster(
+        [4] * 5,
+        racks=["a", "a", "b", "c", "c"],
+        disk_total=1000,
+        disk_free=[150, 900, 840, 940, 1000],
     )
     held = [
-        PartitionAssignment("t", 0, tuple(Replica(NodeId(str(i)), 0) for i in (0, 1, 2)), 100),
-        PartitionAssignment("t", 1, tuple(Replica(NodeId(str(i)), 0) for i in (0, 3, 2)), 60),
+        PartitionAssignment("t", 0, tuple(Replica(NodeId(f"n0{i}"), 0) for i in (0, 1, 2)), 100),
+        PartitionAssignment("t", 1, tuple(Replica(NodeId(f"n0{i}"), 0) for i in (0, 3, 2)), 60),
     ]
     plan = plan_rebalance(cluster, held, CONFIG, rack_aware=True, mode="continuous")
-    assert plan.full == {NodeId("0"): 0.85}
-    assert [(m.partition, m.source, m.target) for m in plan.moves] == [(0, "0", "4")]
+    assert plan.full == {NodeId("n00"): 0.85}
+    assert [(m.partition, m.source, m.target) for m in plan.moves] == [(0, "n00", "n04")]
     assert len(plan.moves) == plan.lower_bound_moves == 1
     assert not plan.unfixable
 

@@ -348,14 +348,6 @@ class _Batch:
         """The batch partitions whose replica on v may move to u, with their other nodes:
         the free ones on v's heaviest cores when any fits, else the others."""
         weights = self.state.weights[v]
-        free = self._free_on_top(v, topic)
-        if free:
-            found = False
-            for k, others in self._fits(free, v, u, topic):
-                found = True
-                yield k, others
-            if found:
-                return
         levels: Iterable[Iterable[int]]
         if topic is not None:  # the topic's partitions on v, heaviest cores first
             levels = self._leaving(v, topic)
@@ -368,6 +360,9 @@ class _Batch:
                 itertools.chain.from_iterable(self.on_core[(v, c)] for c in same)
                 for _, same in itertools.groupby(holding, key=lambda c: weights[c])
             )
+        free = self._free_on_top(v, topic)
+        if free:  # the free replicas are looked at as a level of their own, before the others
+            levels = itertools.chain([free], levels)
         for level in levels:  # a lighter core only when no heavier one has a candidate
             found = False
             for k, others in self._fits(level, v, u, topic):

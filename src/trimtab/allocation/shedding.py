@@ -1,16 +1,18 @@
-"""Which replicas a node that must shed should send, when some of them also repair a rack.
+"""How few moves a shedding node needs beyond the rack repairs its moves can do too.
 
 Goals
-    One move that does two jobs. A node over its disk limit (or over its count share) must
-    send at least ``k`` replicas carrying at least ``need`` bytes. Some of its replicas belong
-    to partitions in rack violation and sit in the rack they crowd: sending such a replica to
-    a new rack relieves the node *and* repairs the rack, where any other choice leaves the
-    repair its own move elsewhere. On bench/peers down60 three such partitions cost three
-    moves above the bound (issue 40).
+    One move that does two jobs, counted in the lower bound
+    (:mod:`trimtab.allocation.lower_bound`, its third form). A node over its disk limit (or
+    over its count share) must send at least ``k`` replicas carrying at least ``need`` bytes.
+    Some of its replicas belong to partitions in rack violation and sit in the rack they
+    crowd: sending such a replica to a new rack relieves the node *and* repairs the rack
+    (the planner's full-disk step sends those first), where any other choice leaves the
+    repair its own move elsewhere. On bench/peers down60 the bound without this took three
+    such repairs as free (issue 40).
 
 Constraints
-    The choice must still reach ``need`` bytes; sending a small repairing replica instead of
-    a large plain one may need one move more, which pays only when it saves a repair.
+    The choice must still reach ``need`` bytes; a small repairing replica instead of a large
+    plain one may need one move more, which pays only when it saves a repair.
 
 Algorithm
     Sending m replicas, j of them repairing, costs ``m − j`` moves beyond the repairs any plan
@@ -23,7 +25,8 @@ Algorithm
 
 Worked example: need 96, the node's largest 79 replicas reach it with 0.49 to spare and the
 7 repairing ones weigh 1.66, 1.13, 0.95, 0.94, 0.57, 0.44 and 0.40: the 6 largest of them
-with the 73 largest others still reach 96 (the 7th does not), so (m, j) = (79, 6).
+with the 73 largest others still reach 96 (the 7th does not), so (m, j) = (79, 6): 73
+moves beyond the repairs (sending all 7 and 73 others, as the planner does, costs the same).
 """
 
 from __future__ import annotations
