@@ -48,3 +48,22 @@ def test_down60_topic_balance_lands_required_moves_elsewhere() -> None:
     assert b.retargeted == 4 and len(b.moves) == 1
     assert len(topics.moves) == len(plain.moves) + len(b.moves) == 468
     assert b.topic_spread_after < b.topic_spread_before
+
+
+def test_what_balancing_would_add_says_which_required_moves_it_lands_elsewhere() -> None:
+    """Without --mode the down60 plan moves only what it must (467) and says what balancing
+    would add: 1 move, and 4 required moves landed elsewhere at no cost, in the table line
+    and in the JSON figures."""
+    rebalancer = pytest.importorskip("bench.peers.rebalancer")
+    from trimtab.cli.rebalance_output import _balancing_lines
+
+    cluster, held, kw = rebalancer.scenario("down60", 7)
+    kw = {k: v for k, v in kw.items() if k != "mode"}
+    plan = rebalancer.plan_rebalance(cluster, held, rebalancer.CONFIG, max_moves=10**9, **kw)
+    assert len(plan.moves) == plan.lower_bound_moves == 467
+    b = plan.balancing
+    assert b is not None and not b.included
+    assert b.figures()["moves"] == 1 and b.figures()["retargeted"] == 4
+    line = _balancing_lines(plan)[0]
+    assert line.startswith("count balancing would add (give --mode to include it) 1 move (")
+    assert "landing 4 required moves elsewhere at no cost" in line
