@@ -61,11 +61,12 @@ def _entries(text: str, label: str) -> Iterator[tuple[str, str]]:
         (line[len(_LINES_READ) :].split() for line in lines if line.startswith(_LINES_READ)), []
     )
     newest = read[-1] if read else None
+    current = {newest, f"{newest}-SNAPSHOT"}  # the newest line's snapshots: master's own keys
     for line in lines:
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue
-        if len(fields) == 3 and fields[2] != newest:
+        if len(fields) == 3 and fields[2] not in current:
             span = fields[1] if fields[1] == fields[2] else f"{fields[1]} to {fields[2]}"
             yield fields[0], f"{label}, {span}"
         else:
