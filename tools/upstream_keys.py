@@ -7,8 +7,9 @@ Pulsar ``broker.conf`` and lists the ones it does not read; these lists are how 
     python tools/upstream_keys.py fixture FILE          # key=value lines only, for tests/data
     python tools/upstream_keys.py java FILE... --origin "apache/bookkeeper ClientConfiguration@SHA"
     python tools/upstream_keys.py releases GITDIR conf/bk_server.conf OLDER/PATH/bk_server.conf
-    python tools/upstream_keys.py history GITDIR conf/broker.conf --until REV \
-        [--then LINE=FILE ...]              # key, first and last release line, per key
+    python tools/upstream_keys.py history GITDIR conf/broker.conf --rev master \
+        --rev branch-2.10 ... [--renamed 2.12=3.0 ...] [--then LABEL=FILE ...]
+                                        # key, first and last release line, per key
 
 ``keys`` and ``fixture`` read a Java ``.properties`` file as upstream ships it (``keys`` takes
 several, such as the file at every release tag, and lists every key any of them ships): both active
@@ -18,12 +19,16 @@ for the string constants they pass to ``get*``/``set*`` as a key, for the client
 default file in upstream's ``conf/``. ``releases`` reads a git repository (a bare mirror will
 do): the file at every ``release-*`` tag (the first of the given paths it has there), and
 lists every key any release shipped, so a file of an old release loads too. ``history`` reads
-a repository without release tags (apache/pulsar's history as a copy holds it): every commit up to
-``--until`` that changed the file, each labelled with the release line (``2.4``) its root
-``pom.xml`` names at that commit (``2.4.0-SNAPSHOT`` is on its way to 2.4), then each ``--then``
-file (a newer released file or its ``fixture`` lines) under its own label; it writes each key
-with the first and the last label it was seen under. Output goes to stdout, sorted, after ``#``
-header lines.
+a repository whose releases are commits on branches, not tags (apache/pulsar, or a fork that
+mirrors its branches): every commit reachable from the ``--rev`` refs (master first, then the
+release branches) that changed the file, each release commit, and each ref's tip and cut from
+master, each labelled with the release line its project version names (root ``pom.xml``, or
+``gradle.properties`` since the Gradle build; ``2.4.0-SNAPSHOT`` is on its way to 2.4, and a
+master commit made after branch-2.11 was cut is on its way to the next line). Commits whose
+version is not apache's (a fork's ``2.10.0.7``) are left out and listed. It writes each key
+with the first and last line whose released file had it (``X.Y-SNAPSHOT`` when only
+development snapshots did), and header lines naming every ref read with its commit. Output
+goes to stdout, sorted, after ``#`` header lines.
 """
 
 from __future__ import annotations
