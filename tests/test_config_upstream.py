@@ -259,9 +259,9 @@ class TestRealFiles:
         [
             ("allowAutoTopicCreationWithLegacyNamingScheme", "Pulsar broker.conf, 4.1"),
             ("delayedDeliverySharedIndexEnabled", "Pulsar broker.conf, 3.0-SNAPSHOT"),
-            ("topicCompactionRemainNullKey", "Pulsar broker.conf, 3.1"),
+            ("zookeeperAllowReadOnlyOperations", "Pulsar broker.conf, 2.9"),
         ],
-        ids=["4.1 only (3.1 to master)", "3.0 snapshots only (2.10.1 to 3.1)", "3.1.2's typo"],
+        ids=["4.1 only (3.1 to master)", "3.0 snapshots only (2.10.1 to 3.1)", "2.9.5 only"],
     )
     def test_a_key_that_came_and_went_after_2_10_1_loads(
         self, key: str, shown: str, tmp_path: Path
@@ -270,8 +270,8 @@ class TestRealFiles:
         from the release branches' history: 4.1.0 to 4.1.3 shipped
         allowAutoTopicCreationWithLegacyNamingScheme (gone in 4.2, apache/pulsar#25304);
         master had delayedDeliverySharedIndexEnabled from Sept 2022 to Mar 2023 (#17344,
-        #19706), in no release; 3.1.2's release commit had topicCompactionRemainNullKey
-        (renamed by #21690). A broker.conf setting one loads through the command as typed,
+        #19706), in no release; zookeeperAllowReadOnlyOperations was on branch-2.9 only
+        (#19693, in 2.9.5). A broker.conf setting one loads through the command as typed,
         listing it as ignored with the lines that had it, and warns of nothing."""
         conf = tmp_path / "broker.conf"
         conf.write_text(PULSAR_3_1_IMAGE_BROKER.read_text() + f"{key}=true\n")
