@@ -57,6 +57,26 @@ def test_missing_capacities_are_named(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["nodes"][0]["missing"] == ["disk_total_bytes"]
 
 
+def test_what_every_node_lacks_is_said_once_under_the_table(tmp_path: Path) -> None:
+    """Every report lacks the disk: one line under the table says so, not a ``missing`` column
+    repeating it on each line (it wrapped the table at 80 columns); when the nodes lack
+    different things, the column is back."""
+    out = tmp_path / "nodes.csv"
+    args = ["inventory", "--load-reports", str(REPORTS), "-o", str(out)]
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(app, args)
+    assert result.exit_code == 0, result.output
+    header = next(x for x in result.output.splitlines() if "node" in x and "location" in x)
+    assert "missing" not in header and max(map(len, result.output.splitlines())) <= 80
+    assert "- every node lacks disk_total_bytes: give them in --defaults" in result.output
+    one_disk = tmp_path / "one.csv"
+    one_disk.write_text("node,disk_total_bytes\nbroker1:8080,500000000000\n", encoding="utf-8")
+    mixed = CliRunner(env={"COLUMNS": "120"}).invoke(app, [*args, "--defaults", str(one_disk)])
+    assert mixed.exit_code == 0, mixed.output
+    assert "4 nodes lack required values (column 'missing')" in mixed.output
+    header = next(x for x in mixed.output.splitlines() if "node" in x and "location" in x)
+    assert "missing" in header
+
+
 def test_output_checked_before_work_and_one_source_required(tmp_path: Path) -> None:
     bad = runner.invoke(
         app, ["inventory", "--load-reports", str(REPORTS), "-o", str(tmp_path / "no" / "x.csv")]

@@ -16,7 +16,10 @@ partitions of 0.2–1.8 GB, about half of every disk):
 The initial placement is not rack-aware, so each instance but drain12 starts with partitions
 in rack violation, which both planners must repair.
 
-trimtab runs here (its venv): one ``continuous`` plan, rack-aware, no move budget. Rebalancer
+trimtab runs here (its venv): one ``continuous`` plan, rack-aware, no move budget, twice: as
+configured (topic-aware balancing on, its default) and with ``--no-topic-aware``, the same
+goals as Rebalancer's (balance in proportion to capacity, then least movement: no topic
+spread among them), the like-for-like row for issue 40's goal. Rebalancer
 runs in bench/peers/.venv-rebalancer as a subprocess (bench/peers/rebalancer_solve.py),
 exchanging JSON files, with the configuration stated there and in README.md, and a time cap
 (``--cap`` seconds). Both results are scored by bench/peers/evaluate.py; the rows, the ratios
@@ -112,11 +115,15 @@ def instance(
 
 
 def run_trimtab(
-    cluster: ClusterState, held: list[PartitionAssignment], kw: dict[str, Any]
+    cluster: ClusterState,
+    held: list[PartitionAssignment],
+    kw: dict[str, Any],
+    topic_aware: bool | None = None,
 ) -> tuple[dict[str, list[str]], float, int]:
-    """trimtab's final assignment, its plan time and the planner's lower bound on moves."""
+    """trimtab's final assignment, its plan time and the planner's lower bound on moves
+    (``topic_aware`` None: the configuration's default, on)."""
     t = time.perf_counter()
-    plan = plan_rebalance(cluster, held, CONFIG, max_moves=10**9, **kw)
+    plan = plan_rebalance(cluster, held, CONFIG, max_moves=10**9, topic_aware=topic_aware, **kw)
     seconds = time.perf_counter() - t
     final = {f"{a.topic}/{a.partition}": [str(n) for n in a.nodes] for a in plan.after}
     return final, seconds, plan.lower_bound_moves
@@ -220,6 +227,9 @@ def main() -> None:
         final, seconds, bound = run_trimtab(cluster, held, kw)
         ours = evaluate(doc, final, seconds)
         print(line(name, "trimtab", ours), flush=True)
+        final, seconds, _ = run_trimtab(cluster, held, kw, topic_aware=False)
+        same = evaluate(doc, final, seconds)  # Rebalancer's goals: no topic spread among them
+        print(line(name, "trimtab --no-topic-aware", same), flush=True)
         final, seconds, why, failed = run_peer(doc, args.cap)
         if failed:
             print(f"| {name} | Rebalancer | {failed} after {seconds:.0f} s |", flush=True)
@@ -231,6 +241,7 @@ def main() -> None:
             f"- {name}: {verdict(ours, theirs)}; trimtab's lower bound {bound:,} moves "
             f"(Rebalancer: {why})"
         )
+        notes.append(f"- {name}, the same goals (--no-topic-aware): {verdict(same, theirs)}")
     print()
     print("\n".join(notes))
 

@@ -1,8 +1,10 @@
 """A telemetry file written in place while the stream runs gets one ``warning:`` (issue 43,
-point 6): the stream reads each file once, when it first lists it."""
+point 6): the stream reads each file once, when it first lists it. With the stream's
+checkpoint the watch knows what Spark read (its file source's log, in Spark's own format)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -21,6 +23,12 @@ class LocalStamps:
             for p in Path(path).iterdir()
             if p.is_file()
         ]
+
+    def list_dirs(self, path: str) -> list[str]:
+        return sorted(str(p) for p in Path(path).iterdir() if p.is_dir())
+
+    def read_text(self, path: str) -> str:
+        return Path(path).read_text()
 
 
 def test_a_file_filled_after_it_landed_is_named_once(tmp_path: Path) -> None:
@@ -59,3 +67,43 @@ def test_a_fifo_appearing_in_a_watched_directory_is_named_once(tmp_path: Path) -
     assert warning.startswith(f"{metrics / 'late.csv'} is a FIFO (named pipe), not a regular")
     assert "the stream skips it" in warning
     assert watch.check(fs) == []  # once
+
+
+def _spark_read(checkpoint: Path, source: int, batch: int, *files: Path) -> None:
+    """A batch's log of Spark's file source: ``v1``, then a JSON line per file it took."""
+    log = checkpoint / "sources" / str(source) / str(batch)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        json.dumps(
+            {
+                "path": f.resolve().as_uri(),
+                "timestamp": int(f.stat().st_mtime * 1000),
+                "batchId": batch,
+            }
+        )
+        for f in files
+    ]
+    log.write_text("\n".join(["v1", *lines]))
+
+
+def test_the_checkpoint_says_what_spark_read_and_a_later_change_is_named(tmp_path: Path) -> None:
+    """A file filled before Spark took it is no change, however the watch's looks fall; one
+    filled after Spark took it is named, even if the watch never saw its first half."""
+    metrics, checkpoint = tmp_path / "in" / "node_metrics", tmp_path / "checkpoint"
+    metrics.mkdir(parents=True)
+    early, late = metrics / "early.csv", metrics / "late file.csv"
+    early.write_text("cluster,node,ts,cpu\n" + "c,n1,1,0.5\n" * 25)
+    late.write_text("cluster,node,ts,cpu\n" + "c,n1,1,0.5\n" * 25)
+    watch = watch_dirs(str(tmp_path / "in"), ["node_metrics"], str(checkpoint))
+    fs = LocalStamps()
+    with early.open("a") as handle:  # filled before Spark's listing: read whole
+        handle.write("c,n1,2,0.5\n" * 27)
+    os.utime(early, (5, 5))
+    _spark_read(checkpoint, 0, 0, early, late)
+    with late.open("a") as handle:  # filled after it: the rest is never read
+        handle.write("c,n1,2,0.5\n" * 27)
+    os.utime(late, (late.stat().st_atime, late.stat().st_mtime + 2))
+    (warning,) = watch.check(fs)
+    assert warning.startswith(f"{late} changed after the stream read it (it read the file as")
+    assert "move files into the input directory whole" in warning
+    assert watch.check(fs) == []  # once per file

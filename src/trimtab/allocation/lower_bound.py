@@ -59,7 +59,20 @@ Combining them (``moves`` is not the sum of the terms: one move may serve two go
         moves ≥ Σₚ dₚ  +  Σ_{i∈F} oᵢ  +  Σ_{p∈S} max(0, rₚ − dₚ)
 
     (a partition of S repairs its racks only by moves off emptied or other nodes, and those
-    off emptied nodes are in the first sum). Counting the moves by partition instead, each
+    off emptied nodes are in the first sum). The partitions T with a replica on F and
+    ``rₚ > dₚ`` add what moves off F cannot do for them: let ``O = Σ_{i∈F} oᵢ``,
+    ``R = Σ_{p∈T} (rₚ − dₚ)`` and ``M = Σ_{p∈T} min(rₚ − dₚ, fₚ)``, fₚ its replicas on F. The
+    moves off F (X ≥ O) and T's moves off other non-emptied nodes (Y) meet T's repairs,
+    ``X_T + Y ≥ R`` with ``X_T ≤ min(X, M)`` of them off F, so ``X + Y ≥ max(R, O + R − M)``:
+    the term adds ``max(0, R − O, R − M)`` to O. That is for T's partitions with replicas on
+    several nodes of F; one with its replica on one node i of F only is counted at i: the
+    moves off i and those partitions' repairs elsewhere number at least
+    ``Σ (rₚ − dₚ) + nᵢ``, nᵢ the fewest largest of i's other partitions that carry what is left
+    of eᵢ once all of theirs has gone (moving one of them off i is never worse than moving
+    it elsewhere, so the least takes them all off i), and i's term becomes the larger of
+    that and oᵢ. (Without it the bound took every such partition as repaired by the disk's
+    moves for free, though the disk may need fewer moves than it holds such partitions.)
+    Counting the moves by partition instead, each
     moves at least ``max(dₚ, rₚ)`` of its own replicas, so ``moves ≥ Σₚ max(dₚ, rₚ)`` too,
     the stronger form when many nodes must shed (a balancing pass onto joining nodes) and S
     is small; the bound is the larger of the two (the bytes likewise:
@@ -80,6 +93,7 @@ is 62 moves and their bytes; a plan moving exactly broker 6's replicas is optima
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
@@ -302,6 +316,23 @@ def _disk_needs(
     return out
 
 
+def _node_with_repairs(mine: list[tuple[int, int]], movable: Counter[int], excess: int) -> int:
+    """The least of (moves off node i) + (its T partitions' repairs elsewhere): every such
+    partition needs its ``rₚ − dₚ`` moves whatever happens, and moving one off i also carries
+    its bytes, so the disk's excess left for the others is at most ``excess`` less all of
+    theirs, covered by the fewest largest of the rest."""
+    rest = movable.copy()
+    rest.subtract(Counter(s for _, s in mine))
+    left = excess - sum(s for _, s in mine)
+    need = 0
+    for part in sorted(rest.elements(), reverse=True):
+        if left <= 0:
+            break
+        left -= part
+        need += 1
+    return sum(n for n, _ in mine) + need
+
+
 def _combine(
     inst: _Instance, needs: dict[int, int], disk: dict[int, tuple[int, int]]
 ) -> LowerBounds:
@@ -313,12 +344,25 @@ def _combine(
         smallest = sum(sorted(inst.sizes.get(i, ()))[:o])
         size += max(smallest, disk.get(i, (0, 0))[1])
     rack_extra = rack_bytes = 0
+    touching = shared = 0  # over T's partitions on several nodes of F: Σ (rₚ − dₚ), Σ min(…, fₚ)
+    alone: dict[int, list[tuple[int, int]]] = {}  # i: (rₚ − dₚ, size) of T's partitions on i only
+    movable = {i: Counter(inst.sizes.get(i, ())) for i in shedding}
     for nodes, part_size, d, r in inst.parts:
-        if r > d and not any(i in shedding for i in nodes):
+        on = [i for i in nodes if i in shedding]
+        if r > d and not on:
             moves += r - d
             size += (r - d) * part_size
+        elif r > d and len(on) == 1 and movable[on[0]][part_size] > 0:
+            alone.setdefault(on[0], []).append((r - d, part_size))
+        elif r > d:
+            touching += r - d
+            shared += min(r - d, len(on))
         rack_extra += max(0, r - d)
         rack_bytes += max(0, r - d) * part_size
+    # T's rack repairs: at most Σ min(rₚ − dₚ, fₚ) of them can be moves off F (counted above)
+    moves += max(0, touching - sum(shedding.values()), touching - shared)
+    for i, mine in alone.items():
+        moves += max(0, _node_with_repairs(mine, movable[i], disk.get(i, (0, 0))[1]) - shedding[i])
     # by partition: each partition's own moves number at least max(dₚ, rₚ)
     moves = max(moves, sum(inst.emptied_by.values()) + rack_extra)
     size = max(size, inst.emptied_bytes + rack_bytes)

@@ -40,8 +40,11 @@ Algorithm
     nodes are scored all at once with NumPy (:mod:`trimtab.allocation._vector`, equal to the
     scalar rules). A move is listed by its net effect: a replica moved twice (a → b → c) is
     one move a → c under the first reason; a replica moved back is no move. Full disks: while
-    a node is over, the smallest partition that alone takes it under goes, else the largest
-    (fewest moves, then fewest bytes); upstream moves its smallest partitions first.
+    a node is over, a partition whose replica there shares its rack with another of its
+    replicas goes first when rack repair follows (the largest: its move to a free rack is one
+    the repair would make anyway), then the smallest partition that alone takes it under,
+    else the largest (fewest moves, then fewest bytes); upstream moves its smallest partitions
+    first.
 
 Worked example: nodes 0, 1, 2, 3; one partition on (0, 1, 2); node 0 down for an hour. Step 2
 moves 0's replica: 3 is the only node not holding the partition → (3, 1, 2), one move,
@@ -150,7 +153,7 @@ def plan_rebalance(
         _evict(mover, evict, hard)
         if chosen is BalancerMode.CONTINUOUS:
             _drain(mover, view.timed_out, UNAVAILABLE, hard)
-            _relieve(mover, full)
+            _relieve(mover, full, racks=mover.rack_aware)
             if mover.rack_aware:
                 _repair_racks(mover)
         balancing = None
@@ -234,10 +237,15 @@ def _full_nodes(m: Mover) -> dict[NodeId, float]:
     }
 
 
-def _relieve(m: Mover, full: dict[NodeId, float]) -> None:
+def _relieve(m: Mover, full: dict[NodeId, float], *, racks: bool = False) -> None:
     """Off each full node until it is under ``soft``: the smallest partition that alone
-    takes it under, else the largest (sizes known only)."""
+    takes it under, else the largest (sizes known only). With ``racks`` (rack repair follows),
+    partitions whose replica here shares its rack with another of theirs go first, by the same
+    rule: their move to a free rack is one the rack repair would make anyway, so it relieves
+    the disk for nothing (moving others first cost one move more per such partition, where the
+    lower bound counts one)."""
     state, soft = m.state, m.soft
+    usable = _usable_racks(m) if racks else set()
     for node in full:
         i = state.index[node]
         sized = []
@@ -256,18 +264,40 @@ def _relieve(m: Mover, full: dict[NodeId, float]) -> None:
                 m.cannot(DISK_FULL, why, node=node)
                 break
             excess = m.used()[i] - soft * m.total[i]
-            k = bisect.bisect_left(sized, (excess, ("", -1)))
-            _, key = sized.pop(min(k, len(sized) - 1))
-            a = state.held(*key)
-            if a is not None and m.may_change(key, DISK_FULL, a):
+            shared = [x for x in sized if _shares_rack(m, x[1], i, usable)] if usable else []
+            if shared:
+                chosen = shared[-1]  # the largest: the fewest other moves left to make
+            else:
+                k = bisect.bisect_left(sized, (excess, ("", -1)))
+                chosen = sized[min(k, len(sized) - 1)]
+            sized.remove(chosen)
+            a = state.held(*chosen[1])
+            if a is not None and m.may_change(chosen[1], DISK_FULL, a):
                 moved += m.move(a, i, DISK_FULL, soft) is not None
+
+
+def _usable_racks(m: Mover) -> set[int]:
+    state = m.state
+    return {state.rack_ids[i] for i in range(len(state)) if state.active[i]}
+
+
+def _shares_rack(m: Mover, key: tuple[str, int], i: int, usable: set[int]) -> bool:
+    """Whether the partition's replica on node ``i`` shares its rack with another of its
+    replicas while a usable rack holds none of them (the rack repair would move one)."""
+    state = m.state
+    a = state.held(*key)
+    if a is None:
+        return False
+    racks = [state.rack_ids[state.index[n]] for n in a.nodes]
+    mine = state.rack_ids[i]
+    return racks.count(mine) > 1 and bool(usable - set(racks))
 
 
 def _repair_racks(m: Mover) -> None:
     """Partitions sharing a rack while a rack with a usable node holds none of them: the
     later replicas of a rack move (the first of each rack stays)."""
     state = m.state
-    usable = {state.rack_ids[i] for i in range(len(state)) if state.active[i]}
+    usable = _usable_racks(m)
     for key in m.keys:
         a = state.held(*key)
         if a is None:

@@ -19,14 +19,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from kazoo.exceptions import KazooException, NoNodeError
-from kazoo.handlers.threading import KazooTimeoutError
 from rich.progress import Progress
 
 from trimtab._format import plural
 from trimtab.cli._inventory_racks import rack_resolver
 from trimtab.config import Config
-from trimtab.errors import MembershipError, TrimtabError, ZooKeeperAccessError
+from trimtab.errors import TrimtabError
 from trimtab.systems.bookkeeper.bookieinfo.client import survey
 from trimtab.systems.bookkeeper.bookieinfo.routing import RoutingBookieInfoClient
 from trimtab.systems.bookkeeper.bookieinfo.tls_setup import client_tls
@@ -35,7 +33,8 @@ from trimtab.systems.bookkeeper.registry import read_membership
 from trimtab.systems.inventory_rows import NodeRow
 from trimtab.systems.pulsar.inventory import broker_rows, split_entries, zk_reports
 from trimtab.systems.pulsar.watcher import BROKERS_PATH
-from trimtab.systems.zookeeper import ZkTarget, make_client, start_session, zk_security, zk_target
+from trimtab.systems.zookeeper import ZkTarget, zk_security, zk_target
+from trimtab.systems.zookeeper.reading import read_session, registered_bookies
 from trimtab.topology import resolve_locations
 
 __all__ = ["System", "ZkOptions", "zk_inventory"]
@@ -81,9 +80,8 @@ def zk_inventory(options: ZkOptions, cfg: Config, bar: Progress) -> Found:
         cfg.bookie_info, hosts=options.zk, root=options.ledgers_root, security=security
     )
     phase = bar.add_task(f"connecting to ZooKeeper {options.zk}", total=None)
-    client = _session(options.zk, cfg, options.timeout_s)
-    try:
-        bookkeeper = _registered(client, target) > 0
+    with read_session(options.zk, cfg, options.timeout_s) as client:
+        bookkeeper = registered_bookies(client, target) > 0
         entries = zk_reports(client, options.zk)
         system = _choose(options.system, target, bookkeeper, bool(entries))
         found = Found(system=system, notes=[_choice_note(system, options.system, target)])
@@ -97,43 +95,7 @@ def zk_inventory(options: ZkOptions, cfg: Config, bar: Progress) -> Found:
                 f"{plural(len(entries), 'broker')} from the load reports under "
                 f"{options.zk}{BROKERS_PATH}: cores, memory and NIC from their limits"
             )
-    except (KazooException, KazooTimeoutError) as exc:
-        raise TrimtabError(f"ZooKeeper {options.zk} failed while reading: {exc!r}") from None
-    finally:
-        client.stop()
-        client.close()
     return found
-
-
-def _session(hosts: str, cfg: Config, timeout_s: float) -> Any:
-    """A started kazoo session, or one ``error:`` line naming the ZooKeeper."""
-    security = zk_security(cfg)
-    client = make_client(hosts, session_timeout=max(timeout_s, 4.0), security=security)
-    try:
-        start_session(client, hosts=hosts, timeout=timeout_s, security=security)
-    except ZooKeeperAccessError:
-        raise
-    except (KazooTimeoutError, KazooException) as exc:
-        client.stop()
-        client.close()
-        raise MembershipError(
-            f"cannot reach ZooKeeper at {hosts} within {timeout_s:g} s ({type(exc).__name__}): "
-            "check --zk HOST:PORT and that the server is up"
-        ) from None
-    return client
-
-
-def _registered(client: Any, target: ZkTarget) -> int:
-    """How many bookies the registry lists (0 also when it does not exist)."""
-    try:
-        writable = [c for c in client.get_children(target.available) if c != "readonly"]
-    except NoNodeError:
-        return 0
-    try:
-        readonly = client.get_children(target.readonly)
-    except NoNodeError:
-        readonly = []
-    return len(writable) + len(readonly)
 
 
 def _choose(wanted: System | None, target: ZkTarget, bookkeeper: bool, pulsar: bool) -> System:

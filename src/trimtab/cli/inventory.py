@@ -240,12 +240,22 @@ def _print_summary(found: Found, console: Console) -> None:
     incomplete = [r for r in found.rows if r.missing]
     if incomplete:
         lack = "lacks" if len(incomplete) == 1 else "lack"
-        console.print(
-            f"- {plural(len(incomplete), 'node')} {lack} required values (column 'missing'): "
-            "give them in --defaults",
-            highlight=False,
-            soft_wrap=True,
+        common = _common_missing(found.rows)
+        what = (
+            f"every node lacks {', '.join(common)}"
+            if common
+            else f"{plural(len(incomplete), 'node')} {lack} required values (column 'missing')"
         )
+        console.print(f"- {what}: give them in --defaults", highlight=False, soft_wrap=True)
+
+
+def _common_missing(rows: list[NodeRow]) -> list[str] | None:
+    """The fields every node lacks, when all lack the same ones: said once under the table
+    instead of a ``missing`` column repeating them on every line (which wraps at 80 columns)."""
+    sets = {tuple(r.missing) for r in rows}
+    if len(sets) != 1 or not rows[0].missing:
+        return None
+    return list(rows[0].missing)
 
 
 def _json_row(row: NodeRow) -> dict[str, object]:
@@ -263,13 +273,15 @@ def _summary(rows: list[NodeRow]) -> Table:
     roles = {r.cells.get("role") for r in rows}
     skip = {"region", "rack", *(() if len(roles) > 1 else ("role",))}
     shown = [c for c in COLUMNS[2:] if c not in skip and any(c in r.cells for r in rows)]
+    per_row = any(r.missing for r in rows) and _common_missing(rows) is None
     table = Table(title=f"{len(rows)} node(s); * = given by --defaults, not measured")
-    for column in ("node", "location", *(_HEADERS.get(c, c) for c in shown), "missing"):
+    extra = ("missing",) if per_row else ()
+    for column in ("node", "location", *(_HEADERS.get(c, c) for c in shown), *extra):
         table.add_column(column)
     for row in rows:
         cells = [_cell(row, c) for c in shown]
         missing = ", ".join(_HEADERS.get(c, c) for c in row.missing) or "-"
-        table.add_row(row.node, _location(row), *cells, missing)
+        table.add_row(row.node, _location(row), *cells, *([missing] if per_row else []))
     return table
 
 

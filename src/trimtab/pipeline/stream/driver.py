@@ -96,7 +96,7 @@ def run_stream(
     changed after they landed (:mod:`~.landing`)."""
     fs = HadoopFS(spark)  # the run's one FileSystem wrapper
     publisher = Publisher(spark, fs, options.output, on_status)
-    landing = watch_dirs(options.input, STREAM_TABLES)
+    landing = watch_dirs(options.input, STREAM_TABLES, options.checkpoint_dir)
     while not should_stop():
         inventory = read_inventory(spark, fs, options.input, now=datetime.now(UTC))
         query = _start(spark, fs, options, inventory, publisher)

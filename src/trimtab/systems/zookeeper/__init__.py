@@ -8,7 +8,9 @@ BookKeeper registry and Pulsar's metadata readers.
 * :mod:`~trimtab.systems.zookeeper.jaas` — the JAAS ``Client`` section;
 * :mod:`~trimtab.systems.zookeeper.target` — which ensemble and registry root
   (``zkServers``, ``zkLedgersRootPath``, ``metadataServiceUri``);
-* :mod:`~trimtab.systems.zookeeper.znode` — the GetBookieInfo address in a registration znode.
+* :mod:`~trimtab.systems.zookeeper.znode` — the GetBookieInfo address in a registration znode;
+* :mod:`~trimtab.systems.zookeeper.reading` — one read-only session for a command that looks
+  and leaves (``inventory --zk``).
 """
 
 from trimtab.systems.zookeeper.security import NO_SECURITY, ZkSecurity, zk_security
