@@ -104,16 +104,20 @@ proto: $(VENV)/.installed-dev
 # `python tools/upstream_keys.py fixture NEW.conf` under a header line naming file and commit.
 # The BookKeeper client list comes from ClientConfiguration.java (tools/upstream_keys.py java).
 UPSTREAM_CONF := tests/data/upstream_conf
-# apache/pulsar (2 GB) is too large to mirror here; github:ascentstream/pulsar holds apache's
-# master and every release branch (its own branch-as-* and others are not read), and so does any
-# full clone of apache/pulsar: PULSAR_GIT=path/to/pulsar(.git). master first, then each
-# branch-X.Y, 4.0.0-preview.1 and 5.0.0-M1; master's 2.12, 3.4 and 4.3 snapshots became 3.0, 4.0, 5.0.
+# apache/pulsar (2 GB) is too large to mirror here. PULSAR_GIT is a git dir holding apache's
+# master, its release branches and its release tags (a full clone of apache/pulsar does). The
+# lists were built from one that took master and every branch-X.Y (plus branch-4.0-preview and
+# branch-5.0-M1) from github:ascentstream/pulsar, which mirrors them (its own branch-as-* and
+# vendor tags not taken), and the release tags v1.14 to v3.1.2 from github:coderzc/pulsar (a
+# committer's fork); releases with no tag are read at their "Release X.Y.Z" commit. master's
+# 2.12, 3.4 and 4.3 snapshots were renamed 3.0, 4.0 and 5.0 before any release.
 PULSAR_REVS = master $$(git --git-dir="$(PULSAR_GIT)" for-each-ref --format='%(refname:short)' \
 	refs/heads | grep -E '^branch-[0-9]+\.[0-9]+$$' | sort -V) branch-4.0-preview branch-5.0-M1
 PULSAR_RENAMED := --renamed 2.12=3.0 --renamed 3.4=4.0 --renamed 4.3=5.0
 PULSAR_HISTORY = every commit that changed it on master and on each release branch \
-(branch-1.15 to branch-4.2, branch-4.0-preview, branch-5.0-M1), each release commit, each branch's \
-tip and cut, of apache/pulsar's history as github:ascentstream/pulsar holds it (refs below); the union
+(branch-1.15 to branch-4.2, branch-4.0-preview, branch-5.0-M1), each release (its tag, else its \
+release commit), each branch's tip and cut; master and branches as github:ascentstream/pulsar \
+mirrors them, tags as github:coderzc/pulsar holds them (refs below); the union
 # bk_server.conf's list is every release's keys: BOOKKEEPER_GIT=path/to/bookkeeper(.git) rebuilds it.
 upstream-keys: | $(BIN)/python
 	@if [ -n "$(BOOKKEEPER_GIT)" ]; then \

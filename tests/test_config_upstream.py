@@ -482,9 +482,10 @@ class TestKeyLists:
         """With master and a release branch: a key master dropped before the branch was cut is
         not in that line; a backport is first in the branch's line; a master commit after the
         cut belongs to the next line, whatever its pom says; a renamed snapshot line counts as
-        the one it became, and master's own line (no branch yet) as it is; a key only snapshots
-        of a branched line had is labelled X.Y-SNAPSHOT; a fork's own version (four numbers) is
-        left out, and said so."""
+        the one it became, and master's own line (no branch yet) as it is; a release tag wins
+        over the release commit (the candidate was rebuilt); a key only snapshots of a branched
+        line had is labelled X.Y-SNAPSHOT; a fork's own version (four numbers) is left out, and
+        said so, and its tag is not a release."""
         git = _repo(tmp_path)
         _commit(git, tmp_path, "2.10.0-SNAPSHOT", "a=1\ndropped=1\n")
         _commit(git, tmp_path, "2.10.0-SNAPSHOT", "a=1\n")
@@ -493,8 +494,11 @@ class TestKeyLists:
         _commit(git, tmp_path, "2.12.0-SNAPSHOT", "a=1\nafterCut=1\nsnapshotOnly=1\n")
         _commit(git, tmp_path, "3.0.0-SNAPSHOT", "a=1\nafterCut=1\nbackport=1\n")
         git("checkout", "-q", "branch-2.10")
-        _commit(git, tmp_path, "2.10.0", "a=1\nbackport=1\n")  # Release 2.10.0
+        _commit(git, tmp_path, "2.10.0", "a=1\nbackport=1\nrerolled=1\n")  # Release 2.10.0
+        _commit(git, tmp_path, "2.10.0", "a=1\nbackport=1\n")  # the candidate rebuilt
+        git("tag", "v2.10.0")
         _commit(git, tmp_path, "2.10.0.7", "a=1\nbackport=1\nforkOnly=1\n")
+        git("tag", "v2.10.0.7")  # a vendor's tag: no release of apache's
         read = _tool().history(
             tmp_path / ".git", "conf/broker.conf", ["master", "branch-2.10"], [], {"2.12": "3.0"}
         )
@@ -504,8 +508,9 @@ class TestKeyLists:
             "afterCut": ("3.0", "3.0"),
             "snapshotOnly": ("3.0", "3.0"),
             "backport": ("2.10", "3.0"),
+            "rerolled": ("2.10-SNAPSHOT", "2.10-SNAPSHOT"),
         }
-        assert read.labels == ["2.10", "3.0"]
+        assert read.labels == ["2.10", "3.0"] and read.tags == ["v2.10.0"]
         assert [version for _, version in read.skipped] == ["2.10.0.7"]
         assert [ref for ref, _ in read.refs] == ["master", "branch-2.10"]
 

@@ -50,6 +50,7 @@ __all__ = [
     "project_version",
     "release_files",
     "release_line",
+    "release_tags",
 ]
 
 # A key starts the line (after '#' when commented out); camelCase, dots and underscores only,
@@ -161,6 +162,7 @@ class History(NamedTuple):
     refs: list[tuple[str, str]]
     commits: int
     skipped: list[tuple[str, str]]
+    tags: list[str]
 
 
 def _git(git_dir: Path, *args: str) -> str | None:
@@ -171,17 +173,45 @@ def _git(git_dir: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+_RELEASE_TAG = re.compile(r"^v(\d+\.\d+(?:\.\d+)?(?:-rc\d+)?(?:-incubating)?)$")
+
+
+def release_tags(git_dir: Path, revs: list[str]) -> dict[str, str]:
+    """Each release tag (``v2.9.5``, ``v1.22.0-incubating``) whose commit ``revs`` reach -> that
+    commit, in version order; candidates and a vendor's four-number tags are not releases."""
+    listed = _git(git_dir, "for-each-ref", "--format=%(refname:short)", "refs/tags") or ""
+    names = sorted(
+        (name for name in listed.split() if _RELEASE_TAG.match(name)),
+        key=lambda name: [int(p) for p in re.findall(r"\d+", name)],
+    )
+    reachable = set((_git(git_dir, "rev-list", *revs) or "").split())
+    tags = {
+        name: (_git(git_dir, "rev-parse", f"{name}^{{commit}}") or "").strip() for name in names
+    }
+    return {name: commit for name, commit in tags.items() if commit in reachable}
+
+
 def _releases(git_dir: Path, revs: list[str]) -> list[str]:
-    """The release commits reachable from ``revs``: each that set the project's version to a
-    release (``2.5.2``, ``1.21.0-incubating``, ``4.0.0-preview.1``), where a release was cut."""
+    """The commits releases were built from, reachable from ``revs``: each release tag's
+    (``v2.9.5``; candidates and a vendor's four-number tags are not releases), and for a
+    release with no such tag each commit that set the project's version to it (``2.5.2``,
+    ``1.21.0-incubating``, ``4.0.0-preview.1``): its release commit, which a rebuilt candidate
+    can follow."""
+    tags = release_tags(git_dir, revs)
+    found = list(tags.values())
+    tagged = {name[1:] for name in tags}
     pattern = r"^\s*<version>[0-9]+\.[0-9]+(\.[0-9]+)?(-incubating|-preview\.[0-9]+|-M[0-9]+)?"
     pattern += r"</version>|^version="
     log = _git(git_dir, "log", "--format=%H", "-E", f"-G{pattern}", *revs, "--", *_VERSION_FILES)
-    found = []
     for commit in (log or "").split():
         pom, gradle = (_git(git_dir, "show", f"{commit}:{name}") for name in _VERSION_FILES)
         version = project_version(pom, gradle)
-        if version and "SNAP" not in version and _APACHE_VERSION.match(version):
+        if (
+            version
+            and "SNAP" not in version
+            and _APACHE_VERSION.match(version)
+            and version not in tagged
+        ):
             found.append(commit)
     return found
 
@@ -281,7 +311,8 @@ def history(
         seen[key] = (min(found, key=_line_order), max(found, key=_line_order))
     labels = sorted({label for label, _, _ in read}, key=_line_order)
     labels += [label for label, _ in then if label not in labels]
-    return History(seen, labels, refs, len(read), skipped)
+    tags = list(release_tags(git_dir, revs))
+    return History(seen, labels, refs, len(read), skipped, tags)
 
 
 def _history_text(read: History) -> str:
@@ -293,8 +324,9 @@ def _history_text(read: History) -> str:
         "# columns: key, first and last release line that shipped it"
         " (X.Y-SNAPSHOT: snapshots only)\n"
         + "".join(f"# read: {ref} @ {commit}\n" for ref, commit in read.refs)
-        + f"# commits read (each that changed the file; each release commit, ref tip and "
-        f"branch cut): {read.commits}; left out (not an apache version): {skipped}\n"
+        + f"# release tags read: {' '.join(read.tags) or 'none'}\n"
+        + f"# commits read (each that changed the file; each release, ref tip and branch "
+        f"cut): {read.commits}; left out (not an apache version): {skipped}\n"
         + "".join(f"{k} {read.seen[k][0]} {read.seen[k][1]}\n" for k in sorted(read.seen))
     )
 
