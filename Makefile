@@ -104,11 +104,20 @@ proto: $(VENV)/.installed-dev
 # `python tools/upstream_keys.py fixture NEW.conf` under a header line naming file and commit.
 # The BookKeeper client list comes from ClientConfiguration.java (tools/upstream_keys.py java).
 UPSTREAM_CONF := tests/data/upstream_conf
-# apache/pulsar is too large to mirror here; github:Hongten/pulsar-2.10.1-code-study holds its
-# history to the Release 2.10.1 commit (its own later commits are not read).
-PULSAR_UNTIL := 0702b51ce09c
-PULSAR_HISTORY := every commit that changed it up to Release 2.10.1 ($(PULSAR_UNTIL), apache/pulsar \
-history as github:Hongten/pulsar-2.10.1-code-study holds it)
+# apache/pulsar (2 GB) is too large to mirror here. PULSAR_GIT is a git dir holding apache's
+# master, its release branches and its release tags (a full clone of apache/pulsar does). The
+# lists were built from one that took master and every branch-X.Y (plus branch-4.0-preview and
+# branch-5.0-M1) from github:ascentstream/pulsar, which mirrors them (its own branch-as-* and
+# vendor tags not taken), and the release tags v1.14 to v3.1.2 from github:coderzc/pulsar (a
+# committer's fork); releases with no tag are read at their "Release X.Y.Z" commit. master's
+# 2.12, 3.4 and 4.3 snapshots were renamed 3.0, 4.0 and 5.0 before any release.
+PULSAR_REVS = master $$(git --git-dir="$(PULSAR_GIT)" for-each-ref --format='%(refname:short)' \
+	refs/heads | grep -E '^branch-[0-9]+\.[0-9]+$$' | sort -V) branch-4.0-preview branch-5.0-M1
+PULSAR_RENAMED := --renamed 2.12=3.0 --renamed 3.4=4.0 --renamed 4.3=5.0
+PULSAR_HISTORY = every commit that changed it on master and on each release branch \
+(branch-1.15 to branch-4.2, branch-4.0-preview, branch-5.0-M1), each release (its tag, else its \
+release commit), each branch's tip and cut; master and branches as github:ascentstream/pulsar \
+mirrors them, tags as github:coderzc/pulsar holds them (refs below); the union
 # bk_server.conf's list is every release's keys: BOOKKEEPER_GIT=path/to/bookkeeper(.git) rebuilds it.
 upstream-keys: | $(BIN)/python
 	@if [ -n "$(BOOKKEEPER_GIT)" ]; then \
@@ -116,15 +125,12 @@ upstream-keys: | $(BIN)/python
 	        bookkeeper-server/conf/bk_server.conf > src/trimtab/data/upstream_bk_server.keys; \
 	else echo "upstream_bk_server.keys kept (give BOOKKEEPER_GIT= to rebuild it from every release)"; fi
 	@if [ -n "$(PULSAR_GIT)" ]; then \
-	    $(BIN)/python tools/upstream_keys.py history "$(PULSAR_GIT)" conf/broker.conf \
-	        --until $(PULSAR_UNTIL) --then 3.1=$(UPSTREAM_CONF)/pulsar-3.1.1-image-broker.conf \
-	        --then master@a9dd542=$(UPSTREAM_CONF)/broker.conf \
-	        --origin "apache/pulsar conf/broker.conf: $(PULSAR_HISTORY), then \
-	$(UPSTREAM_CONF)/pulsar-3.1.1-image-broker.conf (3.1), then $(UPSTREAM_CONF)/broker.conf \
-	(@a9dd542c375e); the union" > src/trimtab/data/upstream_pulsar_broker.keys; \
-	    $(BIN)/python tools/upstream_keys.py history "$(PULSAR_GIT)" conf/bookkeeper.conf \
-	        --until $(PULSAR_UNTIL) --origin "apache/pulsar conf/bookkeeper.conf: \
-	$(PULSAR_HISTORY); the union" > src/trimtab/data/upstream_pulsar_bookkeeper.keys; \
+	    for conf in broker bookkeeper; do \
+	        $(BIN)/python tools/upstream_keys.py history "$(PULSAR_GIT)" conf/$$conf.conf \
+	            $$(for rev in $(PULSAR_REVS); do echo --rev $$rev; done) $(PULSAR_RENAMED) \
+	            --origin "apache/pulsar conf/$$conf.conf: $(PULSAR_HISTORY)" \
+	            > src/trimtab/data/upstream_pulsar_$$conf.keys || exit 1; \
+	    done; \
 	else echo "upstream_pulsar_*.keys kept (give PULSAR_GIT= a git dir of apache/pulsar's history)"; fi
 
 test: lint typecheck unit

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +34,8 @@ BROKER_2X = UPSTREAM / "broker_2x.conf"  # before 2.10: some keys were renamed s
 # Released Pulsar files as users have them (the README line of each says where it comes from)
 PULSAR_2_4_BOOKKEEPER = UPSTREAM / "pulsar-2.4.0-bookkeeper.conf"
 PULSAR_3_1_IMAGE_BROKER = UPSTREAM / "pulsar-3.1.1-image-broker.conf"
+# Pulsar 4.1.3's broker.conf: allowAutoTopicCreationWithLegacyNamingScheme shipped in 4.1 only
+PULSAR_4_1_3_BROKER = UPSTREAM / "pulsar-4.1.3-broker.conf"
 # bk_server.conf as released: the first release, and 4.9.2 (the BookKeeper of Pulsar 2.4)
 BK_RELEASES = sorted(UPSTREAM.glob("bookkeeper-*-bk_server.conf"))
 runner = CliRunner()
@@ -60,6 +63,31 @@ def _uncommented(conf: Path, tmp_path: Path) -> Path:
 
 def _ignored(keys: tuple[IgnoredKey, ...]) -> dict[str, tuple[str, ...]]:
     return {i.key: i.defined_in for i in keys}
+
+
+def _repo(path: Path) -> Callable[..., None]:
+    """A new git repository at ``path``; the git command to run in it."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "master")
+    git("config", "user.email", "t@example.net")
+    git("config", "user.name", "t")
+    return git
+
+
+def _commit(git: Callable[..., None], path: Path, version: str, conf: str) -> None:
+    """A commit of a root pom.xml at ``version`` and conf/broker.conf holding ``conf``."""
+    (path / "pom.xml").write_text(
+        "<project><parent><artifactId>apache</artifactId><version>23</version></parent>"
+        f"<groupId>org.apache.pulsar</groupId><artifactId>pulsar</artifactId>"
+        f"<version>{version}</version></project>"
+    )
+    (path / "conf").mkdir(exist_ok=True)
+    (path / "conf" / "broker.conf").write_text(conf)
+    git("add", "-A")
+    git("commit", "-qm", version)
 
 
 class TestRealFiles:
@@ -137,6 +165,7 @@ class TestRealFiles:
             BROKER_2X,
             PULSAR_2_4_BOOKKEEPER,
             PULSAR_3_1_IMAGE_BROKER,
+            PULSAR_4_1_3_BROKER,
             *BK_RELEASES,
         ],
         ids=[
@@ -145,6 +174,7 @@ class TestRealFiles:
             "2.x",
             "pulsar 2.4 bookkeeper.conf",
             "pulsar 3.1 image broker.conf",
+            "pulsar 4.1.3 broker.conf",
             *(c.name for c in BK_RELEASES),
         ],
     )
@@ -185,12 +215,13 @@ class TestRealFiles:
 
     @pytest.mark.parametrize(
         "conf",
-        [PULSAR_2_4_BOOKKEEPER, PULSAR_3_1_IMAGE_BROKER],
-        ids=["2.4 bookkeeper", "3.1 broker"],
+        [PULSAR_2_4_BOOKKEEPER, PULSAR_3_1_IMAGE_BROKER, PULSAR_4_1_3_BROKER],
+        ids=["2.4 bookkeeper", "3.1 broker", "4.1.3 broker"],
     )
     def test_a_released_pulsar_file_loads_through_the_command(self, conf: Path) -> None:
-        """Pulsar 2.4's bookkeeper.conf (numJournalCallbackThreads) and the broker.conf the 3.1.1
-        container image writes load through ``trimtab config`` with no unknown-key complaint."""
+        """Pulsar 2.4's bookkeeper.conf (numJournalCallbackThreads), the broker.conf the 3.1.1
+        container image writes and 4.1.3's (a key 4.2 dropped) load through ``trimtab config``
+        with no unknown-key complaint."""
         result = runner.invoke(app, ["config", "-c", str(conf), "--json"])
         assert result.exit_code == 0, result.stderr
         assert "unknown" not in result.stderr and "did you mean" not in result.stderr
@@ -209,18 +240,59 @@ class TestRealFiles:
         self, tmp_path: Path
     ) -> None:
         """A 1.x broker.conf key later releases dropped still loads, labelled with the release
-        lines that shipped it; a key still shipped has the plain label."""
+        lines that shipped it (removed by apache/pulsar#865 before branch-1.21 was cut, so
+        1.20 was its last); a key still shipped has the plain label."""
         conf = tmp_path / "broker.conf"
         conf.write_text(
             PULSAR_3_1_IMAGE_BROKER.read_text()
             + "loadBalancerPlacementStrategy=weightedRandomSelection\n"
         )
         ignored = _ignored(read_config(conf).ignored)
-        assert ignored["loadBalancerPlacementStrategy"] == ("Pulsar broker.conf, 1.14 to 1.21",)
+        assert ignored["loadBalancerPlacementStrategy"] == ("Pulsar broker.conf, 1.14 to 1.20",)
         assert ignored["managedLedgerDefaultEnsembleSize"] == ("Pulsar broker.conf",)
         result = runner.invoke(app, ["config", "-c", str(conf), "--verbose"])
         assert result.exit_code == 0, result.stderr
-        assert "1.14 to 1.21" in result.stdout
+        assert "1.14 to 1.20" in result.stdout
+
+    @pytest.mark.parametrize(
+        ("key", "shown"),
+        [
+            ("allowAutoTopicCreationWithLegacyNamingScheme", "Pulsar broker.conf, 4.1"),
+            ("delayedDeliverySharedIndexEnabled", "Pulsar broker.conf, 3.0-SNAPSHOT"),
+            ("zookeeperAllowReadOnlyOperations", "Pulsar broker.conf, 2.9"),
+        ],
+        ids=["4.1 only (3.1 to master)", "3.0 snapshots only (2.10.1 to 3.1)", "2.9.5 only"],
+    )
+    def test_a_key_that_came_and_went_after_2_10_1_loads(
+        self, key: str, shown: str, tmp_path: Path
+    ) -> None:
+        """Keys that appeared after 2.10.1 and were gone again before today's master are known
+        from the release branches' history: 4.1.0 to 4.1.3 shipped
+        allowAutoTopicCreationWithLegacyNamingScheme (gone in 4.2, apache/pulsar#25304);
+        master had delayedDeliverySharedIndexEnabled from Sept 2022 to Mar 2023 (#17344,
+        #19706), in no release; zookeeperAllowReadOnlyOperations was on branch-2.9 only
+        (#19693, in 2.9.5). A broker.conf setting one loads through the command as typed,
+        listing it as ignored with the lines that had it, and warns of nothing."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text(PULSAR_3_1_IMAGE_BROKER.read_text() + f"{key}=true\n")
+        result = runner.invoke(app, ["config", "-c", str(conf), "--json"])
+        assert result.exit_code == 0, result.stderr
+        assert "warning:" not in result.stderr and "did you mean" not in result.stderr
+        ignored = {i["key"]: i for i in json.loads(result.stdout)["ignored"]}
+        assert key in ignored
+        assert _ignored(read_config(conf).ignored)[key] == (shown,)
+
+    def test_a_made_up_key_beside_them_still_names_the_nearest_one(self, tmp_path: Path) -> None:
+        """Knowing every release branch's keys does not make any key pass: a misspelt one in
+        4.1.3's broker.conf is still refused, naming the key of that release it meant."""
+        conf = tmp_path / "broker.conf"
+        conf.write_text(
+            PULSAR_4_1_3_BROKER.read_text() + "allowAutoTopicCreationWithLegacyNamingSchema=true\n"
+        )
+        result = runner.invoke(app, ["config", "-c", str(conf)])
+        assert result.exit_code == 2 and result.stderr.count("error:") == 1
+        assert "allowAutoTopicCreationWithLegacyNamingSchema" in result.stderr
+        assert "did you mean 'allowAutoTopicCreationWithLegacyNamingScheme'?" in result.stderr
 
     @pytest.mark.parametrize(
         ("store", "zookeeper", "expected"),
@@ -354,7 +426,10 @@ class TestKeyLists:
     @pytest.mark.parametrize(
         ("keys", "confs"),
         [
-            ("upstream_pulsar_broker.keys", (BROKER, BROKER_2X, PULSAR_3_1_IMAGE_BROKER)),
+            (
+                "upstream_pulsar_broker.keys",
+                (BROKER, BROKER_2X, PULSAR_3_1_IMAGE_BROKER, PULSAR_4_1_3_BROKER),
+            ),
             ("upstream_pulsar_bookkeeper.keys", (PULSAR_2_4_BOOKKEEPER,)),
         ],
         ids=["broker.conf", "bookkeeper.conf"],
@@ -362,17 +437,23 @@ class TestKeyLists:
     def test_pulsar_key_history_holds_every_released_file_s_keys(
         self, keys: str, confs: tuple[Path, ...]
     ) -> None:
-        """Each Pulsar list is a history: it says what it read (apache/pulsar's commits to
-        2.10.1, then newer files), holds every key of each released file stored here, and
-        gives each key a first and last release line in the order they were read."""
+        """Each Pulsar list is a history: it says what it read (apache/pulsar's master and every
+        release branch, each with its commit), holds every key of each released file stored
+        here, and gives each key a first and last release line in release order."""
         text = (files("trimtab") / "data" / keys).read_text(encoding="utf-8")
         header = [line for line in text.splitlines() if line.startswith("#")]
         assert header[0].startswith("# upstream: apache/pulsar conf/")
-        assert "Release 2.10.1" in header[0]
+        assert "on master and on each release branch" in header[0]
+        read = {line.split()[2] for line in header if line.startswith("# read: ")}
+        lines = ("2.11", "3.0", "3.1", "3.2", "3.3", "4.0", "4.1", "4.2")
+        assert {"master", *(f"branch-{line}" for line in lines)} <= read
         order = header[2].removeprefix("# release lines read, in order: ").split()
-        assert order[:3] == ["1.14", "1.16", "1.18"] or order[:2] == ["1.14", "1.15"]
+        assert order[:2] == ["1.14", "1.15"] and set(lines) <= set(order)
+        assert "left out (not an apache version): none" in header[-1]
         rows = [line.split() for line in text.splitlines() if not line.startswith("#")]
-        assert all(len(r) == 3 and order.index(r[1]) <= order.index(r[2]) for r in rows)
+        line_of = _tool()._line_order
+        assert all(len(r) == 3 and line_of(r[1]) <= line_of(r[2]) for r in rows)
+        assert all(label.removesuffix("-SNAPSHOT") in order for r in rows for label in r[1:])
         listed = {r[0] for r in rows}
         assert [r[0] for r in rows] == sorted(listed)
         for conf in confs:
@@ -382,29 +463,12 @@ class TestKeyLists:
     def test_tool_history_labels_keys_with_the_pom_release_line(self, tmp_path: Path) -> None:
         """``history`` walks every commit that changed the file, labels each with the release
         line of its pom.xml, then the newer files given, and keeps each key's first and last."""
-
-        def git(*args: str) -> None:
-            subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
-
-        def commit(version: str, conf: str) -> None:
-            (tmp_path / "pom.xml").write_text(
-                "<project><parent><artifactId>apache</artifactId><version>23</version></parent>"
-                f"<groupId>org.apache.pulsar</groupId><artifactId>pulsar</artifactId>"
-                f"<version>{version}</version></project>"
-            )
-            (tmp_path / "conf").mkdir(exist_ok=True)
-            (tmp_path / "conf" / "broker.conf").write_text(conf)
-            git("add", "-A")
-            git("commit", "-qm", version)
-
-        git("init", "-q")
-        git("config", "user.email", "t@example.net")
-        git("config", "user.name", "t")
-        commit("2.3.0-SNAPSHOT", "bindAddress=0.0.0.0\n#oldKey=1\n")
-        commit("2.4.0-SNAPSHOT", "bindAddress=0.0.0.0\n#oldKey=1\nnewKey=2\n")
-        commit("2.5.0-incubating", "bindAddress=0.0.0.0\nnewKey=2\n")
-        seen, labels = _tool().history(
-            tmp_path / ".git", "conf/broker.conf", "HEAD", [("3.1", "bindAddress=\nlatest=1\n")]
+        git = _repo(tmp_path)
+        _commit(git, tmp_path, "2.3.0-SNAPSHOT", "bindAddress=0.0.0.0\n#oldKey=1\n")
+        _commit(git, tmp_path, "2.4.0-SNAPSHOT", "bindAddress=0.0.0.0\n#oldKey=1\nnewKey=2\n")
+        _commit(git, tmp_path, "2.5.0-incubating", "bindAddress=0.0.0.0\nnewKey=2\n")
+        seen, labels, *_ = _tool().history(
+            tmp_path / ".git", "conf/broker.conf", ["HEAD"], [("3.1", "bindAddress=\nlatest=1\n")]
         )
         assert labels == ["2.3", "2.4", "2.5", "3.1"]
         assert seen == {
@@ -413,6 +477,42 @@ class TestKeyLists:
             "newKey": ("2.4", "2.5"),
             "latest": ("3.1", "3.1"),
         }
+
+    def test_tool_history_reads_release_branches_as_they_shipped(self, tmp_path: Path) -> None:
+        """With master and a release branch: a key master dropped before the branch was cut is
+        not in that line; a backport is first in the branch's line; a master commit after the
+        cut belongs to the next line, whatever its pom says; a renamed snapshot line counts as
+        the one it became, and master's own line (no branch yet) as it is; a release tag wins
+        over the release commit (the candidate was rebuilt); a key only snapshots of a branched
+        line had is labelled X.Y-SNAPSHOT; a fork's own version (four numbers) is left out, and
+        said so, and its tag is not a release."""
+        git = _repo(tmp_path)
+        _commit(git, tmp_path, "2.10.0-SNAPSHOT", "a=1\ndropped=1\n")
+        _commit(git, tmp_path, "2.10.0-SNAPSHOT", "a=1\n")
+        git("branch", "branch-2.10")
+        _commit(git, tmp_path, "2.10.0-SNAPSHOT", "a=1\nafterCut=1\n")  # master stays 2.10
+        _commit(git, tmp_path, "2.12.0-SNAPSHOT", "a=1\nafterCut=1\nsnapshotOnly=1\n")
+        _commit(git, tmp_path, "3.0.0-SNAPSHOT", "a=1\nafterCut=1\nbackport=1\n")
+        git("checkout", "-q", "branch-2.10")
+        _commit(git, tmp_path, "2.10.0", "a=1\nbackport=1\nrerolled=1\n")  # Release 2.10.0
+        _commit(git, tmp_path, "2.10.0", "a=1\nbackport=1\n")  # the candidate rebuilt
+        git("tag", "v2.10.0")
+        _commit(git, tmp_path, "2.10.0.7", "a=1\nbackport=1\nforkOnly=1\n")
+        git("tag", "v2.10.0.7")  # a vendor's tag: no release of apache's
+        read = _tool().history(
+            tmp_path / ".git", "conf/broker.conf", ["master", "branch-2.10"], [], {"2.12": "3.0"}
+        )
+        assert read.seen == {
+            "a": ("2.10", "3.0"),
+            "dropped": ("2.10-SNAPSHOT", "2.10-SNAPSHOT"),
+            "afterCut": ("3.0", "3.0"),
+            "snapshotOnly": ("3.0", "3.0"),
+            "backport": ("2.10", "3.0"),
+            "rerolled": ("2.10-SNAPSHOT", "2.10-SNAPSHOT"),
+        }
+        assert read.labels == ["2.10", "3.0"] and read.tags == ["v2.10.0"]
+        assert [version for _, version in read.skipped] == ["2.10.0.7"]
+        assert [ref for ref, _ in read.refs] == ["master", "branch-2.10"]
 
     def test_bk_server_key_list_is_every_release_s_keys(self) -> None:
         """The bk_server.conf list is the union over every release tag: it holds each released

@@ -7,8 +7,9 @@ Pulsar ``broker.conf`` and lists the ones it does not read; these lists are how 
     python tools/upstream_keys.py fixture FILE          # key=value lines only, for tests/data
     python tools/upstream_keys.py java FILE... --origin "apache/bookkeeper ClientConfiguration@SHA"
     python tools/upstream_keys.py releases GITDIR conf/bk_server.conf OLDER/PATH/bk_server.conf
-    python tools/upstream_keys.py history GITDIR conf/broker.conf --until REV \
-        [--then LINE=FILE ...]              # key, first and last release line, per key
+    python tools/upstream_keys.py history GITDIR conf/broker.conf --rev master \
+        --rev branch-2.10 ... [--renamed 2.12=3.0 ...] [--then LABEL=FILE ...]
+                                        # key, first and last release line, per key
 
 ``keys`` and ``fixture`` read a Java ``.properties`` file as upstream ships it (``keys`` takes
 several, such as the file at every release tag, and lists every key any of them ships): both active
@@ -18,12 +19,16 @@ for the string constants they pass to ``get*``/``set*`` as a key, for the client
 default file in upstream's ``conf/``. ``releases`` reads a git repository (a bare mirror will
 do): the file at every ``release-*`` tag (the first of the given paths it has there), and
 lists every key any release shipped, so a file of an old release loads too. ``history`` reads
-a repository without release tags (apache/pulsar's history as a copy holds it): every commit up to
-``--until`` that changed the file, each labelled with the release line (``2.4``) its root
-``pom.xml`` names at that commit (``2.4.0-SNAPSHOT`` is on its way to 2.4), then each ``--then``
-file (a newer released file or its ``fixture`` lines) under its own label; it writes each key
-with the first and the last label it was seen under. Output goes to stdout, sorted, after ``#``
-header lines.
+a repository whose releases are commits on branches, not tags (apache/pulsar, or a fork that
+mirrors its branches): every commit reachable from the ``--rev`` refs (master first, then the
+release branches) that changed the file, each release commit, and each ref's tip and cut from
+master, each labelled with the release line its project version names (root ``pom.xml``, or
+``gradle.properties`` since the Gradle build; ``2.4.0-SNAPSHOT`` is on its way to 2.4, and a
+master commit made after branch-2.11 was cut is on its way to the next line). Commits whose
+version is not apache's (a fork's ``2.10.0.7``) are left out and listed. It writes each key
+with the first and last line whose released file had it (``X.Y-SNAPSHOT`` when only
+development snapshots did), and header lines naming every ref read with its commit. Output
+goes to stdout, sorted, after ``#`` header lines.
 """
 
 from __future__ import annotations
@@ -34,8 +39,19 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["conf_entries", "history", "java_keys", "main", "release_files", "release_line"]
+__all__ = [
+    "History",
+    "conf_entries",
+    "history",
+    "java_keys",
+    "main",
+    "project_version",
+    "release_files",
+    "release_line",
+    "release_tags",
+]
 
 # A key starts the line (after '#' when commented out); camelCase, dots and underscores only,
 # so prose such as "# throttle-dispatch-rate = (publish-rate ..." is not taken for a key.
@@ -102,42 +118,217 @@ def release_files(git_dir: Path, paths: list[str]) -> tuple[list[str], list[str]
 _POM_VERSION = re.compile(
     r"<artifactId>pulsar</artifactId>\s*(?:<[^>]+>[^<]*</[^>]+>\s*)*?<version>([^<]+)</version>"
 )
+_GRADLE_VERSION = re.compile(r"(?m)^version\s*=\s*(\S+)\s*$")
+_VERSION_FILES = ("pom.xml", "gradle.properties")
+# An apache/pulsar version: two or three numbers, then apache's own qualifiers only. A fork's
+# builds carry a fourth number or their own word (DataStax 2.10.0.7, StreamNative 2.10.1.5,
+# 4.2.0.0-086aa6f-...-SNAPSHOT), so a fork's commit is never taken for one of apache's.
+_APACHE_VERSION = re.compile(
+    r"^\d+\.\d+(?:\.\d+)?(?:-(?:incubating|SNAPSHOT|SNAPHOT|preview\.\d+|M\d+|rc\d+))*$"
+)
 
 
-def release_line(pom: str) -> str:
-    """The release line (``2.4``) a root ``pom.xml`` is on: the project's own version, major and
-    minor (``2.4.0-SNAPSHOT``, ``2.4.1`` and ``1.22.0-incubating`` are lines 2.4, 2.4, 1.22)."""
-    found = _POM_VERSION.search(pom)
-    if found is None:
-        return "?"
-    return ".".join(found.group(1).split("-")[0].split(".")[:2])
+def project_version(pom: str | None, gradle: str | None) -> str | None:
+    """The project's own version at one commit: the root ``pom.xml``'s (to 2026), else
+    ``gradle.properties``' (apache/pulsar builds with Gradle since PIP-463); None if neither."""
+    found = _POM_VERSION.search(pom) if pom is not None else None
+    if found is None and gradle is not None:
+        found = _GRADLE_VERSION.search(gradle)
+    return found.group(1) if found else None
+
+
+def release_line(version: str) -> str:
+    """The release line (``2.4``) of a project version, major and minor (``2.4.0-SNAPSHOT``,
+    ``2.4.1`` and ``1.22.0-incubating`` are lines 2.4, 2.4, 1.22)."""
+    return ".".join(version.split("-")[0].split(".")[:2])
+
+
+def _line_order(label: str) -> tuple[float, ...]:
+    """Sort key of a label: release lines by number, a line's snapshots (``3.0-SNAPSHOT``) just
+    before it; any other label (``master@a9dd542``, a newer file given by name) after them."""
+    line, _, snapshot = label.partition("-SNAPSHOT")
+    parts = line.split(".")
+    if all(p.isdigit() for p in parts) and not snapshot:
+        return (*(float(p) for p in parts), 0.0 if label.endswith("-SNAPSHOT") else 1.0)
+    return (float("inf"),)
+
+
+class History(NamedTuple):
+    """What ``history`` read: each key's first and last release line, the lines read (oldest
+    first), each ref read with its commit, and the commits left out (not apache's versions)."""
+
+    seen: dict[str, tuple[str, str]]
+    labels: list[str]
+    refs: list[tuple[str, str]]
+    commits: int
+    skipped: list[tuple[str, str]]
+    tags: list[str]
+
+
+def _git(git_dir: Path, *args: str) -> str | None:
+    """git's output, or None when it fails (a path a commit does not have)."""
+    done = subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=False
+    )
+    return done.stdout if done.returncode == 0 else None
+
+
+_RELEASE_TAG = re.compile(r"^v(\d+\.\d+(?:\.\d+)?(?:-rc\d+)?(?:-incubating)?)$")
+
+
+def release_tags(git_dir: Path, revs: list[str]) -> dict[str, str]:
+    """Each release tag (``v2.9.5``, ``v1.22.0-incubating``) whose commit ``revs`` reach -> that
+    commit, in version order; candidates and a vendor's four-number tags are not releases."""
+    listed = _git(git_dir, "for-each-ref", "--format=%(refname:short)", "refs/tags") or ""
+    names = sorted(
+        (name for name in listed.split() if _RELEASE_TAG.match(name)),
+        key=lambda name: [int(p) for p in re.findall(r"\d+", name)],
+    )
+    reachable = set((_git(git_dir, "rev-list", *revs) or "").split())
+    tags = {
+        name: (_git(git_dir, "rev-parse", f"{name}^{{commit}}") or "").strip() for name in names
+    }
+    return {name: commit for name, commit in tags.items() if commit in reachable}
+
+
+def _releases(git_dir: Path, revs: list[str]) -> list[str]:
+    """The commits releases were built from, reachable from ``revs``: each release tag's
+    (``v2.9.5``; candidates and a vendor's four-number tags are not releases), and for a
+    release with no such tag each commit that set the project's version to it (``2.5.2``,
+    ``1.21.0-incubating``, ``4.0.0-preview.1``): its release commit, which a rebuilt candidate
+    can follow."""
+    tags = release_tags(git_dir, revs)
+    found = list(tags.values())
+    tagged = {name[1:] for name in tags}
+    pattern = r"^\s*<version>[0-9]+\.[0-9]+(\.[0-9]+)?(-incubating|-preview\.[0-9]+|-M[0-9]+)?"
+    pattern += r"</version>|^version="
+    log = _git(git_dir, "log", "--format=%H", "-E", f"-G{pattern}", *revs, "--", *_VERSION_FILES)
+    for commit in (log or "").split():
+        pom, gradle = (_git(git_dir, "show", f"{commit}:{name}") for name in _VERSION_FILES)
+        version = project_version(pom, gradle)
+        if (
+            version
+            and "SNAP" not in version
+            and _APACHE_VERSION.match(version)
+            and version not in tagged
+        ):
+            found.append(commit)
+    return found
+
+
+def _commits(
+    git_dir: Path, path: str, revs: list[str]
+) -> tuple[list[str], list[tuple[str, str]], dict[str, str], set[str]]:
+    """Every commit reachable from ``revs`` that changed ``path``, oldest first, then each rev's
+    own commit, each branch's cut from the first rev and each release commit (the file as it
+    was there, changed or not); each rev's commit; each later rev -> its cut (merge base with
+    the first); the release commits."""
+    log = _git(git_dir, "log", "--reverse", "--topo-order", "--format=%H", *revs, "--", path)
+    if log is None:
+        raise SystemExit(f"error: git log of {path} in {git_dir} failed; are {revs} its refs?")
+    commits = log.split()
+    refs = [(rev, (_git(git_dir, "rev-parse", f"{rev}^{{commit}}") or "?").strip()) for rev in revs]
+    cuts = {rev: (_git(git_dir, "merge-base", revs[0], rev) or "").strip() for rev in revs[1:]}
+    releases = _releases(git_dir, revs)
+    extra = [c for _, c in refs] + [c for c in cuts.values() if c] + releases
+    commits += [c for c in dict.fromkeys(extra) if c not in commits]
+    commits = [c for c in commits if _git(git_dir, "cat-file", "-e", f"{c}:{path}") is not None]
+    return commits, refs, cuts, set(releases)
+
+
+def _read(
+    git_dir: Path, path: str, revs: list[str], renamed: dict[str, str]
+) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(label, text, shipped) per commit read, oldest first; the commits left out, with their
+    version; each rev's commit. A master (first rev) commit made after a line's branch was cut
+    belongs to the next line, whatever its version says (master stayed 2.11.0-SNAPSHOT for
+    months after branch-2.11). ``shipped``: the file there is one a release shipped: a release
+    commit; on a line with no release commit read, as near as can be told: a rev's tip, a
+    branch's cut, a commit on a release branch only, or a master commit of a line no branch
+    was read of (master's own line)."""
+    commits, refs, cuts, releases = _commits(git_dir, path, revs)
+    branch_only = set((_git(git_dir, "rev-list", *revs[1:], "--not", revs[0]) or "").split())
+    kept: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
+    for commit in commits:
+        pom, gradle = (_git(git_dir, "show", f"{commit}:{name}") for name in _VERSION_FILES)
+        version = project_version(pom, gradle)
+        ok = version is not None and _APACHE_VERSION.match(version)
+        (kept if ok else skipped).append((commit, version or "?"))
+    lines = {c: renamed.get(release_line(v), release_line(v)) for c, v in kept}
+    cut_of = {lines[c]: c for c in cuts.values() if c in lines}
+    order = sorted(set(lines.values()), key=_line_order)
+    for commit in lines:
+        cut = cut_of.get(lines[commit])
+        after_cut = (
+            cut
+            and commit not in branch_only
+            and commit != cut
+            and lines[commit] != order[-1]
+            and _git(git_dir, "merge-base", "--is-ancestor", cut, commit) is not None
+        )
+        if after_cut:
+            lines[commit] = order[order.index(lines[commit]) + 1]
+    released = {lines[c] for c in releases if c in lines}
+    near = {c for _, c in refs} | set(cuts.values()) | branch_only
+    read = [
+        (
+            lines[c],
+            _git(git_dir, "show", f"{c}:{path}") or "",
+            c in releases or (lines[c] not in released and (c in near or lines[c] not in cut_of)),
+        )
+        for c, _ in kept
+    ]
+    return read, skipped, refs
 
 
 def history(
-    git_dir: Path, path: str, until: str, then: list[tuple[str, str]]
-) -> tuple[dict[str, tuple[str, str]], list[str]]:
-    """Each key -> (first, last) release line it was seen in, over every commit up to ``until``
-    that changed ``path`` (oldest first), then the ``then`` (label, text) files in order; and
-    the labels read, in order."""
-
-    def git(*args: str) -> str:
-        done = subprocess.run(
-            ["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=True
-        )
-        return done.stdout
-
-    commits = git("log", "--reverse", "--topo-order", "--format=%H", until, "--", path).split()
-    versions: list[tuple[str, str]] = [
-        (release_line(git("show", f"{c}:pom.xml")), git("show", f"{c}:{path}")) for c in commits
-    ]
-    seen: dict[str, tuple[str, str]] = {}
-    labels: list[str] = []
-    for label, text in [*versions, *then]:
-        if not labels or labels[-1] != label:
-            labels.append(label)
+    git_dir: Path,
+    path: str,
+    revs: list[str],
+    then: list[tuple[str, str]],
+    renamed: dict[str, str] | None = None,
+) -> History:
+    """Each key -> (first, last) release line it was seen in, over every commit reachable from
+    any of ``revs`` (master first, then release branches: their union) that changed ``path``,
+    then the ``then`` (label, text) files: the lowest and highest line of a file a release
+    shipped holding the key (see ``_read``; a key backported to branch-2.10 was first in 2.10).
+    A key no shipped file held was in development snapshots only, and is labelled so
+    (``3.0-SNAPSHOT``). ``renamed`` maps a line master carried but never released to the one it
+    became (master's 2.12.0-SNAPSHOT was bumped to 3.0.0-SNAPSHOT)."""
+    read, skipped, refs = _read(git_dir, path, revs, renamed or {})
+    shipped: dict[str, list[str]] = {}
+    anywhere: dict[str, list[str]] = {}
+    for label, text, sure in [*read, *((label, text, True) for label, text in then)]:
         for key, _, _ in conf_entries(text.splitlines()):
-            seen[key] = (seen.get(key, (label, label))[0], label)
-    return seen, labels
+            anywhere.setdefault(key, []).append(label)
+            if sure:
+                shipped.setdefault(key, []).append(label)
+    seen = {}
+    for key, labels_of_key in anywhere.items():
+        # a key no released file held was in development snapshots only: '3.0-SNAPSHOT'
+        found = shipped.get(key) or [f"{label}-SNAPSHOT" for label in labels_of_key]
+        seen[key] = (min(found, key=_line_order), max(found, key=_line_order))
+    labels = sorted({label for label, _, _ in read}, key=_line_order)
+    labels += [label for label, _ in then if label not in labels]
+    tags = list(release_tags(git_dir, revs))
+    return History(seen, labels, refs, len(read), skipped, tags)
+
+
+def _history_text(read: History) -> str:
+    """The header lines after the origin (lines read, columns, refs and commits read) and one
+    ``key first last`` line per key."""
+    skipped = " ".join(f"{c[:12]}={v}" for c, v in read.skipped) or "none"
+    return (
+        f"# release lines read, in order: {' '.join(read.labels)}\n"
+        "# columns: key, first and last release line that shipped it"
+        " (X.Y-SNAPSHOT: snapshots only)\n"
+        + "".join(f"# read: {ref} @ {commit}\n" for ref, commit in read.refs)
+        + f"# release tags read: {' '.join(read.tags) or 'none'}\n"
+        + f"# commits read (each that changed the file; each release, ref tip and branch "
+        f"cut): {read.commits}; left out (not an apache version): {skipped}\n"
+        + "".join(f"{k} {read.seen[k][0]} {read.seen[k][1]}\n" for k in sorted(read.seen))
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,9 +336,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("mode", choices=("keys", "fixture", "java", "releases", "history"))
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--origin", default="", help="repository, path and commit read")
-    parser.add_argument("--until", default="HEAD", help="history: the newest commit to read")
+    parser.add_argument(
+        "--rev",
+        "--until",
+        action="append",
+        default=[],
+        help="history: a branch or tag to read up to; repeat it to read several (their union)",
+    )
     parser.add_argument(
         "--then", action="append", default=[], help="history: LABEL=FILE, a newer file, in order"
+    )
+    parser.add_argument(
+        "--renamed",
+        action="append",
+        default=[],
+        help="history: OLD=NEW, a release line never released, counted as the one it became",
     )
     args = parser.parse_args(argv)
     if args.mode == "history":
@@ -155,13 +358,9 @@ def main(argv: list[str] | None = None) -> int:
             (label, Path(name).read_text(encoding="utf-8"))
             for label, _, name in (item.partition("=") for item in args.then)
         ]
-        seen, labels = history(args.files[0], str(args.files[1]), args.until, then)
-        sys.stdout.write(
-            _header(args.origin)
-            + f"# release lines read, in order: {' '.join(labels)}\n"
-            + "# columns: key, first and last release line (the commit's pom version) seen in\n"
-            + "".join(f"{k} {seen[k][0]} {seen[k][1]}\n" for k in sorted(seen))
-        )
+        renamed = dict(item.split("=", 1) for item in args.renamed)
+        read = history(args.files[0], str(args.files[1]), args.rev or ["HEAD"], then, renamed)
+        sys.stdout.write(_header(args.origin) + _history_text(read))
         return 0
     if args.mode == "releases":
         tags, texts = release_files(args.files[0], [str(f) for f in args.files[1:]])

@@ -256,19 +256,17 @@ def _load_plan_file(path: Path) -> PlanDocument:
     return load_plan(path)
 
 
-def _refuse_log_dir_moves(plan: PlanDocument) -> None:
-    """Refuse, before any action runs, a plan that moves replicas between log dirs: trimtab
-    does not send AlterReplicaLogDirs yet, and a run stopping half-way at such an action is
-    worse than not starting (the dry run still shows the whole plan)."""
+def _refuse_redpanda_log_dirs(plan: PlanDocument) -> None:
+    """A Redpanda plan pinning ``log_dirs`` is refused before connecting: Redpanda keeps one
+    data directory per node (no JBOD), so there is no dir to move a replica to."""
     pinned = [
         a.item for a in plan.actions if any(d != "any" for d in a.target.get("log_dirs") or ())
     ]
-    if pinned:
+    if pinned and plan.system == "redpanda":
         raise TrimtabError(
             f"the plan moves replicas between log dirs in {len(pinned)} partition(s) (first "
-            f"{pinned[0]}), which trimtab execute does not do yet: run "
-            "kafka-reassign-partitions.sh --execute with the document of trimtab rebalance -o, "
-            "or plan without those moves"
+            f"{pinned[0]}), but Redpanda has one data directory per node: plan it as a Kafka "
+            "cluster's, or without --log-dirs/--cordon"
         )
 
 
@@ -281,7 +279,7 @@ def run_execute(o: ExecuteOptions, flags: TargetFlags) -> int:
         check_digest_form(o.approve)
         if not o.rollback:  # a rollback is approved by its own plan's digest, made later
             match_digest(plan, o.approve)
-        _refuse_log_dir_moves(plan)
+    _refuse_redpanda_log_dirs(plan)
     target = connect(plan, flags, where=str(o.plan))
     try:
         journal = o.journal or default_journal(plan_path)

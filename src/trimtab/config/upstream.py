@@ -3,14 +3,15 @@
 trimtab reads a few dozen settings; a real upstream file holds hundreds of keys, and a file
 written for an old release holds keys later releases dropped. Each upstream file's key names are
 kept in ``trimtab/data/upstream_*.keys``, built by ``tools/upstream_keys.py`` from upstream's own
-default files over their history (every BookKeeper release tag; every apache/pulsar commit that
-changed ``conf/broker.conf`` or ``conf/bookkeeper.conf``, then newer released files); the header
-lines name what was read. A key found there is accepted and reported as ignored (by
+default files over their history (every BookKeeper release tag; every apache/pulsar commit on
+master and on each release branch that changed ``conf/broker.conf`` or ``conf/bookkeeper.conf``);
+the header lines name what was read. A key found there is accepted and reported as ignored (by
 :func:`trimtab.config.core.apply_keys`); a key found nowhere is a mistake.
 
-The Pulsar lists carry, beside each key, the first and last release line it was seen in; a key
-the newest file read no longer has is shown with its range ("Pulsar broker.conf, 2.6 to 2.8"),
-so a user sees that the key their old file sets is gone upstream.
+The Pulsar lists carry, beside each key, the first and last release line that shipped it; a key
+the newest line no longer has is shown with its range ("Pulsar broker.conf, 2.6 to 2.8"), so a
+user sees that the key their old file sets is gone upstream ("3.0-SNAPSHOT": only development
+snapshots had it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from importlib.resources import files
 __all__ = ["PASSTHROUGH_PREFIXES", "UPSTREAM_FILES", "defined_in", "spellings", "upstream_names"]
 
 # Data file -> what the user knows it as, as shown beside an ignored key. Pulsar's
-# standalone.conf is not listed: every key it shipped (to 2.10.1) is in these lists.
+# standalone.conf is not listed: every key it had on any branch read is in these lists.
 UPSTREAM_FILES = {
     "upstream_bk_server.keys": "BookKeeper bk_server.conf",
     "upstream_bk_client.keys": "BookKeeper client (ClientConfiguration)",
@@ -61,11 +62,12 @@ def _entries(text: str, label: str) -> Iterator[tuple[str, str]]:
         (line[len(_LINES_READ) :].split() for line in lines if line.startswith(_LINES_READ)), []
     )
     newest = read[-1] if read else None
+    current = {newest, f"{newest}-SNAPSHOT"}  # the newest line's snapshots: master's own keys
     for line in lines:
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue
-        if len(fields) == 3 and fields[2] != newest:
+        if len(fields) == 3 and fields[2] not in current:
             span = fields[1] if fields[1] == fields[2] else f"{fields[1]} to {fields[2]}"
             yield fields[0], f"{label}, {span}"
         else:

@@ -4,7 +4,7 @@ For the subprocess tests (SIGKILL then ``--resume``) and the 10,000-partition be
 
     python -m tests.standins.kafka --port 0 --brokers 4 --topics orders:12:3:1000000 \\
         [--state-file assignment.json] [--scale 1000] [--dump counts.json] \\
-        [--redpanda-admin-port 9644]
+        [--redpanda-admin-port 9644] [--log-dirs 2]
 
 ``--topics NAME:PARTITIONS:RF[:BYTES]`` (comma-separated) spreads replicas round-robin over
 the brokers; ``--state-file`` loads a ``kafka-reassign-partitions`` document instead (entries
@@ -12,6 +12,9 @@ may carry ``"size"``). Brokers listen on ``--port``, ``--port``+1, ... (0: any f
 The first stdout line is ``ready BOOTSTRAP``; on SIGTERM or SIGINT it writes to ``--dump``
 (JSON) the assignment, the calls by API, reads and writes, the reassignments started and
 cancelled per partition, and the throttle configs left set, and exits.
+
+``--log-dirs N`` gives each broker N log dirs (``/var/lib/kafka/data-0`` ...; JBOD), the
+replicas in the first unless the state file's ``log_dirs`` says otherwise.
 
 ``--redpanda-admin-port`` makes it a Redpanda: it also serves the Admin API stand-in on that
 port, and partition moves copy at its ``raft_learner_recovery_rate`` per node.
@@ -35,7 +38,9 @@ from tests.standins.redpanda import RedpandaAdminStandin
 def _build(args: argparse.Namespace) -> Cluster:
     cluster = Cluster(scale=args.scale)
     for b in range(1, args.brokers + 1):
-        cluster.add_broker(b, f"rack-{(b - 1) % args.racks}" if args.racks else None)
+        broker = cluster.add_broker(b, f"rack-{(b - 1) % args.racks}" if args.racks else None)
+        if args.log_dirs > 1:
+            broker.log_dirs = [f"/var/lib/kafka/data-{k}" for k in range(args.log_dirs)]
     if args.state_file:
         cluster.load_assignment(json.loads(Path(args.state_file).read_text()), size=args.size)
     for spec in filter(None, (args.topics or "").split(",")):
@@ -57,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=float, default=1.0, help="simulated s per real s")
     parser.add_argument("--dump")
     parser.add_argument("--redpanda-admin-port", type=int, help="also serve Redpanda's Admin API")
+    parser.add_argument("--log-dirs", type=int, default=1, help="log dirs per broker (JBOD)")
     args = parser.parse_args(argv)
     cluster = _build(args)
     ports = {b: args.port + i for i, b in enumerate(sorted(cluster.brokers))} if args.port else None

@@ -7,6 +7,13 @@ What a controller keeps, reduced to what ``trimtab execute`` touches (KIP-455 re
   = original - target; the adding replicas copy the partition's bytes in simulated time, join
   the ISR when caught up, and then the controller drops the removing ones (replicas = target);
 - a cancel (replicas null) puts ``original`` back; a new target replaces the ongoing one;
+- JBOD (KIP-113): a broker may have several log dirs (``log_dirs``); each replica lives in one
+  (``Partition.dirs``, else the broker's first), and AlterReplicaLogDirs moves it to another
+  of its broker's dirs through a *future* replica that copies the log at the broker's
+  ``replica.alter.log.dirs.io.max.bytes.per.second`` (shared by its dir copies; unset: fast)
+  and then replaces the current one. A replica not on the broker yet gets the dir as its
+  preferred one, created there when a reassignment adds it (and the answer is
+  NOT_LEADER_OR_FOLLOWER, as upstream's ReplicaManager.alterReplicaLogDirs);
 - copying runs at the broker's ``follower.replication.throttled.rate`` (shared by the throttled
   replicas it is fetching) when ``follower.replication.throttled.replicas`` of the topic lists
   ``partition:broker`` (or ``*``), and likewise the leader side; otherwise at
@@ -20,6 +27,7 @@ takes the cluster's lock: the server calls it from one thread per connection.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter, defaultdict
@@ -41,7 +49,14 @@ TOPIC_KEYS = (
     "follower.replication.throttled.replicas",
     "retention.ms",
 )
-WRITE_APIS = frozenset({"AlterPartitionReassignments", "IncrementalAlterConfigs", "AlterConfigs"})
+WRITE_APIS = frozenset(
+    {
+        "AlterPartitionReassignments",
+        "IncrementalAlterConfigs",
+        "AlterConfigs",
+        "AlterReplicaLogDirs",
+    }
+)
 
 
 class SimClock:
@@ -74,7 +89,12 @@ class Broker:
     alive: bool = True
     disk_total: int = 4 * 10**12
     log_dir: str = "/var/lib/kafka/data"
-    cordoned: bool = False  # KIP-1066: DescribeLogDirs v5 IsCordoned of its one log dir
+    cordoned: bool = False  # KIP-1066: DescribeLogDirs v5 IsCordoned of its first log dir
+    log_dirs: list[str] = field(default_factory=list)  # JBOD: several dirs ([] = log_dir only)
+
+    @property
+    def dirs(self) -> list[str]:
+        return self.log_dirs or [self.log_dir]
 
 
 @dataclass
@@ -90,6 +110,8 @@ class Partition:
     copied: dict[int, float] = field(default_factory=dict)  # adding replica -> bytes
     stalled: bool = False
     epoch: int = 0
+    dirs: dict[int, str] = field(default_factory=dict)  # broker -> log dir (else its first)
+    future: dict[int, list[Any]] = field(default_factory=dict)  # broker -> [dir, bytes copied]
 
     @property
     def moving(self) -> bool:
@@ -139,6 +161,8 @@ class Cluster:
         #: Redpanda: the recovery bandwidth of a node (bytes/s), read at each step of time
         self.node_rate: Callable[[], float] | None = None
         self._moving: set[tuple[str, int]] = set()
+        self._dir_moving: set[tuple[str, int]] = set()  # partitions with a future replica
+        self.preferred: dict[tuple[str, int, int], str] = {}  # (topic, index, broker) -> dir
         self._parsed: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}
         self._last = self.clock.now()
 
@@ -160,11 +184,13 @@ class Cluster:
     def load_assignment(self, doc: Mapping[str, Any], *, size: int = 0) -> None:
         """Partitions from a ``kafka-reassign-partitions`` document (``{"version": 1,
         "partitions": [{"topic", "partition", "replicas"}]}``); an optional ``"size"`` per
-        entry gives its bytes, optional ``"brokers"`` ``[{"id", "rack"}]`` the brokers."""
+        entry gives its bytes, optional ``"log_dirs"`` each replica's dir (``"any"``: the
+        broker's first), optional ``"brokers"`` ``[{"id", "rack", "log_dirs"}]`` the brokers."""
         with self.lock:
             for b in doc.get("brokers", []):
                 if int(b["id"]) not in self.brokers:
                     self.add_broker(int(b["id"]), b.get("rack"))
+                self.brokers[int(b["id"])].log_dirs = list(b.get("log_dirs", []))
             for p in doc["partitions"]:
                 for r in p["replicas"]:
                     if int(r) not in self.brokers:
@@ -175,6 +201,26 @@ class Cluster:
                     [int(r) for r in p["replicas"]],
                     int(p.get("size", size)),
                 )
+                made = self.partitions[(str(p["topic"]), int(p["partition"]))]
+                for r, d in zip(p["replicas"], p.get("log_dirs") or (), strict=False):
+                    if d != "any":
+                        made.dirs[int(r)] = str(d)
+
+    def load_log_dirs(self, text: str) -> None:
+        """Brokers' dirs, and each replica's dir and size, from ``kafka-log-dirs.sh --describe``
+        output as the tool prints it (two lines of prose, then the JSON)."""
+        doc = json.loads(text[text.index("{") :])
+        with self.lock:
+            for b in doc["brokers"]:
+                broker = self.brokers.get(int(b["broker"])) or self.add_broker(int(b["broker"]))
+                broker.log_dirs = [str(d["logDir"]) for d in b["logDirs"]]
+                for d in b["logDirs"]:
+                    for p in d["partitions"]:
+                        topic, _, index = str(p["partition"]).rpartition("-")
+                        part = self.partitions.get((topic, int(index)))
+                        if part is not None and broker.id in part.replicas:
+                            part.dirs[broker.id] = str(d["logDir"])
+                            part.size = max(part.size, int(p["size"]))
 
     def assignment(self) -> dict[str, Any]:
         """The current replicas as a ``kafka-reassign-partitions`` document."""
@@ -215,6 +261,8 @@ class Cluster:
         with self.lock:
             now = self.clock.now()
             dt, self._last = max(0.0, now - self._last), now
+            if dt > 0 and self._dir_moving:
+                self._tick_dirs(dt)
             if not self._moving or dt <= 0:
                 return
             rates = self._rates()
@@ -278,6 +326,12 @@ class Cluster:
 
     def _complete(self, p: Partition) -> None:
         assert p.target is not None
+        for r in p.adding:  # created in its preferred dir (AlterReplicaLogDirs before the move)
+            if (p.topic, p.index, r) in self.preferred:
+                p.dirs[r] = self.preferred.pop((p.topic, p.index, r))
+        for r in p.removing:
+            p.dirs.pop(r, None)
+            p.future.pop(r, None)
         p.replicas = list(p.target)
         p.isr = [r for r in p.target if r in p.isr]
         self._finish(p)
@@ -290,6 +344,53 @@ class Cluster:
         p.copied = {}
         p.epoch += 1
         self._moving.discard((p.topic, p.index))
+
+    # -- log dirs (JBOD, KIP-113) -------------------------------------------------------------
+
+    def dir_of(self, p: Partition, broker_id: int) -> str:
+        """The log dir of ``p``'s replica on ``broker_id``."""
+        found = p.dirs.get(broker_id)
+        if found is None:
+            found = self.preferred.get((p.topic, p.index, broker_id))
+        return found or self.brokers[broker_id].dirs[0]
+
+    def alter_log_dir(self, broker_id: int, path: str, topic: str, index: int) -> int:
+        """One replica of AlterReplicaLogDirs; upstream's error code (0 when accepted)."""
+        with self.lock:
+            self.tick()
+            broker = self.brokers[broker_id]
+            p = self.partitions.get((topic, index))
+            if p is None:
+                return 3  # UNKNOWN_TOPIC_OR_PARTITION
+            if path not in broker.dirs:
+                return 57  # LOG_DIR_NOT_FOUND: "Log dir ... is not found in the config."
+            if broker_id not in p.replicas:
+                self.preferred[(topic, index, broker_id)] = path
+                return 6  # NOT_LEADER_OR_FOLLOWER: created there when the replica is added
+            current = self.dir_of(p, broker_id)
+            if current == path:
+                p.future.pop(broker_id, None)  # a move elsewhere under way is abandoned
+                return 0
+            if p.future.get(broker_id, [None])[0] != path:
+                p.future[broker_id] = [path, 0.0]
+            self._dir_moving.add((topic, index))
+            if p.size == 0:
+                self._tick_dirs(0.0)
+            return 0
+
+    def _tick_dirs(self, dt: float) -> None:
+        moving = [self.partitions[k] for k in self._dir_moving]
+        users: Counter[int] = Counter(b for p in moving for b in p.future)
+        for key in list(self._dir_moving):
+            p = self.partitions[key]
+            for b, entry in list(p.future.items()):
+                rate = min(self.fast_rate, self._rate(b, BROKER_KEYS[2])) / max(1, users[b])
+                entry[1] = min(float(p.size), entry[1] + rate * dt)
+                if entry[1] >= p.size:
+                    p.dirs[b] = entry[0]
+                    del p.future[b]
+            if not p.future:
+                self._dir_moving.discard(key)
 
     # -- AlterPartitionReassignments / ListPartitionReassignments ---------------------------
 

@@ -15,6 +15,8 @@ from typing import Any
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     DescribeClusterRequest,
     DescribeClusterResponse,
     DescribeConfigsRequest,
@@ -166,6 +168,8 @@ def list_reassignments(c: Cluster, _b: int, req: Any) -> dict[str, Any]:
 
 
 def describe_log_dirs(c: Cluster, broker_id: int, req: Any) -> dict[str, Any]:
+    """One result per log dir of the broker, with the replicas in it, and a future replica
+    (``is_future_key``) in the dir an AlterReplicaLogDirs is copying it to."""
     mk_result = DescribeLogDirsResponse.DescribeLogDirsResult
     mk_topic = mk_result.DescribeLogDirsTopic
     mk_part = mk_topic.DescribeLogDirsPartition
@@ -177,33 +181,64 @@ def describe_log_dirs(c: Cluster, broker_id: int, req: Any) -> dict[str, Any]:
         else:
             named = [(t.topic, i) for t in req.topics for i in t.partitions]
             keys = [k for k in named if k in c.partitions]
-        by_topic: dict[str, list[Any]] = {}
-        used = 0
+        in_dir: dict[str, dict[str, list[Any]]] = {d: {} for d in broker.dirs}
+        used = dict.fromkeys(broker.dirs, 0)
         for key in keys:
             p = c.partitions[key]
             if broker_id not in p.replicas:
                 continue
             size = int(p.copied.get(broker_id, p.size)) if broker_id in p.adding else p.size
-            used += size
-            lag = p.size - size
-            by_topic.setdefault(p.topic, []).append(
+            home = c.dir_of(p, broker_id)
+            used[home] = used.get(home, 0) + size
+            in_dir.setdefault(home, {}).setdefault(p.topic, []).append(
                 mk_part(
                     partition_index=p.index,
                     partition_size=size,
-                    offset_lag=lag,
+                    offset_lag=p.size - size,
                     is_future_key=False,
                 )
             )
-        topics = [mk_topic(name=name, partitions=parts) for name, parts in by_topic.items()]
-        result = mk_result(
-            error_code=0,
-            log_dir=broker.log_dir,
-            topics=topics,
-            total_bytes=broker.disk_total,
-            usable_bytes=max(0, broker.disk_total - used),
-            is_cordoned=broker.cordoned,
-        )
-        return {"throttle_time_ms": 0, "error_code": 0, "results": [result]}
+            if broker_id in p.future:
+                there, copied = p.future[broker_id]
+                used[there] = used.get(there, 0) + int(copied)
+                in_dir.setdefault(there, {}).setdefault(p.topic, []).append(
+                    mk_part(
+                        partition_index=p.index,
+                        partition_size=int(copied),
+                        offset_lag=p.size - int(copied),
+                        is_future_key=True,
+                    )
+                )
+        share = broker.disk_total // len(broker.dirs)
+        results = [
+            mk_result(
+                error_code=0,
+                log_dir=d,
+                topics=[mk_topic(name=t, partitions=ps) for t, ps in topics.items()],
+                total_bytes=share,
+                usable_bytes=max(0, share - used.get(d, 0)),
+                is_cordoned=broker.cordoned and d == broker.dirs[0],
+            )
+            for d, topics in in_dir.items()
+        ]
+        return {"throttle_time_ms": 0, "error_code": 0, "results": results}
+
+
+def alter_replica_log_dirs(c: Cluster, broker_id: int, req: Any) -> dict[str, Any]:
+    """AlterReplicaLogDirs (API 34) on one broker: per replica, upstream's error code."""
+    mk_topic = AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult
+    mk_part = mk_topic.AlterReplicaLogDirPartitionResult
+    out: dict[str, list[Any]] = {}
+    for d in req.dirs:
+        for topic in d.topics:
+            for index in topic.partitions:
+                code = c.alter_log_dir(broker_id, d.path, topic.name, index)
+                out.setdefault(topic.name, []).append(
+                    mk_part(partition_index=index, error_code=code)
+                )
+    c.write_log.append(("AlterReplicaLogDirs", sum(len(v) for v in out.values())))
+    results = [mk_topic(topic_name=t, partitions=ps) for t, ps in out.items()]
+    return {"throttle_time_ms": 0, "results": results}
 
 
 def _resource_error(c: Cluster, rtype: int, name: str) -> tuple[int, str | None]:
@@ -343,6 +378,7 @@ API: dict[int, tuple[Any, Any, Handler | None]] = {
     45: (*_ALTER, alter_reassignments),
     46: (ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, list_reassignments),
     35: (DescribeLogDirsRequest, DescribeLogDirsResponse, describe_log_dirs),
+    34: (AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse, alter_replica_log_dirs),
     32: (DescribeConfigsRequest, DescribeConfigsResponse, describe_configs),
     44: (*_ALTER_CONFIGS, incremental_alter_configs),
     17: (SaslHandshakeRequest, SaslHandshakeResponse, None),

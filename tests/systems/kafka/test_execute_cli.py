@@ -477,3 +477,70 @@ def test_a_sasl_run_keeps_the_password_out_of_every_output(
     written = [p for p in tmp_path.iterdir() if p.is_file() and p != config]
     assert {p.name for p in written} >= {"plan.json", "plan.journal.jsonl"}
     assert not any(password in text for text in [result.output, *(p.read_text() for p in written)])
+
+
+@pytest.mark.server
+def test_a_cordon_plan_moves_replicas_between_dirs_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rebalance --cordon 3:/data/d1 --plan` on kafka-log-dirs output (issue 40 part 7), then
+    `execute` on a cluster holding that assignment and those dirs: the dry run writes nothing,
+    the approved run moves every replica of broker 3's /data/d1 to /data/d2 through
+    AlterReplicaLogDirs (throttled, the throttle given back), and DescribeLogDirs through the
+    real client shows /data/d1 empty. A Redpanda plan pinning dirs is refused up front."""
+    from dataclasses import replace
+
+    from kafka import KafkaAdminClient
+
+    from trimtab.plans.document import load_plan
+
+    data = Path(__file__).resolve().parents[2] / "data" / "tools"
+    current = data / "kafka-3.9-reassign-jbod-current.json"
+    log_dirs = data / "kafka-3.9-log-dirs-describe-jbod.txt"
+    inventory = tmp_path / "inventory.csv"
+    rows = ["cluster,node,rack,cores,memory_bytes,disk_total_bytes,nic_bps,state"]
+    rows += [f"prod,{b},rack-{b},8,{2**36},{10**12},{10**10},writable" for b in range(1, 5)]
+    inventory.write_text("\n".join(rows) + "\n")
+    cluster = Cluster(scale=0.0)
+    cluster.load_assignment(json.loads(current.read_text()))
+    cluster.load_log_dirs(log_dirs.read_text())
+    cluster.fast_rate = 10**11
+    monkeypatch.setattr("trimtab.cli.execute.make_clock", lambda: StandinClock(cluster))
+    path = tmp_path / "cordon.json"
+    args = ["rebalance", "-i", str(inventory), "-a", str(current), "--log-dirs", str(log_dirs)]
+    planned = runner.invoke(app, [*args, "--cordon", "3:/data/d1", "--plan", str(path)])
+    assert planned.exit_code == 0, planned.output
+    plan = json.loads(path.read_text())
+    moving = {a["item"] for a in plan["actions"]}
+    assert moving and all(a["effect"]["dir_moves"] for a in plan["actions"])
+    with KafkaStandin(cluster) as standin:
+        common = ["--bootstrap-servers", standin.bootstrap, "--poll-interval", "1"]
+        dry = runner.invoke(app, ["execute", str(path), *common], env={"COLUMNS": "200"})
+        assert dry.exit_code == 0, dry.output
+        assert plan["digest"] in dry.output and cluster.writes == 0
+        run = runner.invoke(
+            app,
+            ["execute", str(path), "--approve", plan["digest"], "--throttle", "50MB/s", *common],
+            env={"COLUMNS": "200"},
+        )
+        assert run.exit_code == 0, run.output
+        admin = KafkaAdminClient(bootstrap_servers=standin.bootstrap)
+        try:
+            seen = admin.describe_log_dirs(None, [3])
+        finally:
+            admin.close()
+    dirs = {d["log_dir"]: d for entry in seen for d in entry["log_dirs"]}
+    assert dirs["/data/d1"]["topics"] == [], dirs["/data/d1"]
+    in_d2 = {
+        (t["name"], p["partition_index"])
+        for t in dirs["/data/d2"]["topics"]
+        for p in t["partitions"]
+    }
+    assert {tuple(i.rsplit("/", 1)) for i in moving} <= {(t, str(p)) for t, p in in_d2}
+    assert cluster.calls["AlterReplicaLogDirs"] >= 1 and _no_throttle_left(cluster)
+    assert all(cluster.partitions[k].future == {} for k in cluster.partitions)
+    redpanda = tmp_path / "redpanda.json"
+    redpanda.write_text(replace(load_plan(path), system="redpanda").dumps())
+    refused = runner.invoke(app, ["execute", str(redpanda), "--bootstrap-servers", "127.0.0.1:1"])
+    assert refused.exit_code == 2 and refused.output.count("error:") == 1, refused.output
+    assert "one data directory per node" in refused.output and "127.0.0.1:1" not in refused.output

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from tests.standins.kafka import Cluster, KafkaStandin
 from tests.systems.kafka.helpers import GB, move
 from trimtab.errors import TargetError
+from trimtab.plans.document import Action
 from trimtab.plans.target import Check, Target, ThrottleSet
 from trimtab.systems.kafka.target import (
     KafkaTarget,
@@ -324,14 +326,90 @@ def test_a_reorder_completes_at_once(kafka_target: KafkaTarget, kafka_cluster: C
     assert kafka_cluster.partitions[("orders", 3)].replicas == [2, 1, 3]
 
 
-def test_a_move_between_log_dirs_is_never_called_done(kafka_target: KafkaTarget) -> None:
-    """A reassign action whose target pins log_dirs (issue 40 part 7) keeps its replicas; the
-    target does not submit AlterReplicaLogDirs yet, so it must not read the unchanged
-    replicas as done: the check is CHANGED and says what to run instead."""
-    from dataclasses import replace
+def _jbod(cluster: Cluster) -> None:
+    """Every broker gets two log dirs, /data/d1 and /data/d2; the replicas sit in /data/d1."""
+    for broker in cluster.brokers.values():
+        broker.log_dirs = ["/data/d1", "/data/d2"]
 
-    same = move(0, [1, 2, 3], [1, 2, 3])
-    pinned = replace(same, target={**same.target, "log_dirs": ["any", "/data/d2", "any"]})
-    seen = kafka_target.observe([pinned])["orders/0"]
+
+def _pinned(index: int, before: list[int], after: list[int], dirs: dict[int, str]) -> Action:
+    """A reassign action pinning ``dirs`` (broker -> dir), as `rebalance --cordon` writes it."""
+    base = move(index, before, after)
+    target = {**base.target, "log_dirs": [dirs.get(b, "any") for b in after]}
+    dir_moves = [
+        {"broker": b, "from_dir": "/data/d1", "to_dir": d, "bytes": GB}
+        for b, d in dirs.items()
+        if b in before
+    ]
+    return replace(base, target=target, effect={**base.effect, "dir_moves": dir_moves})
+
+
+def test_a_move_between_log_dirs_runs_through_a_future_replica(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster
+) -> None:
+    """Replicas unchanged, broker 3's pinned to /data/d2 (issue 40 part 7): READY, then
+    AlterReplicaLogDirs; MOVING while the future replica copies; DONE once swapped in."""
+    _jbod(kafka_cluster)
+    kafka_cluster.fast_rate = GB // 10  # 10 s of simulated time for the 1 GB log
+    action = _pinned(0, [1, 2, 3], [1, 2, 3], {3: "/data/d2"})
+    assert kafka_target.observe([action])["orders/0"].check is Check.READY
+    kafka_target.submit([action])
+    assert kafka_cluster.writes == 1  # AlterReplicaLogDirs only: the replicas do not change
+    seen = kafka_target.observe([action])["orders/0"]
+    assert seen.check is Check.MOVING and seen.live["log_dirs"] == {"3": "/data/d1"}
+    assert not kafka_target.poll([action])["orders/0"].done
+    kafka_cluster.clock.advance(11)
+    assert kafka_target.poll([action])["orders/0"].done
+    done = kafka_target.observe([action])["orders/0"]
+    assert done.check is Check.DONE and done.live["log_dirs"] == {"3": "/data/d2"}
+    assert kafka_cluster.partitions[("orders", 0)].dirs == {3: "/data/d2"}
+
+
+def test_a_new_replica_is_created_in_its_pinned_dir(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster
+) -> None:
+    """Replica 3 -> 4 with broker 4's pinned to /data/d2: the dir is sent first (broker 4
+    answers NOT_LEADER_OR_FOLLOWER and remembers it), and the copy lands there directly."""
+    _jbod(kafka_cluster)
+    action = _pinned(1, [1, 2, 3], [1, 2, 4], {4: "/data/d2"})
+    kafka_target.submit([action])
+    kafka_cluster.clock.advance(60)
+    assert kafka_target.poll([action])["orders/1"].done
+    assert kafka_target.observe([action])["orders/1"].check is Check.DONE
+    assert kafka_cluster.partitions[("orders", 1)].dirs[4] == "/data/d2"
+
+
+def test_a_missing_or_cordoned_dir_is_a_changed_precondition(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster
+) -> None:
+    """The dir a pin names must exist on its broker and be open (KIP-1066): otherwise the
+    check is CHANGED, saying which dir and broker, and nothing is sent."""
+    _jbod(kafka_cluster)
+    missing = _pinned(0, [1, 2, 3], [1, 2, 3], {3: "/data/d3"})
+    seen = kafka_target.observe([missing])["orders/0"]
     assert seen.check is Check.CHANGED
-    assert "kafka-reassign-partitions.sh --execute" in seen.why
+    assert seen.why == "broker 3 has no log dir /data/d3 (its dirs: /data/d1, /data/d2)"
+    kafka_cluster.brokers[3].log_dirs = ["/data/d2", "/data/d1"]  # d2 first: the cordoned one
+    kafka_cluster.brokers[3].cordoned = True
+    kafka_cluster.partitions[("orders", 0)].dirs[3] = "/data/d1"
+    cordoned = _pinned(0, [1, 2, 3], [1, 2, 3], {3: "/data/d2"})
+    seen = kafka_target.observe([cordoned])["orders/0"]
+    assert seen.check is Check.CHANGED and "cordoned" in seen.why
+    with pytest.raises(TargetError, match="LogDirNotFound"):
+        kafka_target.submit([missing])
+    assert kafka_cluster.partitions[("orders", 0)].future == {}
+
+
+def test_a_dir_throttle_is_set_and_given_back(
+    kafka_target: KafkaTarget, kafka_cluster: Cluster
+) -> None:
+    """A throttled run sets replica.alter.log.dirs.io.max.bytes.per.second on the brokers of
+    the pinned replicas (upstream's --replica-alter-log-dirs-throttle), and clears it."""
+    _jbod(kafka_cluster)
+    action = _pinned(0, [1, 2, 3], [1, 2, 3], {3: "/data/d2"})
+    throttle = kafka_target.set_throttle(50_000_000, [action])
+    assert kafka_cluster.configs[(4, "3")]["replica.alter.log.dirs.io.max.bytes.per.second"] == (
+        "50000000"
+    )
+    kafka_target.clear_throttle(throttle)
+    assert not any(kafka_cluster.configs.values())

@@ -33,6 +33,14 @@ from trimtab.plans.document import Action
 from trimtab.plans.target import Check, Guards, Observation, Progress, Target, ThrottleSet
 from trimtab.systems.kafka.admin import AdminConnection, parse_bootstrap
 from trimtab.systems.kafka.command_config import read_command_config
+from trimtab.systems.kafka.log_dir_moves import (
+    LogDirs,
+    alter_log_dirs,
+    from_dirs,
+    pins,
+    read_log_dirs,
+    refuse,
+)
 from trimtab.systems.kafka.throttle import ConfigThrottle, partition_of
 
 __all__ = [
@@ -92,6 +100,31 @@ def _replicas(doc: Mapping[str, Any]) -> list[int]:
     return [int(b) for b in doc.get("replicas", [])]
 
 
+def _check_dirs(
+    action: Action, key: tuple[str, int], seen: Observation, dirs: LogDirs
+) -> Observation:
+    """The replica check of a pinned action, with its log dirs: DONE only once every pinned
+    replica is in its dir; MOVING while a future replica copies; READY when the replicas are
+    in place and the dirs can take them; CHANGED when a dir is missing or cordoned, or someone
+    moved a replica to a third dir."""
+    if seen.check in (Check.CHANGED, Check.MOVING):
+        return seen
+    pinned = pins(action)
+    shown = {
+        **seen.live,
+        "log_dirs": {str(b): dirs.state(key, b).dir for b in pinned},
+    }
+    if seen.check is Check.DONE:
+        if dirs.met(key, pinned):
+            return Observation(action.id, Check.DONE, shown)
+        if any(dirs.state(key, b).future == d for b, d in pinned.items()):
+            return Observation(action.id, Check.MOVING, shown)
+    problem = dirs.problem(key, pinned, from_dirs(action))
+    if problem is not None:
+        return Observation(action.id, Check.CHANGED, shown, problem)
+    return Observation(action.id, Check.READY, shown)
+
+
 class KafkaTarget:
     """A Kafka or Redpanda cluster reached through :class:`AdminConnection`."""
 
@@ -147,10 +180,29 @@ class KafkaTarget:
         keys = [partition_of(a) for a in actions]
         parts, live = self._state([t for t, _ in keys])
         moving = self._ongoing(keys)
-        return {
+        seen = {
             a.id: self._check(a, k, parts.get(k), moving.get(k), live)
             for a, k in zip(actions, keys, strict=True)
         }
+        pinned = [(a, k) for a, k in zip(actions, keys, strict=True) if pins(a)]
+        if pinned:
+            dirs = self._log_dirs(pinned)
+            for a, k in pinned:
+                seen[a.id] = _check_dirs(a, k, seen[a.id], dirs)
+        return seen
+
+    def _log_dirs(self, pinned: Sequence[tuple[Action, tuple[str, int]]]) -> LogDirs:
+        """DescribeLogDirs of the brokers the pinned actions name (one call per broker)."""
+        if self.system != "kafka":
+            raise TargetError(
+                f"{pinned[0][0].item}: the plan moves a replica between log dirs, but "
+                f"{self.system} has one data directory per node"
+            )
+        wanted: dict[int, list[tuple[str, int]]] = defaultdict(list)
+        for a, k in pinned:
+            for broker in pins(a):
+                wanted[broker].append(k)
+        return read_log_dirs(self.conn, wanted)
 
     def _check(
         self,
@@ -167,16 +219,6 @@ class KafkaTarget:
             )
         replicas = part.replicas
         shown: dict[str, Any] = {"replicas": replicas, "isr": part.isr}
-        if any(d != "any" for d in action.target.get("log_dirs") or ()):
-            # issue 40 part 7: AlterReplicaLogDirs is not submitted yet; never call it done
-            return Observation(
-                action.id,
-                Check.CHANGED,
-                shown,
-                f"{action.item} moves a replica between log dirs (log_dirs), which trimtab "
-                "does not execute yet: run kafka-reassign-partitions.sh --execute with the "
-                "document of trimtab rebalance -o",
-            )
         gone = sorted(b for b in after if b not in live)
         if moving_to is not None:
             shown["moving_to"] = moving_to
@@ -235,6 +277,12 @@ class KafkaTarget:
         answers with ``unknown_server_error``."""
         if not actions:
             return
+        # dirs first: a replica the reassignment creates is then made in its dir (no second copy)
+        dir_moves = {(partition_of(a), b): d for a in actions for b, d in pins(a).items()}
+        refuse(self.conn.endpoint, alter_log_dirs(self.conn, dir_moves))
+        actions = [a for a in actions if _replicas(a.target) != _replicas(a.precondition)]
+        if not actions:
+            return
         refused = self._alter({partition_of(a): _replicas(a.target) for a in actions})
         if refused:
             mine = [a for a in actions if partition_of(a) in refused]
@@ -275,7 +323,29 @@ class KafkaTarget:
         for a, _k in copying:
             done = copied.get(a.id, 0)
             out[a.id] = Progress(a.id, bytes_done=min(done, a.bytes) if a.bytes else done)
+        placed = [(a, k) for a, k in ended if pins(a) and out[a.id].done]
+        if placed:
+            self._poll_dirs(placed, out)
         return out
+
+    def _poll_dirs(
+        self, placed: Sequence[tuple[Action, tuple[str, int]]], out: dict[str, Progress]
+    ) -> None:
+        """Pinned actions whose replicas are in place: done once every pinned replica is in
+        its dir; a replica in neither dir nor moving (created before its dir was known) is
+        asked again, as upstream's tool retries."""
+        dirs = self._log_dirs(placed)
+        again: dict[tuple[tuple[str, int], int], str] = {}
+        for a, k in placed:
+            pinned = pins(a)
+            if dirs.met(k, pinned):
+                continue
+            out[a.id] = Progress(a.id, bytes_done=a.bytes)
+            for b, d in pinned.items():
+                state = dirs.state(k, b)
+                if state.dir != d and state.future != d:
+                    again[(k, b)] = d
+        refuse(self.conn.endpoint, alter_log_dirs(self.conn, again))
 
     def _copied(self, copying: Sequence[tuple[Action, tuple[str, int]]]) -> dict[str, int]:
         """Bytes each moving action has copied to its new brokers (DescribeLogDirs per broker).

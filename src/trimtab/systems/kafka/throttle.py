@@ -5,7 +5,10 @@ Upstream (``ReassignPartitionsCommand``): for each moving partition, the *leader
 every replica being added (topic configs ``leader.replication.throttled.replicas`` and
 ``follower.replication.throttled.replicas``), and every broker involved (current or new) gets
 ``leader.replication.throttled.rate`` and ``follower.replication.throttled.rate`` set to the rate
-(bytes/s). All through IncrementalAlterConfigs.
+(bytes/s). All through IncrementalAlterConfigs. A move between the log dirs of one broker
+(``log_dirs`` pinned in the target) is throttled by that broker's
+``replica.alter.log.dirs.io.max.bytes.per.second`` (upstream's
+``--replica-alter-log-dirs-throttle``); trimtab sets it to the same rate.
 
 Unlike the tool, which overwrites the topic lists and deletes everything on ``--verify``, this
 adds to what a topic lists already and records the value found before each key, so
@@ -24,9 +27,11 @@ from trimtab.errors import TargetError
 from trimtab.plans.document import Action
 from trimtab.plans.target import ThrottleSet
 from trimtab.systems.kafka.admin import AdminConnection
+from trimtab.systems.kafka.log_dir_moves import pins
 
 __all__ = [
     "BROKER_RATES",
+    "DIR_RATE",
     "FOLLOWER_REPLICAS",
     "LEADER_REPLICAS",
     "ConfigThrottle",
@@ -37,6 +42,7 @@ __all__ = [
 LEADER_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 BROKER_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
 
 
 def partition_of(action: Action) -> tuple[str, int]:
@@ -131,11 +137,13 @@ class ConfigThrottle:
         leader, follower, brokers = throttled_replicas(actions)
         if not brokers or rate <= 0:
             return ThrottleSet(rate)
+        dir_brokers = {b for a in actions for b in pins(a)}
         wanted: dict[tuple[str, str], Sequence[str]] = {}
         for topic in sorted(set(leader) | set(follower)):
             wanted[("topic", topic)] = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
         for broker in brokers:
-            wanted[("broker", str(broker))] = BROKER_RATES
+            keys = BROKER_RATES + ((DIR_RATE,) if broker in dir_brokers else ())
+            wanted[("broker", str(broker))] = keys
         before = self._read(wanted)
         entries: list[dict[str, Any]] = []
         for topic in sorted(set(leader) | set(follower)):
@@ -162,7 +170,7 @@ class ConfigThrottle:
                 )
         for broker in brokers:
             found = before[("broker", str(broker))]
-            for key in BROKER_RATES:
+            for key in wanted[("broker", str(broker))]:
                 entries.append(
                     {
                         "resource": "broker",
