@@ -152,6 +152,21 @@ def test_the_optimum_lies_between_the_lower_bound_and_the_planner(
     assert len(fast.moves) >= best.moves >= fast.lower_bound_moves
 
 
+def test_a_full_disk_keeps_its_rack_slot_and_the_count_bound_says_so() -> None:
+    """Found by the property above: node 0 (rack r0, 1 GB over) keeps two replicas of
+    partitions whose other replica must go to rack r1, so r0's other nodes can hold only 6 of
+    the 14 replicas, not the 8 their capacity share says. The bound by target (every node
+    brought up to ⌊share⌋) said 9 where the optimum is 8; it is not used with racks and a full
+    disk, and the bound is 8, which both the planner and the optimum reach."""
+    racks = ["r0", "r0", "r1", "r0", "r0", "r0", "r1"]
+    used = {0: 81 * GB, 1: 16 * GB, 2: 10 * GB}
+    held = [part(p, (0, 1), 2 * GB) for p in range(3)]
+    held += [part(p, (1, 2), 2 * GB) for p in range(3, 8)]
+    fast, best = both(cluster(racks, used), held, mode="continuous", rack_aware=True)
+    assert best.status == "optimal" and not fast.unfixable
+    assert len(fast.moves) == best.moves == fast.lower_bound_moves == 8
+
+
 def test_a_full_disks_rack_sharing_partition_moves_once_for_both() -> None:
     """Node 0 (rack a) at 86 % (6 GB over) holds an 8 GB partition whose other replica is in
     rack a too, and a 7 GB one on racks a and b; rack c is empty. The full-disk step takes the
