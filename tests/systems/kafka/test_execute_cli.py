@@ -328,6 +328,22 @@ def test_a_wrong_password_is_one_error_line_and_never_shown(
     assert cluster.writes == 0
 
 
+def _dry_run_then_approve(
+    cluster: Cluster, standin: KafkaStandin, path: Path, plan: dict[str, Any]
+) -> Any:
+    """`execute PLAN` (the dry run: the digest shown, nothing written), then `execute PLAN
+    --approve DIGEST --throttle 50MB/s`; the approved run's result."""
+    common = ["--bootstrap-servers", standin.bootstrap, "--poll-interval", "1"]
+    dry = runner.invoke(app, ["execute", str(path), *common], env={"COLUMNS": "200"})
+    assert dry.exit_code == 0, dry.output
+    assert plan["digest"] in dry.output and cluster.writes == 0
+    return runner.invoke(
+        app,
+        ["execute", str(path), "--approve", plan["digest"], "--throttle", "50MB/s", *common],
+        env={"COLUMNS": "200"},
+    )
+
+
 @pytest.mark.server
 def test_a_rebalance_plan_drains_a_broker_end_to_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -354,15 +370,7 @@ def test_a_rebalance_plan_drains_a_broker_end_to_end(
     assert planned.exit_code == 0, planned.output
     plan = json.loads(path.read_text())
     with KafkaStandin(cluster) as standin:
-        common = ["--bootstrap-servers", standin.bootstrap, "--poll-interval", "1"]
-        dry = runner.invoke(app, ["execute", str(path), *common], env={"COLUMNS": "200"})
-        assert dry.exit_code == 0, dry.output
-        assert plan["digest"] in dry.output and cluster.writes == 0
-        run = runner.invoke(
-            app,
-            ["execute", str(path), "--approve", plan["digest"], "--throttle", "50MB/s", *common],
-            env={"COLUMNS": "200"},
-        )
+        run = _dry_run_then_approve(cluster, standin, path, plan)
     assert run.exit_code == 0, run.output
     for action in plan["actions"]:
         topic, index = action["item"].rsplit("/", 1)
@@ -514,15 +522,7 @@ def test_a_cordon_plan_moves_replicas_between_dirs_end_to_end(
     moving = {a["item"] for a in plan["actions"]}
     assert moving and all(a["effect"]["dir_moves"] for a in plan["actions"])
     with KafkaStandin(cluster) as standin:
-        common = ["--bootstrap-servers", standin.bootstrap, "--poll-interval", "1"]
-        dry = runner.invoke(app, ["execute", str(path), *common], env={"COLUMNS": "200"})
-        assert dry.exit_code == 0, dry.output
-        assert plan["digest"] in dry.output and cluster.writes == 0
-        run = runner.invoke(
-            app,
-            ["execute", str(path), "--approve", plan["digest"], "--throttle", "50MB/s", *common],
-            env={"COLUMNS": "200"},
-        )
+        run = _dry_run_then_approve(cluster, standin, path, plan)
         assert run.exit_code == 0, run.output
         admin = KafkaAdminClient(bootstrap_servers=standin.bootstrap)
         try:
