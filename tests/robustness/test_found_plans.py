@@ -94,20 +94,18 @@ def test_a_shed_over_zookeeper_is_net_and_never_moves_a_bundle_back(
 
 
 @pytest.mark.parametrize("threshold", [0, 1, 3])
-def test_the_hit_count_note_says_when_the_shedder_acts_and_it_does(threshold: int) -> None:
+def test_the_hit_count_note_says_when_the_shedder_acts_and_it_does(
+    threshold: int, tmp_path: Path
+) -> None:
     """With ``loadBalancerSheddingConditionHitCountThreshold`` T the transfer shedder acts in
     cycle T + 1 (upstream's count is exclusive); each waiting cycle's note says so, in the table
     and in ``--json`` alike."""
-    conf = ROOT / "build" / f"hit-count-{threshold}-{os.getpid()}.conf"
-    conf.parent.mkdir(exist_ok=True)
+    conf = tmp_path / "broker.conf"
     conf.write_text(f"loadBalancerSheddingConditionHitCountThreshold={threshold}\n")
     args = ["shed", "--load-reports", str(SHEDDING / "load-reports"), "--strategy", "transfer"]
     args += ["--cycles", str(threshold + 1), "-c", str(conf)]
-    try:
-        run = invoke([*args, "--json"], watchdog=60)
-        table = invoke(args, watchdog=60)
-    finally:
-        conf.unlink()
+    run = invoke([*args, "--json"], watchdog=60)
+    table = invoke(args, watchdog=60)
     for r in (run, table):
         check_contract(r)
         assert r.result.exit_code == 0, r.describe()

@@ -79,10 +79,6 @@ class LogDirs:
             for b, d in pinned.items()
         )
 
-    def copied(self, key: Key, pinned: Mapping[int, str]) -> int:
-        """Bytes the future replicas of ``key`` have copied so far (met pins count whole)."""
-        return sum(self.state(key, b).future_bytes for b in pinned)
-
     def problem(self, key: Key, pinned: Mapping[int, str], before: Mapping[int, str]) -> str | None:
         """Why the pins cannot be met as planned: a dir the broker lacks, a cordoned one, a
         replica someone moved to a third dir; None when they can."""
