@@ -62,6 +62,18 @@ def replicas_in(path: Path, broker: int, log_dir: str) -> set[tuple[str, int]]:
     return set()
 
 
+def dir_sizes(path: Path, broker: int) -> dict[str, list[int]]:
+    """Each log dir of ``broker`` in a kafka-log-dirs document: its replicas' sizes."""
+    text = path.read_text()
+    doc = json.loads(text[text.index("{") :])
+    return {
+        d["logDir"]: [p["size"] for p in d["partitions"]]
+        for b in doc["brokers"]
+        if b["broker"] == broker
+        for d in b["logDirs"]
+    }
+
+
 def test_cordon_of_a_dir_moves_its_replicas_to_the_other_dir_of_the_broker(
     tmp_path: Path,
 ) -> None:
@@ -80,12 +92,17 @@ def test_cordon_of_a_dir_moves_its_replicas_to_the_other_dir_of_the_broker(
     assert doc["moves"] == []
     code, out, err = run(*args, "--cordon", "3:/data/d1")
     assert code == 0, err
-    assert f"no network bytes): {len(held)} / lower bound {len(held)}" in out
+    assert f"no network bytes): {len(held)};" in out
+    assert f"all moves (between and inside brokers) / lower bound: {len(held)} / {len(held)}" in out
 
 
 def test_cordon_without_room_sends_the_replicas_to_other_brokers(tmp_path: Path) -> None:
     """The other dir is full (capacities known): the replicas leave broker 3, required
-    moves with reason log_dir_cordoned, counted by the lower bound exactly."""
+    moves with reason log_dir_cordoned. The bound between brokers does not take that choice
+    as the only one: /data/d1's bytes must leave broker 3, but sending /data/d2's largest
+    away would make room too, so it is the fewest of broker 3's largest replicas that carry
+    /data/d1's bytes. All moves together (each replica of /data/d1 moves once at least) are
+    bounded by its 13 replicas, which the plan meets."""
     d1 = replicas_in(LOG_DIRS, 3, "/data/d1")
     logs = with_dir_fields(
         tmp_path,
@@ -99,7 +116,14 @@ def test_cordon_without_room_sends_the_replicas_to_other_brokers(tmp_path: Path)
     assert {(m["topic"], m["partition"]) for m in doc["moves"]} == d1
     assert all(m["from"] == 3 and m["reason"] == "log_dir_cordoned" for m in doc["moves"])
     assert all(m["required"] for m in doc["moves"])
-    assert doc["lower_bound_moves"] == len(d1) == doc["lower_bound_terms"]["log_dir_cordoned"]
+    sizes = dir_sizes(LOG_DIRS, 3)
+    need = sum(sizes["/data/d1"])
+    largest = sorted(sizes["/data/d1"] + sizes["/data/d2"], reverse=True)
+    fewest = next(k for k in range(len(largest) + 1) if sum(largest[:k]) >= need)
+    assert fewest < len(d1)
+    assert doc["lower_bound_moves"] == fewest == doc["lower_bound_terms"]["log_dir_cordoned"]
+    assert doc["lower_bound_bytes"] == need
+    assert doc["all_moves"] == doc["lower_bound_all_moves"] == len(d1)
 
 
 def test_a_broker_whose_dirs_are_all_cordoned_takes_no_replica(tmp_path: Path) -> None:

@@ -56,7 +56,8 @@ def test_json_has_exactly_the_issues_keys_and_moves_off_the_down_and_full_broker
         "rack_diversity_lowered",
         # issue 40 parts 6-7: moves between log dirs, brokers closed by cordons
         "log_dir_moves",
-        "log_dir_moves_lower_bound",
+        "all_moves",
+        "lower_bound_all_moves",
         "closed_brokers",
     }
     assert set(doc["moves"][0]) == {

@@ -10,11 +10,18 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.allocation.test_lower_bound import CONFIG, _reached
+from tests.allocation.test_lower_bound import CONFIG, _cluster, _reached
 from tests.allocation.test_planner import PROPERTIES, Case, cases
 from trimtab.allocation.health import NodeStatus
-from trimtab.allocation.log_dirs import DirMove, LogDir, closed_nodes, empty_log_dirs
+from trimtab.allocation.log_dirs import (
+    DirMove,
+    LogDir,
+    closed_nodes,
+    dir_needs,
+    empty_log_dirs,
+)
 from trimtab.allocation.lower_bound import LowerBounds, lower_bounds
+from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.planner import plan_rebalance
 from trimtab.cluster import NodeHealth, NodeId
 from trimtab.config.redpanda import BalancerMode
@@ -33,6 +40,111 @@ def test_the_worked_example_of_the_module() -> None:
     inside, leave = empty_log_dirs(dirs, {(N3, "/d1")})
     assert inside == [DirMove("b", 0, N3, "/d1", "/d2", 10 * GB)]
     assert leave == [("a", 0, N3)]
+
+
+def _one_broker(sizes: list[int]) -> tuple[Any, list[PartitionAssignment]]:
+    """Four brokers "0".."3" on racks a..d; partition p of topic t (RF 1, ``sizes[p]``
+    bytes) on broker 3."""
+    cluster = _cluster(["a", "b", "c", "d"])
+    held = [
+        PartitionAssignment("t", p, (Replica(NodeId("3"), 0),), size)
+        for p, size in enumerate(sizes)
+    ]
+    return cluster, held
+
+
+def test_the_bound_does_not_take_the_largest_first_packing() -> None:
+    """/d1 holds 30, 25 and 25 GB and is emptied; /d2 has 50 GB free. Largest first keeps the
+    30 GB replica and sends 50 GB away in two moves; keeping the two of 25 sends only 30 GB
+    in one. The bound (the module doc's worked example) is that one move and 30 GB, and all
+    moves together at least the 3 of /d1 (each moves once)."""
+    n3 = NodeId("3")
+    cluster, held = _one_broker([30 * GB, 25 * GB, 25 * GB])
+    dirs = [
+        LogDir(
+            n3,
+            "/d1",
+            200 * GB,
+            80 * GB,
+            replicas={("t", p): a.size_bytes for p, a in enumerate(held)},
+        ),
+        LogDir(n3, "/d2", 100 * GB, 50 * GB),
+    ]
+    emptied = {(n3, "/d1")}
+    inside, leave = empty_log_dirs(dirs, emptied)
+    assert leave == [("t", 1, n3), ("t", 2, n3)]  # the planner's choice: 50 GB
+    args: dict[str, Any] = {
+        "mode": "off",
+        "evict": leave,
+        "dir_needs": dir_needs(dirs, emptied, 0.8),
+    }
+    bound = lower_bounds(cluster, held, CONFIG, **args)
+    assert (bound.moves, bound.bytes, bound.all_moves) == (1, 30 * GB, 3)
+    assert bound.terms["log_dir_cordoned"] == 1
+    plan = plan_rebalance(cluster, held, CONFIG, **args)
+    assert len(plan.moves) == 2 >= plan.lower_bound_moves == 1
+    assert len(plan.moves) + len(inside) == plan.lower_bound_all_moves == 3
+
+
+@st.composite
+def emptied_brokers(draw: st.DrawFn) -> tuple[list[int], list[LogDir]]:
+    """Broker 3 with /d0 to empty and one or two open dirs with replicas of their own."""
+    n3 = NodeId("3")
+    sizes = draw(st.lists(st.integers(1, 30), min_size=1, max_size=4))
+    dirs = [
+        LogDir(n3, "/d0", 10**6, sum(sizes), replicas={("t", p): s for p, s in enumerate(sizes)})
+    ]
+    for k in range(1, draw(st.integers(1, 2)) + 1):
+        own = draw(st.lists(st.integers(1, 30), max_size=3))
+        first = len(sizes)
+        sizes = sizes + own
+        replicas = {("t", first + j): s for j, s in enumerate(own)}
+        total = draw(st.integers(sum(own), sum(own) + 60))
+        dirs.append(LogDir(n3, f"/d{k}", total, sum(own), replicas=replicas))
+    return sizes, dirs
+
+
+def _fits(stay: list[int], rooms: list[int]) -> bool:
+    """Whether the ``stay`` sizes pack into bins of ``rooms`` (every assignment tried)."""
+    if not stay:
+        return True
+    first, rest = stay[0], stay[1:]
+    for i, room in enumerate(rooms):
+        if room >= first and _fits(rest, [*rooms[:i], room - first, *rooms[i + 1 :]]):
+            return True
+    return False
+
+
+@PROPERTIES
+@given(emptied_brokers())
+def test_no_choice_of_what_leaves_the_broker_beats_the_bound(
+    drawn: tuple[list[int], list[LogDir]],
+) -> None:
+    """Property: over every set of broker 3's replicas that may leave it (of the emptied dir,
+    or of an open dir to make room) after which the rest of the emptied dir packs into the
+    open dirs, none has fewer moves or bytes than the bound between brokers."""
+    sizes, dirs = drawn
+    cluster, held = _one_broker(sizes)
+    emptied = {(NodeId("3"), "/d0")}
+    needs = dir_needs(dirs, emptied, 1.0)
+    bound = lower_bounds(cluster, held, CONFIG, mode="off", dir_needs=needs)
+    where = {p: d for d in dirs for (_, p) in d.replicas}
+    best: dict[str, int] = {}
+    for mask in range(1 << len(sizes)):
+        gone = {p for p in range(len(sizes)) if mask >> p & 1}
+        stay = [sizes[p] for p in range(len(sizes)) if where[p] is dirs[0] and p not in gone]
+        rooms = [
+            (d.total_bytes or 0) - d.used_bytes + sum(sizes[p] for p in gone if where[p] is d)
+            for d in dirs[1:]
+        ]
+        if _fits(sorted(stay, reverse=True), rooms):
+            found = {"moves": len(gone), "bytes": sum(sizes[p] for p in gone)}
+            found["all"] = len(gone) + len(stay)  # those that stay move inside
+            best = {k: min(v, best.get(k, v)) for k, v in found.items()}
+    assert best, "leaving everything is always a choice"
+    assert bound.moves <= best["moves"]
+    assert bound.bytes <= best["bytes"]
+    assert bound.all_moves <= best["all"]
 
 
 def test_a_cordoned_dir_takes_nothing_and_unknown_capacity_picks_the_least_used() -> None:
@@ -109,16 +221,22 @@ def test_no_replica_lands_on_a_cordoned_dir_or_a_closed_broker(
         "mode": case.mode,
         "rack_aware": case.rack_aware,
         "evict": leave,
+        # full dirs are not relieved here: only the emptied dirs' needs
+        "dir_needs": {n: replace(v, full=0) for n, v in dir_needs(dirs, emptied, 0.8).items()},
     }
     plan = plan_rebalance(case.cluster, case.held, config, max_moves=case.max_moves, **args)
     assert all(m.target not in closed for m in plan.moves)
     bound = lower_bounds(case.cluster, case.held, config, **args)
     assert bound == LowerBounds(
-        plan.lower_bound_moves, plan.lower_bound_bytes, plan.lower_bound_terms
+        plan.lower_bound_moves,
+        plan.lower_bound_bytes,
+        plan.lower_bound_terms,
+        plan.lower_bound_all_moves,
     )
     if _reached(case, plan):
         assert len(plan.moves) >= plan.lower_bound_moves
         assert plan.bytes_moved >= plan.lower_bound_bytes
+        assert len(plan.moves) + len(inside) >= plan.lower_bound_all_moves
         left = {(t, p, n) for t, p, n in leave}
         after = {(a.topic, a.partition): a.nodes for a in plan.after}
         assert all(n not in after.get((t, p), (n,)) for t, p, n in left)
@@ -218,4 +336,5 @@ def test_cli_relieves_a_full_dir_inside_its_broker_with_no_network_bytes(tmp_pat
     )
     moved = sum(m["bytes"] for m in result["log_dir_moves"])
     assert used[(2, "/data/d1")] - moved <= 0.8 * fields[(2, "/data/d1")]["totalBytes"]
-    assert len(result["log_dir_moves"]) >= result["log_dir_moves_lower_bound"] >= 1
+    assert result["all_moves"] == len(result["log_dir_moves"])
+    assert result["all_moves"] >= result["lower_bound_all_moves"] >= 1

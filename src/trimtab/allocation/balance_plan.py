@@ -157,7 +157,8 @@ class RebalancePlan:
     plan than before, rack awareness on or off. Balances are against the reachable shares
     (:mod:`trimtab.allocation.shares`). ``dir_moves`` are moves between log dirs of one
     broker (no network bytes, apart from ``moves``; ``dir_partitions`` their partitions as
-    they are); ``closed`` the nodes that take no new
+    they are; ``lower_bound_all_moves`` bounds both kinds together, since a replica of an
+    emptied dir may move inside its broker or off it); ``closed`` the nodes that take no new
     replica, and why (all their log dirs cordoned, KIP-1066)."""
 
     cluster: str
@@ -180,7 +181,7 @@ class RebalancePlan:
     dir_moves: tuple[DirMove, ...] = ()
     closed: dict[NodeId, str] = field(default_factory=dict)
     dir_partitions: tuple[PartitionAssignment, ...] = ()  # the current of dir_moves' partitions
-    dir_lower_bound: int = 0  # the fewest moves inside brokers any plan needs
+    lower_bound_all_moves: int = 0  # moves between brokers and inside them (dir_moves)
 
     @property
     def required_moves(self) -> tuple[PlannedMove, ...]:

@@ -26,6 +26,16 @@ goes, else the largest (fewest moves, then fewest bytes, as the planner's full-d
 each to the open dir with the most room that stays under the limit with it. What no dir of
 the broker can take is left to the partition planner's full-disk step (the broker's total).
 
+What any plan must do (:func:`dir_needs`, the lower bound's input): the largest-first
+packing above is one way to choose which replicas of an emptied dir leave the broker, not
+the only one (30, 25 and 25 GB with 50 GB free: it keeps the 30 and sends 50 GB away, where
+keeping the two of 25 sends 30). So the bound does not take its choice. Every replica of an
+emptied dir moves once at least (inside the broker or off it); the bytes of the broker's
+emptied dirs beyond the room of its open dirs (their free bytes, unbounded when one has no
+known capacity) must leave the broker, which no fewer replicas than its largest can carry
+(moving a replica of an open dir away makes room too, so any of the broker's replicas may be
+among them). A broker with no open dir sends every replica of its emptied dirs away.
+
 Worked example: broker 3 has /d1 (cordoned, 40 GB in two replicas of 30 and 10 GB) and /d2
 with 20 GB free. ``--cordon 3:/d1``: the 30 GB replica does not fit /d2 and leaves broker 3
 (one inter-broker move); the 10 GB one moves to /d2 (one intra-broker move, no network
@@ -41,10 +51,13 @@ from trimtab.cluster import NodeId
 
 __all__ = [
     "DirMove",
+    "DirNeed",
     "LogDir",
     "after_moves",
     "closed_nodes",
+    "dir_needs",
     "empty_log_dirs",
+    "full_dir_bound",
     "relieve_full_dirs",
 ]
 
@@ -72,6 +85,20 @@ class DirMove:
     source: str
     target: str
     size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class DirNeed:
+    """What one broker's log dirs ask of every plan (module doc): ``deficit`` bytes at least
+    leave the broker; ``emptied`` its replicas in emptied dirs, each moving once at least
+    (within the broker or off it); ``full`` the fewest replicas its dirs over the soft limit
+    must send away (:func:`full_dir_bound`); ``closed`` when no open dir can take anything
+    (every replica of ``emptied`` leaves the broker)."""
+
+    deficit: int = 0
+    emptied: frozenset[tuple[str, int]] = frozenset()
+    full: int = 0
+    closed: bool = False
 
 
 def closed_nodes(dirs: Iterable[LogDir]) -> dict[NodeId, tuple[str, ...]]:
@@ -114,6 +141,55 @@ def empty_log_dirs(
             added[target.path] += size
             inside.append(DirMove(topic, partition, node, path, target.path, size))
     return inside, leave
+
+
+def dir_needs(
+    dirs: Iterable[LogDir], emptied: Collection[tuple[NodeId, str]], soft: float
+) -> dict[NodeId, DirNeed]:
+    """Per broker with an emptied dir or a dir over ``soft`` of its capacity, what every plan
+    must do there (module doc), whatever replicas it picks."""
+    by_node: dict[NodeId, list[LogDir]] = {}
+    for d in dirs:
+        by_node.setdefault(d.node, []).append(d)
+    out: dict[NodeId, DirNeed] = {}
+    for node, ds in sorted(by_node.items()):
+        gone = [d for d in ds if (node, d.path) in emptied]
+        open_dirs = [d for d in ds if not d.cordoned and (node, d.path) not in emptied]
+        full = full_dir_bound(_relievable(ds, open_dirs, emptied, soft), soft)
+        if not gone and not full:
+            continue
+        held = sum(sum(d.replicas.values()) for d in gone)
+        if any(d.total_bytes is None for d in open_dirs):
+            room = held  # a dir of unknown capacity takes whatever comes
+        else:
+            room = sum(max(0, (d.total_bytes or 0) - d.used_bytes) for d in open_dirs)
+        keys = frozenset(key for d in gone for key in d.replicas)
+        out[node] = DirNeed(max(0, held - room), keys, full, closed=bool(gone) and not open_dirs)
+    return out
+
+
+def _relievable(
+    ds: list[LogDir],
+    open_dirs: list[LogDir],
+    emptied: Collection[tuple[NodeId, str]],
+    soft: float,
+) -> list[LogDir]:
+    """The dirs over the limit whose excess the broker's other open dirs of known capacity
+    have room for under it (summed): relieving those inside is a goal of the plan; the
+    others are left to the full-disk step, which sees the broker's total."""
+    out = []
+    for d in ds:
+        if (d.node, d.path) in emptied or not d.total_bytes:
+            continue
+        excess = d.used_bytes - soft * d.total_bytes
+        room = sum(
+            max(0.0, soft * (o.total_bytes or 0) - o.used_bytes)
+            for o in open_dirs
+            if o is not d and o.total_bytes
+        )
+        if excess > 0 and room >= excess:
+            out.append(d)
+    return out
 
 
 def _room_for(open_dirs: list[LogDir], added: dict[str, int], size: int) -> LogDir | None:

@@ -15,13 +15,18 @@ The terms, and why each is a bound
     Emptied nodes (``node_decommissioning``, ``node_unavailable``): a node being drained, or
     down past the timeout in ``continuous`` mode, must end holding nothing; each replica on it
     leaves it once at least. ``dₚ`` = the replicas of partition p on emptied nodes.
-    Emptied log dirs (``log_dir_cordoned``, every mode): a replica of a cordoned log dir
-    being emptied (``--cordon``) that no other open dir of its broker takes must leave its
-    broker; it counts as a replica of an emptied node (its partition's ``dₚ``, its bytes),
-    and it is left out of its node's full-disk and count terms below (it leaves anyway: the
-    node's excess is taken net of it). Which replicas must leave is fixed before planning by
-    :func:`~trimtab.allocation.log_dirs.empty_log_dirs` (the others move inside the broker,
-    no network bytes, once each: those moves are their own least).
+    Emptied log dirs (``log_dir_cordoned``, every mode): a replica of a log dir being
+    emptied (``--cordon``) leaves the dir, to another open dir of its broker (a move inside
+    the broker, no network bytes) or off the broker. Which of them leave the broker is a
+    choice (the planner packs the largest into the open dirs first), so the bound does not
+    take one (:func:`~trimtab.allocation.log_dirs.dir_needs`): the broker's emptied bytes
+    beyond its open dirs' room, ``δᵢ``, must leave it, carried by at least ``kᵢ`` of its
+    replicas (the fewest largest reaching ``δᵢ``; any of its replicas, since sending one of
+    an open dir away makes room too). The broker then sheds like a full disk: ``kᵢ`` moves
+    and ``δᵢ`` bytes at least (the larger of these and its full-disk need, both counting the
+    same moves off it). On a broker with no open dir every replica of its emptied dirs leaves
+    it: those count as replicas of an emptied node (``dₚ``, their bytes) and are left out of
+    its full-disk and count terms (the node's excess is taken net of them).
     Full disks (``disk_full``, ``continuous``): node i above the soft limit must shed at least
     ``eᵢ = usedᵢ − soft·totalᵢ`` bytes. No k replicas carry more than its k largest, so at least
     ``kᵢ`` = the fewest largest partitions whose bytes reach ``eᵢ`` must leave it, and at least
@@ -108,6 +113,19 @@ When the plan leaves something unfixed (a move budget, no node that may take a r
 full disk with too few known sizes) it stops short of the goals and may make fewer moves
 than the bound; the plan says what it left.
 
+Moves inside brokers (``all_moves``: between brokers and between log dirs of one)
+    A broker i with emptied or full dirs moves at least ``nᵢ`` of its replicas, within it or
+    off it: ``nᵢ`` = the replicas of its emptied dirs plus, for each other dir over the soft
+    limit whose excess its other open dirs have room for (relieving it is then a goal), the
+    fewest of its largest replicas that take it under. With ``Xᵢ`` its moves off
+    and ``Zᵢ`` its moves inside, ``Xᵢ + Zᵢ ≥ o′ᵢ = max(oᵢ, nᵢ)`` and ``Xᵢ ≥ oᵢ``. Each form above
+    stays a bound on all moves with ``o′ᵢ`` for ``oᵢ``: the first because its rack term only
+    needs ``X + Z + Y ≥ max(O′, R, O′ + R − M)``, which follows from ``X + Y ≥ max(R, X + R −
+    M)``, ``X + Z ≥ O′`` and ``Z ≥ 0``; the third because crediting every one of the ``o′ᵢ``
+    moves as a possible repair only lowers it; by partition, p moves its ``dₚ`` replicas on
+    emptied nodes and its ``cₚ`` in emptied dirs once each, and ``rₚ`` to repair its racks:
+    ``Σₚ max(dₚ + cₚ, rₚ)``. Moves inside carry no network bytes: ``bytes`` is unchanged.
+
 Worked example: brokers 1–6, 120 RF3 partitions, ``--drain 6`` holding 62 replicas: the bound
 is 62 moves and their bytes; a plan moving exactly broker 6's replicas is optimal.
 """
@@ -116,7 +134,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from trimtab.allocation.balance_plan import (
@@ -130,6 +148,7 @@ from trimtab.allocation.balance_plan import (
     Key,
 )
 from trimtab.allocation.health import NodeStatus, NodeView
+from trimtab.allocation.log_dirs import DirNeed
 from trimtab.allocation.model import PartitionAssignment
 from trimtab.allocation.replica_constraints import disk_ratios
 from trimtab.allocation.shares import target_shares
@@ -145,13 +164,19 @@ _EPS = 1e-9
 
 @dataclass(frozen=True, slots=True)
 class LowerBounds:
-    """At least ``moves`` replica moves and ``bytes`` bytes; ``terms`` is each goal's own
-    bound by reason (the rack term beyond the moves off emptied nodes, the count term what
-    balancing adds to the bound of the others)."""
+    """At least ``moves`` replica moves between nodes and ``bytes`` bytes; ``terms`` is each
+    goal's own bound by reason (the rack term beyond the moves off emptied nodes, the count
+    term what balancing adds to the bound of the others); ``all_moves`` counts the moves
+    between log dirs of one node too (equal to ``moves`` when no log dir asks for any)."""
 
     moves: int
     bytes: int
     terms: dict[str, int] = field(default_factory=dict)
+    all_moves: int = -1
+
+    def __post_init__(self) -> None:
+        if self.all_moves < self.moves:
+            object.__setattr__(self, "all_moves", self.moves)
 
 
 def lower_bounds(
@@ -167,6 +192,7 @@ def lower_bounds(
     rack_aware: bool | None = None,
     balance: bool | None = None,
     evict: Collection[tuple[str, int, NodeId]] = (),
+    dir_needs: Mapping[NodeId, DirNeed] | None = None,
 ) -> LowerBounds:
     """The bound for the plan :func:`~trimtab.allocation.planner.plan_rebalance` makes of
     the same arguments: the required goals, and count balancing when it is part of the plan
@@ -182,6 +208,7 @@ def lower_bounds(
         soft=disk_ratios(cfg)[0],
         frozen={(f.topic, f.partition) for f in in_flight},
         evicted=evict,
+        dirs=dir_needs,
     )
     included = balance if balance is not None else (mode is not None or required.moves == 0)
     return balanced if included else required
@@ -212,14 +239,15 @@ def planning_state(
 
 @dataclass(slots=True)
 class _Instance:
-    """What the terms are computed from: per partition (replica node indices, size, dₚ, rₚ)
-    and per node (movable replica sizes)."""
+    """What the terms are computed from: per partition (replica node indices, size, dₚ, rₚ,
+    cₚ) and per node (movable replica sizes)."""
 
-    parts: list[tuple[list[int], int, int, int]] = field(default_factory=list)
+    parts: list[tuple[list[int], int, int, int, int]] = field(default_factory=list)
     sizes: dict[int, list[int]] = field(default_factory=dict)
     # per node: the sizes of its replicas whose move to a new rack also repairs one (Rₚ)
     repairing: dict[int, list[int]] = field(default_factory=dict)
     evicted: dict[int, tuple[int, int]] = field(default_factory=dict)  # node: (replicas, bytes)
+    inside: dict[int, int] = field(default_factory=dict)  # node: replicas in its emptied dirs
     emptied_by: dict[str, int] = field(default_factory=dict)
     emptied_bytes: int = 0
 
@@ -233,17 +261,45 @@ def bounds_of(
     soft: float,
     frozen: Collection[Key] = (),
     evicted: Collection[tuple[str, int, NodeId]] = (),
+    dirs: Mapping[NodeId, DirNeed] | None = None,
 ) -> tuple[LowerBounds, LowerBounds]:
     """(required goals only, with count balancing too) for ``state`` as ``view`` sees it
-    (the planner's own working state, before it moves anything)."""
+    (the planner's own working state, before it moves anything). ``evicted`` replicas leave
+    their node, as the caller chose them; with ``dirs`` (what each node's log dirs need) only
+    those on nodes with no open dir are taken as given, the others' choice is left open."""
     continuous = mode is BalancerMode.CONTINUOUS
     index = state.index
     draining = {index[n] for n in view.draining}
     timed_out = {index[n] for n in view.timed_out} - draining if continuous else set()
-    leaving = {(t, p, index[n]) for t, p, n in evicted}
-    inst = _collect(state, view, draining, timed_out, rack_aware and continuous, frozen, leaving)
-    disk = _disk_needs(state, inst, soft, draining | timed_out) if continuous else {}
-    required = _combine(inst, {i: k for i, (k, _) in disk.items()}, disk)
+    emptied = draining | timed_out
+    opened = {
+        index[n]: need.emptied
+        for n, need in (dirs or {}).items()
+        if n in index and not need.closed and index[n] not in emptied
+    }
+    leaving = {(t, p, index[n]) for t, p, n in evicted if index[n] not in opened}
+    racks = rack_aware and continuous
+    inst = _collect(state, view, draining, timed_out, racks, frozen, leaving, opened)
+    disk = _disk_needs(state, inst, soft, emptied) if continuous else {}
+    deficits = {i: (dirs or {})[state.ids[i]].deficit for i in opened}
+    cordon = {i: _fewest_reaching(inst.sizes.get(i, ()), e) for i, e in deficits.items() if e > 0}
+    shed = {
+        i: (
+            max(disk.get(i, (0, 0))[0], cordon.get(i, (0, 0))[0]),
+            max(disk.get(i, (0, 0))[1], cordon.get(i, (0, 0))[1]),
+        )
+        for i in {*disk, *cordon}
+    }
+    inside = {i: inst.inside.get(i, 0) for i in opened}
+    for n, need in (dirs or {}).items():
+        if n in index and index[n] not in emptied and need.full:
+            inside[index[n]] = inside.get(index[n], 0) + need.full
+    named = {
+        DISK_FULL: sum(k for k, _ in disk.values()),
+        CORDON: inst.emptied_by[CORDON] + sum(k for k, _ in cordon.values()),
+    }
+    required = _both(inst, {i: k for i, (k, _) in shed.items()}, shed, inside)
+    required.terms.update({r: n for r, n in named.items() if r != CORDON or n})
     if mode is BalancerMode.OFF:
         return required, required
     moved_in = sum(n for r, n in inst.emptied_by.items() if r != CORDON)  # off emptied nodes
@@ -266,18 +322,24 @@ def bounds_of(
         if excess > 0:
             over[i] = min(excess, len(inst.sizes.get(i, ())))
         short += max(0, math.floor(least[i] + _EPS) - state.counts[i])
-    needs = {i: max(over.get(i, 0), disk.get(i, (0, 0))[0]) for i in {*over, *disk}}
-    balanced = _combine(inst, needs, disk)
+    needs = {i: max(over.get(i, 0), shed.get(i, (0, 0))[0]) for i in {*over, *shed}}
+    balanced = _both(inst, needs, shed, inside)
+    balanced.terms.update({r: n for r, n in named.items() if r != CORDON or n})
     # by target: every move lands on one node, and a node below ⌊tᵢ⌋ must receive the gap.
     # Not with racks and a full disk: the replicas the full disk keeps hold their partitions'
     # slot in its rack, which the shares do not see, so ⌊tᵢ⌋ may be out of reach (found by
     # test_the_optimum_lies_between_the_lower_bound_and_the_planner: optimum 8, this form 9)
     if short > balanced.moves and not (rack_aware and disk):
-        balanced = LowerBounds(short, balanced.bytes, balanced.terms)
+        balanced = LowerBounds(
+            short, balanced.bytes, balanced.terms, max(short, balanced.all_moves)
+        )
     # a plan that also balances meets the required goals: their bound holds for it too
-    if required.moves > balanced.moves or required.bytes > balanced.bytes:
-        most_moves = max(required.moves, balanced.moves)
-        balanced = LowerBounds(most_moves, max(required.bytes, balanced.bytes), balanced.terms)
+    balanced = LowerBounds(
+        max(required.moves, balanced.moves),
+        max(required.bytes, balanced.bytes),
+        balanced.terms,
+        max(required.all_moves, balanced.all_moves),
+    )
     balanced.terms[COUNTS] = balanced.moves - required.moves  # what balancing adds to it
     required.terms[COUNTS] = 0
     return required, balanced
@@ -291,8 +353,11 @@ def _collect(
     racks: bool,
     frozen: Collection[Key],
     leaving: Collection[tuple[str, int, int]] = (),
+    opened: Mapping[int, Collection[Key]] | None = None,
 ) -> _Instance:
-    """One pass over the partitions the planner may move (quorum, not under way)."""
+    """One pass over the partitions the planner may move (quorum, not under way); ``opened``
+    holds, per node with open dirs, the partitions of its emptied dirs (cₚ)."""
+    opened = opened or {}
     index, rack_ids = state.index, state.rack_ids
     down = {index[n] for n in view.down}
     usable = {rack_ids[i] for i in range(len(state)) if state.active[i]}
@@ -303,7 +368,7 @@ def _collect(
         nodes = [index[n] for n in a.nodes]
         if 2 * sum(i not in down for i in nodes) < len(nodes):
             continue
-        d = 0
+        d = c = 0
         kept: set[int] = set()
         stays: list[int] = []
         for i in nodes:
@@ -321,13 +386,16 @@ def _collect(
                 kept.add(rack_ids[i])
                 stays.append(i)
                 inst.sizes.setdefault(i, []).append(a.size_bytes)
+                if i in opened and (a.topic, a.partition) in opened[i]:
+                    c += 1
+                    inst.inside[i] = inst.inside.get(i, 0) + 1
         r = max(0, min(len(nodes) - len(kept), len(usable - kept))) if racks else 0
         if r > d:  # its replicas in a crowded rack may repair it by leaving
             crowd = [rack_ids[i] for i in stays]
             for i in stays:
                 if crowd.count(rack_ids[i]) > 1:
                     inst.repairing.setdefault(i, []).append(a.size_bytes)
-        inst.parts.append((nodes, a.size_bytes, d, r))
+        inst.parts.append((nodes, a.size_bytes, d, r, c))
     return inst
 
 
@@ -341,13 +409,7 @@ def _disk_needs(
         used = state.disk_used[i] + state.assigned_bytes[i] - inst.evicted.get(i, (0, 0))[1]
         if total <= 0 or i in emptied or used <= soft * total:
             continue
-        excess = used - soft * total
-        sized = sorted((s for s in inst.sizes.get(i, ()) if s > 0), reverse=True)
-        k, carried = 0, 0
-        while carried < excess and k < len(sized):
-            carried += sized[k]
-            k += 1
-        out[i] = (k, min(math.ceil(excess - _EPS), carried))
+        out[i] = _fewest_reaching(inst.sizes.get(i, ()), used - soft * total)
     return out
 
 
@@ -368,10 +430,42 @@ def _node_with_repairs(mine: list[tuple[int, int]], movable: Counter[int], exces
     return sum(n for n, _ in mine) + need
 
 
-def _combine(
-    inst: _Instance, needs: dict[int, int], disk: dict[int, tuple[int, int]]
+def _fewest_reaching(sizes: Iterable[int], need: float) -> tuple[int, int]:
+    """(k, bytes): the fewest of ``sizes``, largest first, whose bytes reach ``need``, and the
+    least bytes any k replicas carrying ``need`` move (``need``, or all of them if short)."""
+    sized = sorted((s for s in sizes if s > 0), reverse=True)
+    k = carried = 0
+    while carried < need and k < len(sized):
+        carried += sized[k]
+        k += 1
+    return k, min(math.ceil(need - _EPS), carried)
+
+
+def _both(
+    inst: _Instance,
+    needs: dict[int, int],
+    shed: dict[int, tuple[int, int]],
+    inside: Mapping[int, int],
 ) -> LowerBounds:
-    """The combined bound of the module docstring for the nodes that must shed ``needs``."""
+    """The bound between nodes, and with the moves inside nodes (``all_moves``: each node
+    sheds ``o′ᵢ = max(oᵢ, nᵢ)``, ``inside`` the nᵢ; module docstring)."""
+    between = _combine(inst, needs, shed)
+    if not any(inside.values()):
+        return between
+    wider = {i: max(needs.get(i, 0), inside.get(i, 0)) for i in {*needs, *inside}}
+    everything = _combine(inst, wider, shed, inside=True)
+    return LowerBounds(between.moves, between.bytes, between.terms, everything.moves)
+
+
+def _combine(
+    inst: _Instance,
+    needs: dict[int, int],
+    disk: dict[int, tuple[int, int]],
+    *,
+    inside: bool = False,
+) -> LowerBounds:
+    """The combined bound of the module docstring for the nodes that must shed ``needs``
+    (with ``inside``, moves within a node count and each partition moves ``cₚ`` more)."""
     shedding = {i: o for i, o in needs.items() if o > 0}
     moves = sum(inst.emptied_by.values()) + sum(shedding.values())
     size = inst.emptied_bytes
@@ -382,7 +476,9 @@ def _combine(
     touching = shared = 0  # over T's partitions on several nodes of F: Σ (rₚ − dₚ), Σ min(…, fₚ)
     alone: dict[int, list[tuple[int, int]]] = {}  # i: (rₚ − dₚ, size) of T's partitions on i only
     movable = {i: Counter(inst.sizes.get(i, ())) for i in shedding}
-    for nodes, part_size, d, r in inst.parts:
+    by_partition = 0
+    for nodes, part_size, d, r, c in inst.parts:
+        by_partition += max(d + c, r) if inside else max(d, r)
         on = [i for i in nodes if i in shedding]
         if r > d and not on:
             moves += r - d
@@ -399,7 +495,7 @@ def _combine(
     for i, mine in alone.items():
         moves += max(0, _node_with_repairs(mine, movable[i], disk.get(i, (0, 0))[1]) - shedding[i])
     # by partition: each partition's own moves number at least max(dₚ, rₚ)
-    moves = max(moves, sum(inst.emptied_by.values()) + rack_extra)
+    moves = max(moves, by_partition)
     # every repair its own move, less those a shedding node's moves can do too
     extra = sum(_shed_extra(inst, i, o, disk.get(i, (0, 0))[1]) for i, o in shedding.items())
     moves = max(moves, sum(inst.emptied_by.values()) + rack_extra + extra)

@@ -266,6 +266,7 @@ class Mover:
             lower_bound_moves=bound.moves,
             lower_bound_bytes=bound.bytes,
             lower_bound_terms=bound.terms,
+            lower_bound_all_moves=bound.all_moves,
             balancing=balancing,
             diversity_lowered=lowered,
         )

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
@@ -75,6 +75,7 @@ from trimtab.allocation.balance_plan import (
     RebalancePlan,
 )
 from trimtab.allocation.health import NodeStatus
+from trimtab.allocation.log_dirs import DirNeed
 from trimtab.allocation.lower_bound import bounds_of, planning_state
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.mover import Mover, diversity_lowered, net_moves
@@ -104,6 +105,7 @@ def plan_rebalance(
     balance: bool | None = None,
     seed: int = 0,
     evict: Collection[tuple[str, int, NodeId]] = (),
+    dir_needs: Mapping[NodeId, DirNeed] | None = None,
 ) -> RebalancePlan:
     """Plan the moves for ``cluster`` holding ``assignments`` (with their sizes when known).
 
@@ -121,7 +123,10 @@ def plan_rebalance(
 
     ``evict`` are (topic, partition, node) replicas that must leave their node (a cordoned
     log dir being emptied that no other dir of the node can take): required moves, planned
-    with the drains.
+    with the drains. ``dir_needs`` say what the nodes' log dirs need of any plan
+    (:func:`~trimtab.allocation.log_dirs.dir_needs`): with them the bound does not take
+    ``evict``'s choice as given where another was possible, and counts moves inside nodes
+    (``lower_bound_all_moves``).
     """
     cfg = config or AllocationConfig()
     view, state = planning_state(cluster, assignments, cfg, health=health, drain=drain, now=now)
@@ -151,6 +156,7 @@ def plan_rebalance(
             soft=soft,
             frozen=mover.frozen,
             evicted=evict,
+            dirs=dir_needs,
         )
         _drain(mover, view.draining, DECOMMISSION, hard)
         _evict(mover, evict, hard)

@@ -402,6 +402,7 @@ def _plan(
                 topic_aware=o.topic_aware,
                 seed=o.seed,
                 evict=extra.evict,
+                dir_needs=extra.needs,
                 # moves inside brokers are required too: balancing only when asked for
                 balance=False if extra.inside and o.mode is None else None,
             )
@@ -436,7 +437,6 @@ def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan, held: tuple[Any, ...]
         dir_moves=extra.inside,
         closed=dict(extra.closed),
         dir_partitions=current,
-        dir_lower_bound=extra.inside_bound,
     )
 
 

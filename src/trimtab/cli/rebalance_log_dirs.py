@@ -18,11 +18,12 @@ import typer
 from trimtab.allocation.health import NodeStatus
 from trimtab.allocation.log_dirs import (
     DirMove,
+    DirNeed,
     LogDir,
     after_moves,
     closed_nodes,
+    dir_needs,
     empty_log_dirs,
-    full_dir_bound,
     relieve_full_dirs,
 )
 from trimtab.cluster import NodeHealth, NodeId
@@ -51,7 +52,7 @@ class LogDirPlan:
     statuses: tuple[NodeStatus, ...] = ()
     inside: tuple[DirMove, ...] = ()
     evict: tuple[tuple[str, int, NodeId], ...] = ()
-    inside_bound: int = 0  # the fewest moves inside brokers (dirs emptied, full dirs relieved)
+    needs: dict[NodeId, DirNeed] = field(default_factory=dict)  # for the lower bound
 
 
 def log_dir_plan(
@@ -94,11 +95,9 @@ def log_dir_plan(
         NodeStatus(node, NodeHealth.MAINTENANCE) for node in closed if node not in stated
     )
     inside, leave = empty_log_dirs(known, emptied)
-    emptied_inside = len(inside)
-    settled = after_moves(known, inside, emptied)
-    inside += relieve_full_dirs(settled, soft)
-    bound = emptied_inside + full_dir_bound(settled, soft)
-    return LogDirPlan(closed, statuses, tuple(inside), tuple(leave), bound)
+    inside += relieve_full_dirs(after_moves(known, inside, emptied), soft)
+    needs = dir_needs(known, emptied, soft)
+    return LogDirPlan(closed, statuses, tuple(inside), tuple(leave), needs)
 
 
 def _cordon(text: str, dirs: LogDirs, node_of: Mapping[int, NodeId]) -> tuple[NodeId, str]:

@@ -75,7 +75,8 @@ def plan_document(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> dict[str, A
             }
             for m in plan.dir_moves
         ],
-        "log_dir_moves_lower_bound": plan.dir_lower_bound,
+        "all_moves": len(plan.moves) + len(plan.dir_moves),
+        "lower_bound_all_moves": plan.lower_bound_all_moves,
         "closed_brokers": [{"broker": ids[n], "why": why} for n, why in plan.closed.items()],
     }
 
@@ -87,7 +88,11 @@ def _log_dir_lines(plan: RebalancePlan, ids: Mapping[NodeId, int]) -> list[str]:
         size = sum(m.size_bytes for m in plan.dir_moves)
         lines.append(
             f"moves inside brokers (between log dirs, no network bytes): "
-            f"{len(plan.dir_moves):,} / lower bound {plan.dir_lower_bound:,}; {size:,} bytes"
+            f"{len(plan.dir_moves):,}; {size:,} bytes"
+        )
+        lines.append(
+            f"all moves (between and inside brokers) / lower bound: "
+            f"{len(plan.moves) + len(plan.dir_moves):,} / {plan.lower_bound_all_moves:,}"
         )
         lines += [
             f"  {m.topic}-{m.partition} on broker {ids[m.node]}: {m.source} → {m.target} "

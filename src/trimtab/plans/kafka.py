@@ -80,6 +80,7 @@ def rebalance_plan_document(
     if plan.dir_moves:
         extra["dir_moves"] = len(plan.dir_moves)
         extra["dir_bytes"] = sum(d.size_bytes for d in plan.dir_moves)
+        extra["lower_bound_all_moves"] = plan.lower_bound_all_moves
     if plan.closed:
         extra["closed_brokers"] = {str(ids[n]): why for n, why in plan.closed.items()}
     summary = {
