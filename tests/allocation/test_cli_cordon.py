@@ -222,3 +222,25 @@ def test_plan_document_reassign_target_carries_log_dirs(tmp_path: Path) -> None:
         assert action.effect["bytes"] == 0
         assert [d["to_dir"] for d in action.effect["dir_moves"]] == ["/data/d2"]
     assert plan.summary["dir_moves"] == len(plan.actions)
+
+
+def test_optimal_keeps_the_cordon(tmp_path: Path) -> None:
+    """--optimal with --cordon: the exact program keeps the dir's replicas off broker 3 when
+    its other dir has no room (reason log_dir_cordoned), and the moves inside the broker when
+    it has (it used to drop both: a plan that left the dir as it was)."""
+    full = with_dir_fields(tmp_path, {(3, "/data/d2"): {"totalBytes": 10**9, "usableBytes": 0}})
+    d1 = replicas_in(LOG_DIRS, 3, "/data/d1")
+    for logs, inside in ((full, False), (LOG_DIRS, True)):
+        args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(logs)]
+        code, out, err = run(*args, "--cordon", "3:/data/d1", "--optimal", "--json")
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["optimal"]["status"] == "optimal"
+        if inside:
+            assert doc["moves"] == []
+            assert {(m["topic"], m["partition"]) for m in doc["log_dir_moves"]} == d1
+        else:
+            assert doc["log_dir_moves"] == []
+            assert {(m["topic"], m["partition"]) for m in doc["moves"]} == d1
+            assert {m["reason"] for m in doc["moves"]} == {"log_dir_cordoned"}
+        assert doc["all_moves"] >= doc["lower_bound_all_moves"]

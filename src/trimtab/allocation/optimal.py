@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from trimtab.allocation.balance_plan import (
+    CORDON,
     COUNTS,
     DECOMMISSION,
     DISK_FULL,
@@ -95,9 +96,13 @@ def plan_optimal(
     mode: str | None = None,
     rack_aware: bool | None = None,
     time_limit_s: float = 60.0,
+    evict: Collection[tuple[str, int, NodeId]] = (),
 ) -> OptimalPlan:
     """The least-movement plan for the same inputs the planner was given (its ``heuristic``
-    result sets the balance to keep); raises ``TrimtabError`` when HiGHS is not installed."""
+    result sets the balance to keep); raises ``TrimtabError`` when HiGHS is not installed.
+    ``evict`` are the replicas the planner was told must leave their node (an emptied log
+    dir's that its broker's other dirs do not take): the program takes that split as given,
+    it does not model log dirs."""
     highspy = _solver()
     cfg = config or AllocationConfig()
     held = sorted(assignments, key=lambda a: (a.topic, a.partition))
@@ -110,12 +115,18 @@ def plan_optimal(
     final = [after.get((a.topic, a.partition), a) for a in held]
     aware = cfg.enable_rack_awareness if rack_aware is None else rack_aware
     soft, _ = disk_ratios(cfg)
-    model = build_model(state, view, held, final, emptied=emptied, soft=soft, rack_aware=aware)
+    row = {(a.topic, a.partition): k for k, a in enumerate(held)}
+    leave = [
+        (row[(t, p)], state.index[n]) for t, p, n in evict if (t, p) in row and n in state.index
+    ]
+    model = build_model(
+        state, view, held, final, emptied=emptied, soft=soft, rack_aware=aware, evicted=leave
+    )
     began = time.perf_counter()
     values, status, bound, version = _solve(highspy, model, time_limit_s)
     seconds = time.perf_counter() - began
     chosen_nodes = _chosen(model, values, len(held))
-    why = _Reasons(view, heuristic, state, aware)
+    why = _Reasons(view, heuristic, state, aware, {(t, p, n) for t, p, n in evict})
     plan = _plan(state, heuristic, held, chosen_nodes, why)
     moves = len(plan.moves)
     # the replicas that must move, and the planner's own bound, hold even when the solver
@@ -219,11 +230,19 @@ class _Reasons:
     """Why a replica leaves a node: the planner's reasons, by the node it leaves."""
 
     def __init__(
-        self, view: NodeView, heuristic: RebalancePlan, state: AllocationState, rack: bool
+        self,
+        view: NodeView,
+        heuristic: RebalancePlan,
+        state: AllocationState,
+        rack: bool,
+        evicted: Collection[tuple[str, int, NodeId]] = frozenset(),
     ) -> None:
         self.view, self.full, self.state, self.rack = view, heuristic.full, state, rack
+        self.evicted = evicted
 
     def of(self, a: PartitionAssignment, source: NodeId) -> str:
+        if (a.topic, a.partition, source) in self.evicted:
+            return CORDON
         if source in self.view.draining:
             return DECOMMISSION
         if source in self.view.timed_out:
@@ -288,6 +307,7 @@ def _plan(
         lower_bound_moves=heuristic.lower_bound_moves,
         lower_bound_bytes=heuristic.lower_bound_bytes,
         lower_bound_terms=heuristic.lower_bound_terms,
+        lower_bound_all_moves=heuristic.lower_bound_all_moves,
         balancing=heuristic.balancing,
         diversity_lowered=heuristic.diversity_lowered,
     )

@@ -101,9 +101,11 @@ def build_model(
     emptied: Collection[NodeId],
     soft: float,
     rack_aware: bool,
+    evicted: Collection[tuple[int, int]] = (),
 ) -> MipArrays:
     """The MIP of moving ``partitions`` (the current assignment) given the planner's result
-    ``heuristic`` (same partitions, same order) and the nodes that must be ``emptied``."""
+    ``heuristic`` (same partitions, same order), the nodes that must be ``emptied`` and the
+    ``evicted`` (partition index, node index) replicas that must leave their node."""
     n_nodes = len(state)
     cur = _incidence(state, partitions)
     heur = _incidence(state, heuristic)
@@ -115,6 +117,8 @@ def build_model(
     gone[[state.index[n] for n in emptied if n in state.index]] = True
     active = np.array(state.active, dtype=bool)
     cand = (active[None, :] | (cur & ~gone[None, :]) | (cur & heur)) & movable[:, None]
+    for p, i in evicted:
+        cand[p, i] = False
     part, node = np.nonzero(cand)
     fixed = cur & ~movable[:, None]
     scale = float((sizes * cur.sum(axis=1)).sum()) + 1.0

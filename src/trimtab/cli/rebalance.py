@@ -423,8 +423,9 @@ def _plan(
             mode=o.mode,
             rack_aware=o.rack_aware,
             time_limit_s=o.time_limit,
+            evict=extra.evict,
         )
-    return proof.plan, ids, warnings, inv, (proof, plan)
+    return _with_log_dirs(proof.plan, extra, held), ids, warnings, inv, (proof, plan)
 
 
 def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan, held: tuple[Any, ...]) -> RebalancePlan:
