@@ -244,3 +244,17 @@ def test_optimal_keeps_the_cordon(tmp_path: Path) -> None:
             assert {(m["topic"], m["partition"]) for m in doc["moves"]} == d1
             assert {m["reason"] for m in doc["moves"]} == {"log_dir_cordoned"}
         assert doc["all_moves"] >= doc["lower_bound_all_moves"]
+
+
+def test_a_drained_broker_moves_nothing_between_its_dirs(tmp_path: Path) -> None:
+    """--drain 3 with --cordon 3:/data/d1: every replica of broker 3 leaves it, so moving
+    /data/d1's replicas to /data/d2 first would be 13 wasted copies (it did so): none is
+    planned, and all moves are the drain's, at the bound."""
+    args = ["-i", str(inventory(tmp_path)), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    code, out, err = run(*args, "--drain", "3", "--cordon", "3:/data/d1", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["log_dir_moves"] == []
+    assert {m["from"] for m in doc["moves"]} == {3}
+    assert {m["reason"] for m in doc["moves"]} == {"node_decommissioning"}
+    assert len(doc["moves"]) == doc["lower_bound_moves"] == doc["lower_bound_all_moves"]

@@ -380,9 +380,9 @@ def _plan(
     if o.log_dirs is not None:
         held, state, dirs = _with_sizes(held, state, ids, o.log_dirs, warnings)
     statuses = _health(o.health, state, ids) if o.health else []
-    extra = log_dir_plan(dirs, o.cordon, ids, statuses, disk_ratios(cfg)[0])
-    statuses = [*statuses, *extra.statuses]
     drain = _nodes(o.drain, state, ids, "--drain") if o.drain else []
+    extra = log_dir_plan(dirs, o.cordon, ids, statuses, disk_ratios(cfg)[0], drain)
+    statuses = [*statuses, *extra.statuses]
     now = time.time()
     in_flight = _in_flight(o.in_progress, held, ids) if o.in_progress else []
     with progress_bar(quiet=quiet) as bar:

@@ -9,7 +9,7 @@ broker) with the moves inside brokers the plan shows apart.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -61,10 +61,13 @@ def log_dir_plan(
     ids: Mapping[NodeId, int],
     health: Sequence[NodeStatus],
     soft: float,
+    drain: Collection[NodeId] = (),
 ) -> LogDirPlan:
     """The log dirs' part of the plan: cordons, dirs emptied (``--cordon``), and full dirs
     (above ``soft`` of their capacity) relieved inside their broker first; ``--cordon``
-    without ``--log-dirs`` is an error."""
+    without ``--log-dirs`` is an error. Nothing moves inside a broker that is drained or
+    down (its replicas leave it, or it cannot take a request): the plan's drain step sees
+    to those."""
     if dirs is None:
         if cordons:
             raise TrimtabError(
@@ -94,9 +97,12 @@ def log_dir_plan(
     statuses = tuple(
         NodeStatus(node, NodeHealth.MAINTENANCE) for node in closed if node not in stated
     )
-    inside, leave = empty_log_dirs(known, emptied)
-    inside += relieve_full_dirs(after_moves(known, inside, emptied), soft)
-    needs = dir_needs(known, emptied, soft)
+    gone = {*drain, *(s.node for s in health if s.health in (NodeHealth.DOWN, NodeHealth.DRAINING))}
+    working = [d for d in known if d.node not in gone]
+    emptied = {(node, path) for node, path in emptied if node not in gone}
+    inside, leave = empty_log_dirs(working, emptied)
+    inside += relieve_full_dirs(after_moves(working, inside, emptied), soft)
+    needs = dir_needs(working, emptied, soft)
     return LogDirPlan(closed, statuses, tuple(inside), tuple(leave), needs)
 
 
