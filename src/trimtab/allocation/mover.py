@@ -73,6 +73,9 @@ class Mover:
         self.rack_aware, self.topic_aware = rack_aware, topic_aware
         self.budget, self.soft, self.rng = budget, soft, rng
         self.tx: Transaction | None = None
+        # (topic, partition, node index) of replicas in emptied log dirs that would otherwise
+        # move inside their node: sending one away instead saves that move
+        self.dir_leaving: frozenset[tuple[str, int, int]] = frozenset()
         index = state.index
         self.cap = np.array(state.capacity, dtype=np.int64)
         self.total = np.array(state.disk_total, dtype=np.int64)

@@ -142,6 +142,12 @@ def plan_rebalance(
         rng=random.Random(seed),
         internal_topics=cfg.internal_topics,
     )
+    mover.dir_leaving = frozenset(
+        (t, p, state.index[n])
+        for n, need in (dir_needs or {}).items()
+        if n in state.index and not need.closed
+        for t, p in need.emptied
+    )
     before = target_balance(state, rack_aware=mover.rack_aware)
     continuous = chosen is BalancerMode.CONTINUOUS
     full = _full_nodes(mover) if continuous else {}
@@ -401,6 +407,13 @@ def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignmen
         for k, a in enumerate(movable)
         for node in m.origin.get((a.topic, a.partition), {})
         if node in a.nodes
+    ]
+    # a replica of an emptied log dir moves anyway (inside its node): sending it away is free
+    free += [
+        (k, index[node])
+        for k, a in enumerate(movable)
+        for node in a.nodes
+        if (a.topic, a.partition, index[node]) in m.dir_leaving
     ]
     changed = even_out(
         state,

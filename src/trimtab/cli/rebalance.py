@@ -431,6 +431,10 @@ def _plan(
 def _with_log_dirs(plan: RebalancePlan, extra: LogDirPlan, held: tuple[Any, ...]) -> RebalancePlan:
     """``plan`` with the moves inside brokers (and their partitions as they are) and the
     brokers closed to new replicas."""
+    # a replica the plan sends off its broker does not move between that broker's dirs first
+    left = {(m.topic, m.partition, m.source) for m in plan.moves}
+    inside = tuple(d for d in extra.inside if (d.topic, d.partition, d.node) not in left)
+    extra = replace(extra, inside=inside)
     keys = {(m.topic, m.partition) for m in extra.inside}
     current = tuple(a for a in held if (a.topic, a.partition) in keys)
     return replace(
