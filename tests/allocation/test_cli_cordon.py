@@ -280,3 +280,16 @@ def test_balancing_sends_away_the_replicas_of_an_emptied_dir_first(tmp_path: Pat
     off = [m for m in doc["moves"] if m["from"] in (2, 3)]
     assert off and all((m["topic"], m["partition"], m["from"]) in emptied for m in off)
     assert doc["all_moves"] - doc["lower_bound_all_moves"] <= 2
+
+
+def test_a_full_broker_missing_from_the_log_dirs_file_says_so(tmp_path: Path) -> None:
+    """Broker 6 is over the disk limit but the --log-dirs file covers brokers 1-4 only: the
+    plan cannot relieve it, and says the file must cover it (it said "give --log-dirs" to a
+    user who had given it)."""
+    examples = Path(__file__).parents[2] / "examples" / "rebalance" / "inventory.csv"
+    args = ["-i", str(examples), "-a", str(CURRENT), "--log-dirs", str(LOG_DIRS)]
+    code, out, err = run(*args, "--mode", "continuous", "--json")
+    assert code == 0, err
+    full = [u for u in json.loads(out)["unfixable"] if u["reason"] == "disk_full"]
+    assert full and all("--log-dirs file" in u["why"] for u in full)
+    assert all("must cover this broker" in u["why"] for u in full)

@@ -273,7 +273,10 @@ def _relieve(m: Mover, full: dict[NodeId, float], *, racks: bool = False) -> Non
         while m.used()[i] > soft * m.total[i]:
             if not sized:
                 filled = m.used()[i] / m.total[i]
-                why = "no partition of known size left to move (give --log-dirs)"
+                why = (
+                    "none of its partitions has a known size: the --log-dirs file "
+                    "(kafka-log-dirs.sh --describe) must cover this broker"
+                )
                 if moved:
                     why = f"still {filled:.1%} full after {moved} moves: nothing else can go"
                 m.cannot(DISK_FULL, why, node=node)
