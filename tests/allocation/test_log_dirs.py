@@ -54,10 +54,11 @@ def _one_broker(sizes: list[int]) -> tuple[Any, list[PartitionAssignment]]:
 
 
 def test_the_bound_does_not_take_the_largest_first_packing() -> None:
-    """/d1 holds 30, 25 and 25 GB and is emptied; /d2 has 50 GB free. Largest first keeps the
-    30 GB replica and sends 50 GB away in two moves; keeping the two of 25 sends only 30 GB
-    in one. The bound (the module doc's worked example) is that one move and 30 GB, and all
-    moves together at least the 3 of /d1 (each moves once)."""
+    """/d1 holds 30, 25 and 25 GB and is emptied; /d2 has 50 GB free. Largest first would keep
+    the 30 GB replica and send 50 GB away in two moves (the planner did, and the bound took
+    that choice as the only one); keeping the two of 25 sends only 30 GB in one. The bound (the
+    module doc's example) is that one move and 30 GB, all moves together at least the 3 of
+    /d1 (each moves once); the planner now packs the smallest first and meets it."""
     n3 = NodeId("3")
     cluster, held = _one_broker([30 * GB, 25 * GB, 25 * GB])
     dirs = [
@@ -72,7 +73,7 @@ def test_the_bound_does_not_take_the_largest_first_packing() -> None:
     ]
     emptied = {(n3, "/d1")}
     inside, leave = empty_log_dirs(dirs, emptied)
-    assert leave == [("t", 1, n3), ("t", 2, n3)]  # the planner's choice: 50 GB
+    assert leave == [("t", 0, n3)]  # the 30 GB replica leaves, the two of 25 stay
     args: dict[str, Any] = {
         "mode": "off",
         "evict": leave,
@@ -82,7 +83,8 @@ def test_the_bound_does_not_take_the_largest_first_packing() -> None:
     assert (bound.moves, bound.bytes, bound.all_moves) == (1, 30 * GB, 3)
     assert bound.terms["log_dir_cordoned"] == 1
     plan = plan_rebalance(cluster, held, CONFIG, **args)
-    assert len(plan.moves) == 2 >= plan.lower_bound_moves == 1
+    assert len(plan.moves) == plan.lower_bound_moves == 1
+    assert plan.bytes_moved == plan.lower_bound_bytes == 30 * GB
     assert len(plan.moves) + len(inside) == plan.lower_bound_all_moves == 3
 
 
@@ -140,11 +142,17 @@ def test_no_choice_of_what_leaves_the_broker_beats_the_bound(
         if _fits(sorted(stay, reverse=True), rooms):
             found = {"moves": len(gone), "bytes": sum(sizes[p] for p in gone)}
             found["all"] = len(gone) + len(stay)  # those that stay move inside
-            best = {k: min(v, best.get(k, v)) for k, v in found.items()}
+            if all(where[p] is dirs[0] for p in gone):  # only the emptied dir's replicas
+                found["dir only"] = len(gone)
+            best.update({k: min(v, best.get(k, v)) for k, v in found.items()})
     assert best, "leaving everything is always a choice"
     assert bound.moves <= best["moves"]
     assert bound.bytes <= best["bytes"]
     assert bound.all_moves <= best["all"]
+    # the planner's packing (smallest first): with one open dir, the fewest leave
+    _, leave = empty_log_dirs(dirs, emptied)
+    if len(dirs) == 2:
+        assert len(leave) == best["dir only"]
 
 
 def test_a_cordoned_dir_takes_nothing_and_unknown_capacity_picks_the_least_used() -> None:

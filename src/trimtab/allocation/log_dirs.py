@@ -16,7 +16,13 @@ Rule for the dir that takes a replica: the open dir of the broker with the most 
 (its capacity less its bytes and what this plan already sent it), when its capacity is known
 and the replica fits; with no capacity known (``kafka-log-dirs.sh`` prints none), the dir
 holding the fewest bytes, as Kafka's own placement of a new replica picks the dir with the
-fewest partitions. Largest replicas are placed first (they are the hardest to fit).
+fewest partitions (then every replica stays on its broker).
+
+Which replicas stay when the room is short (fewest moves off the broker, then fewest bytes
+over the network, as the planner's own order): the smallest are placed first, which keeps
+the most of them (for one open dir, the most possible); then each replica that must leave,
+largest first, takes the place of the smallest kept one it can replace in that one's dir,
+which sends fewer bytes away for as many moves.
 
 Full dirs (after Cruise Control's ``IntraBrokerDiskCapacityGoal``): a dir of known capacity
 above the soft disk limit (``partition_autobalancing_max_disk_usage_percent``, 80 %) on a
@@ -26,10 +32,11 @@ goes, else the largest (fewest moves, then fewest bytes, as the planner's full-d
 each to the open dir with the most room that stays under the limit with it. What no dir of
 the broker can take is left to the partition planner's full-disk step (the broker's total).
 
-What any plan must do (:func:`dir_needs`, the lower bound's input): the largest-first
-packing above is one way to choose which replicas of an emptied dir leave the broker, not
-the only one (30, 25 and 25 GB with 50 GB free: it keeps the 30 and sends 50 GB away, where
-keeping the two of 25 sends 30). So the bound does not take its choice. Every replica of an
+What any plan must do (:func:`dir_needs`, the lower bound's input): the packing above is one
+way to choose which replicas of an emptied dir leave the broker, not the only one, and with
+several open dirs not always the best (packing the largest first, 30, 25 and 25 GB with
+50 GB free keep the 30 and send 50 GB away, where keeping the two of 25 sends 30). So the
+bound takes no packing's choice. Every replica of an
 emptied dir moves once at least (inside the broker or off it); the bytes of the broker's
 emptied dirs beyond the room of its open dirs (their free bytes, unbounded when one has no
 known capacity) must leave the broker, which no fewer replicas than its largest can carry
@@ -131,16 +138,53 @@ def empty_log_dirs(
             continue
         open_dirs = [d for d in ds if not d.cordoned and (node, d.path) not in emptied]
         added = {d.path: 0 for d in open_dirs}
-        for (topic, partition), size in sorted(
-            source.replicas.items(), key=lambda kv: (-kv[1], kv[0])
-        ):
+        known = any(d.total_bytes is not None for d in open_dirs)
+        kept: dict[tuple[str, int], tuple[str, int]] = {}  # key: (target path, size)
+        gone: list[tuple[tuple[str, int], int]] = []
+        order = sorted(source.replicas.items(), key=lambda kv: (kv[1] if known else -kv[1], kv[0]))
+        for key, size in order:
             target = _room_for(open_dirs, added, size)
             if target is None:
-                leave.append((topic, partition, node))
+                gone.append((key, size))
                 continue
             added[target.path] += size
-            inside.append(DirMove(topic, partition, node, path, target.path, size))
+            kept[key] = (target.path, size)
+        if known:
+            gone = _trade_up(open_dirs, added, kept, gone)
+        inside += [DirMove(t, p, node, path, where, size) for (t, p), (where, size) in kept.items()]
+        leave += [(t, p, node) for (t, p), _ in sorted(gone, key=lambda kv: (-kv[1], kv[0]))]
     return inside, leave
+
+
+def _trade_up(
+    open_dirs: list[LogDir],
+    added: dict[str, int],
+    kept: dict[tuple[str, int], tuple[str, int]],
+    gone: list[tuple[tuple[str, int], int]],
+) -> list[tuple[tuple[str, int], int]]:
+    """Each leaving replica, largest first, takes the place of the smallest kept one whose
+    dir then still fits it (as many moves off the broker, fewer bytes); the new leavers."""
+    room = {d.path: (d.total_bytes or 0) - d.used_bytes - added[d.path] for d in open_dirs}
+    out = []
+    for key, size in sorted(gone, key=lambda kv: (-kv[1], kv[0])):
+        swap = min(
+            (
+                (small, k)
+                for k, (where, small) in kept.items()
+                if small < size and room.get(where, -1) + small >= size
+            ),
+            default=None,
+        )
+        if swap is None:
+            out.append((key, size))
+            continue
+        small, k = swap
+        where, _ = kept.pop(k)
+        room[where] += small - size
+        added[where] += size - small
+        kept[key] = (where, size)
+        out.append((k, small))
+    return out
 
 
 def dir_needs(
