@@ -76,6 +76,9 @@ class Mover:
         # (topic, partition, node index) of replicas in emptied log dirs that would otherwise
         # move inside their node: sending one away instead saves that move
         self.dir_leaving: frozenset[tuple[str, int, int]] = frozenset()
+        # per partition, the nodes it must leave and not come back to (an emptied log dir's
+        # replicas that its node's other dirs do not take)
+        self.barred: dict[Key, set[int]] = {}
         index = state.index
         self.cap = np.array(state.capacity, dtype=np.int64)
         self.total = np.array(state.disk_total, dtype=np.int64)
@@ -154,6 +157,7 @@ class Mover:
         ok = self.active & room & fits
         ok[others] = False
         ok[leaving] = False
+        ok[list(self.barred.get((a.topic, a.partition), ()))] = False
         if ratio > self.soft:  # a drain: nodes kept under the soft limit first (see above)
             under = ok & disk_fit(self.used() + a.size_bytes, self.total, self.soft)
             if under.any():

@@ -234,6 +234,7 @@ def _drain(m: Mover, nodes: Collection[NodeId], reason: str, ratio: float) -> No
 def _evict(m: Mover, replicas: Collection[tuple[str, int, NodeId]], ratio: float) -> None:
     """Each of ``replicas`` off its node (one replica of a partition, not the whole node)."""
     for topic, partition, node in replicas:
+        m.barred.setdefault((topic, partition), set()).add(m.state.index[node])
         a = m.state.held(topic, partition)
         if a is None or node not in a.nodes or not m.may_change((topic, partition), CORDON, a):
             continue
@@ -399,10 +400,13 @@ def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignmen
     left = m.budget - len(m.original)
     if left <= 0:
         return []
-    movable = [
+    movable = [  # an evicted partition stays where its eviction sent it (it may not return)
         a
         for key in m.keys
-        if key not in m.frozen and (a := state.held(*key)) is not None and m.quorum(a)
+        if key not in m.frozen
+        and key not in m.barred
+        and (a := state.held(*key)) is not None
+        and m.quorum(a)
     ]
     index = state.index
     free = [  # replicas that reached their node in this plan: moving them on is free
