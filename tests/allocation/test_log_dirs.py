@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.allocation.helpers import make_cluster
 from tests.allocation.test_lower_bound import CONFIG, _cluster, _reached
 from tests.allocation.test_planner import PROPERTIES, Case, cases
 from trimtab.allocation.health import NodeStatus
@@ -381,3 +382,31 @@ def test_an_evicted_replica_does_not_come_back_through_balancing() -> None:
     after = {(a.topic, a.partition): a.nodes for a in plan.after}
     assert n0 not in after[("t1", 0)]
     assert len(plan.moves) >= plan.lower_bound_moves == 2
+
+
+def test_replicas_evicted_from_a_closed_broker_count_in_the_shares() -> None:
+    """Found by the property above: broker 6's only dir is emptied, so broker 6 is closed (in
+    maintenance) and t1-1's replica leaves it for the balanced brokers 0 (4 cores) and 5
+    (2 cores). The count term took the shares of the 3 replicas those two held, not the 4
+    they end with, and asked for a count move the plan did not need: bound 2 for a plan of
+    1 that reaches every goal."""
+    cores = [4, 1, 1, 1, 1, 2, 1]
+    cluster = make_cluster(cores)
+    ids = [n.id for n in cluster]
+    held = [
+        PartitionAssignment("t1", 0, (Replica(ids[5], 0), Replica(ids[0], 0)), 0),
+        PartitionAssignment("t1", 1, (Replica(ids[5], 0), Replica(ids[6], 0)), 0),
+        PartitionAssignment("t1", 2, (Replica(ids[1], 0),), 0),
+        PartitionAssignment("t1", 3, (Replica(ids[1], 0),), 0),
+    ]
+    health = [NodeStatus(ids[n], NodeHealth.DOWN, -1e6) for n in (1, 2, 3, 4)]
+    health.append(NodeStatus(ids[6], NodeHealth.MAINTENANCE))
+    dirs = [LogDir(ids[6], "/d0", None, 0, True, {("t1", 1): 0})]
+    emptied = {(ids[6], "/d0")}
+    _, leave = empty_log_dirs(dirs, emptied)
+    args: dict[str, Any] = {"health": health, "now": 0.0, "mode": "node_add", "evict": leave}
+    args["dir_needs"] = dir_needs(dirs, emptied, 0.8)
+    plan = plan_rebalance(cluster, held, CONFIG, **args)
+    assert [(m.partition, m.source) for m in plan.moves] == [(1, ids[6])]
+    assert plan.lower_bound_moves == 1
+    assert plan.lower_bound_terms["partition_count_rebalancing"] == 0

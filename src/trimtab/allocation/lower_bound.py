@@ -302,11 +302,14 @@ def bounds_of(
     required.terms.update({r: n for r, n in named.items() if r != CORDON or n})
     if mode is BalancerMode.OFF:
         return required, required
-    moved_in = sum(n for r, n in inst.emptied_by.items() if r != CORDON)  # off emptied nodes
     live = [
         i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0 and i not in disk
     ]
     # what the balanced nodes hold at least (the full disks shed kᵢ) and at most (they shed all)
+    # replicas that join the balanced nodes: those off emptied nodes, and evicted ones whose
+    # node is not among them (a broker closed by its cordons: in maintenance)
+    moved_in = sum(n for r, n in inst.emptied_by.items() if r != CORDON)
+    moved_in += sum(n for i, (n, _) in inst.evicted.items() if i not in set(live))
     low = sum(state.counts[i] for i in live) + moved_in + sum(k for k, _ in disk.values())
     high = low + sum(state.counts[i] - k for i, (k, _) in disk.items())
     least = target_shares(state, rack_aware=rack_aware, total=low, excluded=disk)
