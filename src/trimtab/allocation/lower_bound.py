@@ -313,11 +313,7 @@ def bounds_of(
     low = sum(state.counts[i] for i in live) + moved_in + sum(k for k, _ in disk.values())
     high = low + sum(state.counts[i] - k for i, (k, _) in disk.items())
     least = target_shares(state, rack_aware=rack_aware, total=low, excluded=disk)
-    most = (
-        least
-        if high == low
-        else target_shares(state, rack_aware=rack_aware, total=high, excluded=disk)
-    )
+    most = _most_shares(state, rack_aware, high, disk) if high != low or rack_aware else least
     over, short = {}, 0
     for i in live:
         excess = state.counts[i] - math.ceil(most[i] - _EPS)
@@ -346,6 +342,28 @@ def bounds_of(
     balanced.terms[COUNTS] = balanced.moves - required.moves  # what balancing adds to it
     required.terms[COUNTS] = 0
     return required, balanced
+
+
+def _most_shares(
+    state: AllocationState, rack_aware: bool, high: int, disk: Mapping[int, tuple[int, int]]
+) -> list[float]:
+    """The largest share each balanced node can have (shares grow with the total; with
+    racks, a full disk keeps up to ``countᵢ − kᵢ`` replicas in its rack, which lowers that
+    rack's room and raises the others': for a node, none kept in its own rack and all kept
+    in the others)."""
+    if not rack_aware or not disk:
+        return target_shares(state, rack_aware=rack_aware, total=high, excluded=disk)
+    kept: dict[int, float] = {}
+    for i, (k, _) in disk.items():
+        kept[state.rack_ids[i]] = kept.get(state.rack_ids[i], 0.0) + max(0, state.counts[i] - k)
+    out = [0.0] * len(state)
+    for rack in {state.rack_ids[i] for i in range(len(state))}:
+        held = {r: n for r, n in kept.items() if r != rack}
+        shares = target_shares(state, rack_aware=True, total=high, excluded=disk, rack_held=held)
+        for i in range(len(state)):
+            if state.rack_ids[i] == rack:
+                out[i] = shares[i]
+    return out
 
 
 def _collect(

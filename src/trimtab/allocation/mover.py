@@ -79,6 +79,8 @@ class Mover:
         # per partition, the nodes it must leave and not come back to (an emptied log dir's
         # replicas that its node's other dirs do not take)
         self.barred: dict[Key, set[int]] = {}
+        # nodes over the soft disk limit when the plan began: balancing leaves them out
+        self.full: dict[NodeId, float] = {}
         index = state.index
         self.cap = np.array(state.capacity, dtype=np.int64)
         self.total = np.array(state.disk_total, dtype=np.int64)

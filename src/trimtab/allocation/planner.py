@@ -15,6 +15,9 @@ Goals (in upstream's order; each later step sees the moves of the earlier ones)
        :func:`~trimtab.allocation.repair.even_out`, with what is left of the budget. Among
        equally good moves it moves on a replica an earlier step moved (a → b → c is one
        move a → c): it lands that move elsewhere and adds none (``Balancing.retargeted``).
+       The nodes that were over the disk limit are left out of the shares (they take no
+       replica, and their replicas keep their slots in their racks): the others are balanced
+       among themselves, as the lower bound counts them.
     Steps 1–4 are required, step 5 optional: when something is required and the caller did
     not give the mode, step 5 is planned, measured and rolled back, and the plan says what it
     would add (departure from upstream, see ``plan_rebalance``). Every plan carries the lower
@@ -151,6 +154,7 @@ def plan_rebalance(
     before = target_balance(state, rack_aware=mover.rack_aware)
     continuous = chosen is BalancerMode.CONTINUOUS
     full = _full_nodes(mover) if continuous else {}
+    mover.full = full
     with state.transaction() as tx:
         mover.tx = tx
         _cancel(mover, list(in_flight))
@@ -431,6 +435,7 @@ def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignmen
         hard_disk_ratio=m.soft,
         max_moves=left,
         free=free,
+        pinned=frozenset(index[n] for n in m.full),
     )
     return [(old, new) for old, new in zip(movable, changed, strict=True) if old is not new]
 

@@ -82,6 +82,7 @@ def even_out(
     excluded: frozenset[int] = frozenset(),
     max_moves: int | None = None,
     free: Collection[tuple[int, int]] | None = None,
+    pinned: frozenset[int] = frozenset(),
 ) -> list[PartitionAssignment]:
     """Move replicas of ``made`` (held by the state, changed through ``tx``) towards capacity
     shares, at most ``max_moves`` of them; returns the assignments as they end, in order.
@@ -92,9 +93,14 @@ def even_out(
     that node earlier in the same plan, so moving them on changes where an earlier move
     lands (a → b → c is one move a → c). Among equally good moves those go first, and so
     does a replica this pass moved already. None (a batch of new partitions): every move is
-    as free as any other.
+    as free as any other. ``pinned`` nodes' counts are their targets (a full disk: it takes
+    nothing its disk cannot hold, so the others are balanced among themselves, with the
+    shares of what they hold; with racks, a pinned node's replicas keep their slots in its
+    rack).
     """
     batch = _Batch(state, tx, made, rack_aware, topic_aware, hard_disk_ratio, excluded)
+    if pinned:
+        batch.pin(pinned)
     batch.tracks_free = free is not None
     for k, i in free or ():
         batch.free.setdefault(i, {})[k] = None
@@ -179,6 +185,20 @@ class _Batch:
         if total is None:
             total = self.topic_totals[topic] = sum(self.state.topic_counts.get(topic, {}).values())
         return total
+
+    def pin(self, nodes: frozenset[int]) -> None:
+        """Targets with ``nodes`` held at their counts: the others share the rest."""
+        state = self.state
+        counts = state.counts
+        rest = self.total - sum(counts[i] for i in nodes if i in self.live)
+        held: dict[int, float] = {}
+        for i in nodes:
+            held[state.rack_ids[i]] = held.get(state.rack_ids[i], 0.0) + counts[i]
+        self.target = target_shares(
+            state, rack_aware=self.rack_aware, total=rest, excluded=nodes, rack_held=held
+        )
+        for i in nodes:
+            self.target[i] = float(counts[i])
 
     def excess(self, i: int) -> float:
         return self.state.counts[i] - self.target[i]

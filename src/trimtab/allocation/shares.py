@@ -33,7 +33,7 @@ and 1 no cap binds: 300 each.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from trimtab.allocation.model import balance
 from trimtab.allocation.state import AllocationState
@@ -75,9 +75,13 @@ def target_shares(
     rack_aware: bool,
     total: int | None = None,
     excluded: Collection[int] = (),
+    rack_held: Mapping[int, float] | None = None,
 ) -> list[float]:
     """Each node's target count of ``total`` replicas (default: those on active nodes), by
-    the module's water-filling; 0 for inactive and ``excluded`` nodes (indices)."""
+    the module's water-filling; 0 for inactive and ``excluded`` nodes (indices).
+    ``rack_held`` (rack id → replicas) are held in a rack by nodes left out of the shares
+    (a full disk keeps its replicas): each takes its partition's slot in that rack, so the
+    rack's cap for the others is that much lower."""
     live = [
         i
         for i in range(len(state))
@@ -97,7 +101,7 @@ def target_shares(
     rack_totals = water_fill(
         total,
         [sum(state.capacity[i] for i in members[r]) for r in racks],
-        [per_rack_cap] * len(racks),
+        [max(0.0, per_rack_cap - (rack_held or {}).get(r, 0.0)) for r in racks],
     )
     out = [0.0] * len(state)
     for r, share in zip(racks, rack_totals, strict=True):
