@@ -217,6 +217,10 @@ class Mover:
         if first[0] != come:
             chain[come] = first
 
+    def pinned(self) -> frozenset[int]:
+        """The full disks' indices: balancing and its figures leave them out."""
+        return frozenset(self.state.index[n] for n in self.full)
+
     def move(
         self, a: PartitionAssignment, leaving: int, reason: str, ratio: float
     ) -> PartitionAssignment | None:
@@ -270,7 +274,7 @@ class Mover:
             unavailable=tuple(unavailable),
             full=full,
             balance_before=balance_before,
-            balance_after=target_balance(state, rack_aware=self.rack_aware),
+            balance_after=target_balance(state, rack_aware=self.rack_aware, pinned=self.pinned()),
             per_node=state.per_node(),
             lower_bound_moves=bound.moves,
             lower_bound_bytes=bound.bytes,

@@ -289,7 +289,8 @@ def _plan(
             tx.add(new)
             before.append(a)
             after.append(new)
-        balance_after = target_balance(state, rack_aware=why.rack)
+        pinned = frozenset(state.index[n] for n in heuristic.full if n in state.index)
+        balance_after = target_balance(state, rack_aware=why.rack, pinned=pinned)
         per_node = state.per_node()
     return RebalancePlan(
         cluster=heuristic.cluster,

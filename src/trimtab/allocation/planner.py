@@ -151,10 +151,10 @@ def plan_rebalance(
         if n in state.index and not need.closed
         for t, p in need.emptied
     )
-    before = target_balance(state, rack_aware=mover.rack_aware)
     continuous = chosen is BalancerMode.CONTINUOUS
     full = _full_nodes(mover) if continuous else {}
     mover.full = full
+    before = target_balance(state, rack_aware=mover.rack_aware, pinned=mover.pinned())
     with state.transaction() as tx:
         mover.tx = tx
         _cancel(mover, list(in_flight))
@@ -349,7 +349,7 @@ def _balance(m: Mover, include: bool, bound: int) -> Balancing:
     and rolled back; either way the plan says what it adds."""
     assert m.tx is not None
     state, racks = m.state, m.rack_aware
-    before = target_balance(state, rack_aware=racks)
+    before = target_balance(state, rack_aware=racks, pinned=m.pinned())
     spread_before = topic_spread(state) if m.topic_aware else 0
     mark = m.tx.mark()
     changes = _even_counts(m)
@@ -359,7 +359,7 @@ def _balance(m: Mover, include: bool, bound: int) -> Balancing:
         moves=moves,
         retargeted=retargeted,
         balance_before=before,
-        balance_after=target_balance(state, rack_aware=racks),
+        balance_after=target_balance(state, rack_aware=racks, pinned=m.pinned()),
         lower_bound_moves=bound,
         topic_aware=m.topic_aware,
         topic_spread_before=spread_before,
@@ -435,7 +435,7 @@ def _even_counts(m: Mover) -> list[tuple[PartitionAssignment, PartitionAssignmen
         hard_disk_ratio=m.soft,
         max_moves=left,
         free=free,
-        pinned=frozenset(index[n] for n in m.full),
+        pinned=m.pinned(),
     )
     return [(old, new) for old, new in zip(movable, changed, strict=True) if old is not new]
 

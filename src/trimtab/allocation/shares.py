@@ -112,12 +112,29 @@ def target_shares(
     return out
 
 
-def target_balance(state: AllocationState, *, rack_aware: bool) -> float:
+def target_balance(
+    state: AllocationState, *, rack_aware: bool, pinned: Collection[int] = ()
+) -> float:
     """The balance figure N·Σx²/(Σx)² with x = count/target over active nodes: 1.0 when every
     node holds its reachable share (:func:`target_shares`); the capacity-relative figure of
-    :meth:`AllocationState.balance` where no cap binds."""
-    shares = target_shares(state, rack_aware=rack_aware)
-    live = [i for i in range(len(state)) if state.active[i] and state.capacity[i] > 0]
+    :meth:`AllocationState.balance` where no cap binds. ``pinned`` nodes (full disks, which
+    take no replica) are left out, and the others' shares are of what they hold, the pinned
+    nodes' replicas keeping their rack slots: the planner's own aim."""
+    live = [
+        i
+        for i in range(len(state))
+        if state.active[i] and state.capacity[i] > 0 and i not in pinned
+    ]
+    if pinned:
+        held: dict[int, float] = {}
+        for i in pinned:
+            held[state.rack_ids[i]] = held.get(state.rack_ids[i], 0.0) + state.counts[i]
+        total = sum(state.counts[i] for i in live)
+        shares = target_shares(
+            state, rack_aware=rack_aware, total=total, excluded=pinned, rack_held=held
+        )
+    else:
+        shares = target_shares(state, rack_aware=rack_aware)
     if not any(shares[i] > 0 for i in live):
         return state.balance()
     return balance([state.counts[i] for i in live], [shares[i] for i in live])
