@@ -32,11 +32,11 @@ def test_the_count_pass_moves_the_free_replica_of_two_equal_ones(free: int) -> N
 
 
 def test_down60_topic_balance_lands_required_moves_elsewhere() -> None:
-    """bench/peers down60 (a node down, two full disks, rack repairs on 60 nodes): six of the
+    """bench/peers down60 (a node down, two full disks, rack repairs on 60 nodes): five of the
     nine moves of the topic and count passes move on replicas the required steps had moved,
-    so the default (topic-aware) plan moves 470, not 476; without topics it moves the bound,
+    so the default (topic-aware) plan moves 471, not 476; without topics it moves the bound,
     467. (468 before the count pass left the full disks out of the shares, as the lower
-    bound does: it now also brings back the count balance the topic moves had bent.)"""
+    bound does, and before rack repairs kept the least loaded replica of a crowded rack.)"""
     rebalancer = pytest.importorskip("bench.peers.rebalancer")
     cluster, held, kw = rebalancer.scenario("down60", 7)
     config, many = rebalancer.CONFIG, 10**9
@@ -47,14 +47,15 @@ def test_down60_topic_balance_lands_required_moves_elsewhere() -> None:
     topics = rebalancer.plan_rebalance(cluster, held, config, max_moves=many, **kw)
     b = topics.balancing
     assert b is not None and b.included and b.topic_aware
-    assert b.retargeted == 6 and len(b.moves) == 3
-    assert len(topics.moves) == len(plain.moves) + len(b.moves) == 470
-    assert b.topic_spread_after < b.topic_spread_before
+    assert b.retargeted == 5 and len(b.moves) == 4
+    assert len(topics.moves) == len(plain.moves) + len(b.moves) == 471
+    # the rack repairs now leave a spread of 58 the topic pass cannot lower (it was 59 → 58)
+    assert b.topic_spread_after <= b.topic_spread_before
 
 
 def test_what_balancing_would_add_says_which_required_moves_it_lands_elsewhere() -> None:
     """Without --mode the down60 plan moves only what it must (467) and says what balancing
-    would add: 3 moves, and 6 required moves landed elsewhere at no cost, in the table line
+    would add: 4 moves, and 5 required moves landed elsewhere at no cost, in the table line
     and in the JSON figures."""
     rebalancer = pytest.importorskip("bench.peers.rebalancer")
     from trimtab.cli.rebalance_output import _balancing_lines
@@ -65,7 +66,7 @@ def test_what_balancing_would_add_says_which_required_moves_it_lands_elsewhere()
     assert len(plan.moves) == plan.lower_bound_moves == 467
     b = plan.balancing
     assert b is not None and not b.included
-    assert b.figures()["moves"] == 3 and b.figures()["retargeted"] == 6
+    assert b.figures()["moves"] == 4 and b.figures()["retargeted"] == 5
     line = _balancing_lines(plan)[0]
-    assert line.startswith("count balancing would add (give --mode to include it) 3 moves (")
-    assert "landing 6 required moves elsewhere at no cost" in line
+    assert line.startswith("count balancing would add (give --mode to include it) 4 moves (")
+    assert "landing 5 required moves elsewhere at no cost" in line

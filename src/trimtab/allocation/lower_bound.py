@@ -92,10 +92,12 @@ A move off a shedding node that also repairs a rack (the third form)
     when the shedding moves cannot be the repairing ones (on bench/peers down60 a full disk
     reaches its limit in its 79 moves only with 6 of its 7 crowding replicas among them).
     Call a replica on node i ∈ F *repairing* when its partition has ``rₚ > dₚ`` and another
-    of its kept replicas (not on an emptied node) shares i's rack; ``Jᵢ`` those of node i.
+    of its kept replicas (not on an emptied node) shares i's rack, or i's rack has no active
+    node (a full disk in maintenance: its rack is not usable, so leaving it loses nothing);
+    ``Jᵢ`` those of node i.
     For a partition p let ``fₚ`` be its moves off F nodes of repairing replicas and ``aₚ``
-    its other moves off F nodes (a replica alone in its kept rack). Moving such a lone
-    replica loses its rack from K (F nodes are active, so the rack is usable), so by the
+    its other moves off F nodes (a replica alone in its kept rack, a usable one). Moving such a
+    lone replica loses a usable rack from K, so by the
     rack argument above p's moves number at least ``rₚ + aₚ``: besides its ``dₚ`` moves off
     emptied nodes and its ``aₚ + fₚ`` off F, at least ``rₚ − dₚ − fₚ`` leave other nodes.
     Node i sends ``mᵢ ≥ oᵢ`` replicas carrying at least ``eᵢ`` bytes (disk nodes), at most
@@ -411,10 +413,10 @@ def _collect(
                     c += 1
                     inst.inside[i] = inst.inside.get(i, 0) + 1
         r = max(0, min(len(nodes) - len(kept), len(usable - kept))) if racks else 0
-        if r > d:  # its replicas in a crowded rack may repair it by leaving
+        if r > d:  # its replicas in a crowded rack (or one no active node is in) may repair it
             crowd = [rack_ids[i] for i in stays]
             for i in stays:
-                if crowd.count(rack_ids[i]) > 1:
+                if crowd.count(rack_ids[i]) > 1 or rack_ids[i] not in usable:
                     inst.repairing.setdefault(i, []).append(a.size_bytes)
         inst.parts.append((nodes, a.size_bytes, d, r, c))
     return inst
