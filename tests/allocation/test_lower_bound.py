@@ -221,35 +221,13 @@ def test_a_full_disk_in_maintenance_repairs_a_rack_by_leaving_it() -> None:
     disk and leaves the partition on every usable rack (a and c). The third form counted
     that replica as alone in its rack, as if leaving lost a usable rack: bound 2 for a plan
     of 1 that met every goal."""
-    cluster = ClusterState.of(
-        "c",
-        [
-            Node(
-                id=NodeId(str(i)),
-                location=f"/{rack}",
-                capacity=Capacity(
-                    cores=1,
-                    memory_bytes=1,
-                    disk_total_bytes=1000,
-                    nic_bps=1,
-                    disk_free_bytes=free,
-                ),
-            )
-            for i, (rack, free) in enumerate(
-                zip("bcaaaa", [199, 1000, 999, 999, 1000, 1000], strict=True)
-            )
-        ],
-    )
+    from tests.allocation.test_optimal import cluster as optimal_cluster
+    from tests.allocation.test_optimal import part
+
+    unit = 10**8  # node 0 is 1 unit over 80 % of 1,000 units
+    cluster = optimal_cluster(list("bcaaaa"), {0: 801 * unit, 2: unit, 3: unit})
     sizes = [2, 2, 0, 2, 1, 0, 0, 0, 4]
-    held = [
-        PartitionAssignment(
-            "t1",
-            p,
-            tuple(Replica(NodeId(str(n)), 0) for n in ((0, 2, 3) if p == 4 else (0,))),
-            size,
-        )
-        for p, size in enumerate(sizes)
-    ]
+    held = [part(p, (0, 2, 3) if p == 4 else (0,), size * unit) for p, size in enumerate(sizes)]
     health = [NodeStatus(NodeId("0"), NodeHealth.MAINTENANCE)]
     plan = plan_rebalance(
         cluster, held, CONFIG, health=health, now=0.0, mode="continuous", rack_aware=True
