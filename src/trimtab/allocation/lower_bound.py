@@ -270,20 +270,21 @@ def bounds_of(
     their node, as the caller chose them; with ``dirs`` (what each node's log dirs need) only
     those on nodes with no open dir are taken as given, the others' choice is left open."""
     continuous = mode is BalancerMode.CONTINUOUS
+    dirs = dirs or {}
     index = state.index
     draining = {index[n] for n in view.draining}
     timed_out = {index[n] for n in view.timed_out} - draining if continuous else set()
     emptied = draining | timed_out
     opened = {
         index[n]: need.emptied
-        for n, need in (dirs or {}).items()
+        for n, need in dirs.items()
         if n in index and not need.closed and index[n] not in emptied
     }
     leaving = {(t, p, index[n]) for t, p, n in evicted if index[n] not in opened}
     racks = rack_aware and continuous
     inst = _collect(state, view, draining, timed_out, racks, frozen, leaving, opened)
     disk = _disk_needs(state, inst, soft, emptied) if continuous else {}
-    deficits = {i: (dirs or {})[state.ids[i]].deficit for i in opened}
+    deficits = {i: dirs[state.ids[i]].deficit for i in opened}
     cordon = {i: _fewest_reaching(inst.sizes.get(i, ()), e) for i, e in deficits.items() if e > 0}
     shed = {
         i: (
@@ -293,7 +294,7 @@ def bounds_of(
         for i in {*disk, *cordon}
     }
     inside = {i: inst.inside.get(i, 0) for i in opened}
-    for n, need in (dirs or {}).items():
+    for n, need in dirs.items():
         if n in index and index[n] not in emptied and need.full:
             inside[index[n]] = inside.get(index[n], 0) + need.full
     named = {
@@ -311,11 +312,17 @@ def bounds_of(
     # replicas that join the balanced nodes: those off emptied nodes, and evicted ones whose
     # node is not among them (a broker closed by its cordons: in maintenance)
     moved_in = sum(n for r, n in inst.emptied_by.items() if r != CORDON)
-    moved_in += sum(n for i, (n, _) in inst.evicted.items() if i not in set(live))
+    balanced_nodes = set(live)
+    moved_in += sum(n for i, (n, _) in inst.evicted.items() if i not in balanced_nodes)
     low = sum(state.counts[i] for i in live) + moved_in + sum(k for k, _ in disk.values())
     high = low + sum(state.counts[i] - k for i, (k, _) in disk.items())
     least = target_shares(state, rack_aware=rack_aware, total=low, excluded=disk)
-    most = _most_shares(state, rack_aware, high, disk) if high != low or rack_aware else least
+    # the same as least unless the total may grow or full disks' rack slots shift the shares
+    most = (
+        _most_shares(state, rack_aware, high, disk)
+        if high != low or (rack_aware and disk)
+        else least
+    )
     over, short = {}, 0
     for i in live:
         excess = state.counts[i] - math.ceil(most[i] - _EPS)

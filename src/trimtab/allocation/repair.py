@@ -53,7 +53,7 @@ import numpy as np
 
 from trimtab.allocation.model import PartitionAssignment, Replica
 from trimtab.allocation.replica_constraints import disk_fits, topic_band
-from trimtab.allocation.shares import target_shares
+from trimtab.allocation.shares import pinned_shares, target_shares
 from trimtab.allocation.state import AllocationState, Transaction
 
 __all__ = ["even_out"]
@@ -188,14 +188,10 @@ class _Batch:
 
     def pin(self, nodes: frozenset[int]) -> None:
         """Targets with ``nodes`` held at their counts: the others share the rest."""
-        state = self.state
-        counts = state.counts
+        counts = self.state.counts
         rest = self.total - sum(counts[i] for i in nodes if i in self.live)
-        held: dict[int, float] = {}
-        for i in nodes:
-            held[state.rack_ids[i]] = held.get(state.rack_ids[i], 0.0) + counts[i]
-        self.target = target_shares(
-            state, rack_aware=self.rack_aware, total=rest, excluded=nodes, rack_held=held
+        self.target = pinned_shares(
+            self.state, rack_aware=self.rack_aware, pinned=nodes, total=rest
         )
         for i in nodes:
             self.target[i] = float(counts[i])

@@ -38,7 +38,7 @@ from collections.abc import Collection, Mapping, Sequence
 from trimtab.allocation.model import balance
 from trimtab.allocation.state import AllocationState
 
-__all__ = ["target_balance", "target_shares", "topic_spread", "water_fill"]
+__all__ = ["pinned_shares", "target_balance", "target_shares", "topic_spread", "water_fill"]
 
 _EPS = 1e-9
 
@@ -112,6 +112,17 @@ def target_shares(
     return out
 
 
+def pinned_shares(
+    state: AllocationState, *, rack_aware: bool, pinned: Collection[int], total: int
+) -> list[float]:
+    """The shares of ``total`` replicas among the nodes not ``pinned`` (full disks, which
+    take none), the pinned nodes' replicas keeping their slots in their racks."""
+    held: dict[int, float] = {}
+    for i in pinned:
+        held[state.rack_ids[i]] = held.get(state.rack_ids[i], 0.0) + state.counts[i]
+    return target_shares(state, rack_aware=rack_aware, total=total, excluded=pinned, rack_held=held)
+
+
 def target_balance(
     state: AllocationState, *, rack_aware: bool, pinned: Collection[int] = ()
 ) -> float:
@@ -126,13 +137,8 @@ def target_balance(
         if state.active[i] and state.capacity[i] > 0 and i not in pinned
     ]
     if pinned:
-        held: dict[int, float] = {}
-        for i in pinned:
-            held[state.rack_ids[i]] = held.get(state.rack_ids[i], 0.0) + state.counts[i]
         total = sum(state.counts[i] for i in live)
-        shares = target_shares(
-            state, rack_aware=rack_aware, total=total, excluded=pinned, rack_held=held
-        )
+        shares = pinned_shares(state, rack_aware=rack_aware, pinned=pinned, total=total)
     else:
         shares = target_shares(state, rack_aware=rack_aware)
     if not any(shares[i] > 0 for i in live):
